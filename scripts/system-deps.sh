@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the integration tests and the demo need (Podman with runc,
+# redis-server). Needs root; does nothing when everything is already installed.
+set -euo pipefail
+packages=(podman runc uidmap slirp4netns redis-server openssl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "system-deps: missing packages ${missing[*]}; run as root or install them with apt-get" >&2
+  exit 1
+fi
+echo "system-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,59 @@
+/**
+ * Builds the `moat` command tree and runs it. Errors are rendered as one line naming what was
+ * wrong and what is allowed; exit code 2 for usage errors, 1 for runtime failures.
+ */
+import { Command, CommanderError } from 'commander';
+import { isMoatError } from '../util/errors.js';
+import { debugFromEnv, setDebug } from '../util/log.js';
+import { versionCommand } from './version.js';
+
+export interface CliIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export function buildProgram(io: CliIO): Command {
+  const program = new Command('moat')
+    .description('Run MCP servers safely behind a policy-enforcing proxy')
+    .option('--debug', 'Enable debug mode (also MOAT_DEBUG=true)', false)
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride()
+    .showHelpAfterError(false);
+  program.hook('preAction', (cmd) => {
+    setDebug(Boolean(cmd.optsWithGlobals().debug) || debugFromEnv());
+  });
+  program.addCommand(versionCommand(io));
+  return program;
+}
+
+export async function runCli(
+  argv: string[],
+  io: CliIO = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version requests end with exit code 0; commander already printed the message.
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      )
+        return 0;
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (isMoatError(err)) {
+      io.stderr.write(`Error: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (debugFromEnv()) io.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The RunConfig: the one document that describes a workload. Flags, --from-config, a detached
+ * restart, `moat export` and the operator all produce or consume it, and the proxy process needs
+ * nothing else to start. Field names and JSON shapes follow ToolHive's RunConfig
+ * (schema_version v0.1.0) so exported configs move between the two tools. Secrets are never
+ * stored as values: only references ("NAME,target=ENV") and file paths.
+ *
+ * Unknown fields are rejected (a field we do not understand must not be silently dropped).
+ */
+import { z } from 'zod';
+
+export const SCHEMA_VERSION = 'v0.1.0';
+
+export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
+export const PROXY_MODES = ['streamable-http', 'sse'] as const;
+export type ProxyMode = (typeof PROXY_MODES)[number];
+
+/** A secret reference, never a value: `NAME,target=TARGET`. */
+export const SECRET_REF = /^([^,]+),target=(.+)$/;
+
+const stringMap = z.record(z.string(), z.string());
+
+export const permissionProfileSchema = z.strictObject({
+  name: z.string().optional(),
+  read: z.array(z.string()).optional(),
+  write: z.array(z.string()).optional(),
+  network: z
+    .strictObject({
+      mode: z.string().optional(),
+      outbound: z
+        .strictObject({
+          insecure_allow_all: z.boolean().optional(),
+          allow_host: z.array(z.string()).optional(),
+          allow_port: z.array(z.number().int().min(1).max(65535)).optional(),
+        })
+        .optional(),
+      inbound: z.strictObject({ allow_host: z.array(z.string()).optional() }).optional(),
+    })
+    .optional(),
+  privileged: z.boolean().optional(),
+});
+export type PermissionProfile = z.infer<typeof permissionProfileSchema>;
+
+/** ToolHive writes this struct without JSON tags, so its keys are Go field names. */
+export const oidcConfigSchema = z.strictObject({
+  Issuer: z.string().optional(),
+  Audience: z.string().optional(),
+  JWKSURL: z.string().optional(),
+  ClientID: z.string().optional(),
+  /** A secret reference ("NAME,target=oidc_client_secret"), never the secret itself. */
+  ClientSecret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
+  CACertPath: z.string().optional(),
+  AuthTokenFile: z.string().optional(),
+  AllowPrivateIP: z.boolean().optional(),
+  InsecureAllowHTTP: z.boolean().optional(),
+  IntrospectionURL: z.string().optional(),
+  ResourceURL: z.string().optional(),
+  Scopes: z.array(z.string()).optional(),
+});
+export type OidcConfig = z.infer<typeof oidcConfigSchema>;
+
+export const remoteAuthConfigSchema = z.strictObject({
+  client_id: z.string().optional(),
+  client_secret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
+  client_secret_file: z.string().optional(),
+  scopes: z.array(z.string()).optional(),
+  skip_browser: z.boolean().optional(),
+  /** Nanoseconds, as ToolHive writes it. */
+  timeout: z.number().int().nonnegative().optional(),
+  callback_port: z.number().int().min(0).max(65535).optional(),
+  use_pkce: z.boolean().optional(),
+  resource: z.string().optional(),
+  issuer: z.string().optional(),
+  authorize_url: z.string().optional(),
+  token_url: z.string().optional(),
+  headers: z.array(z.unknown()).optional(),
+  env_vars: z.array(z.unknown()).optional(),
+  oauth_params: stringMap.optional(),
+  scope_param_name: z.string().optional(),
+  bearer_token: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
+  bearer_token_file: z.string().optional(),
+  /** Moat's own: --remote-auth was given (OAuth to the remote is on). */
+  enabled: z.boolean().optional(),
+  cached_refresh_token_ref: z.string().optional(),
+  cached_token_expiry: z.string().optional(),
+  cached_client_id: z.string().optional(),
+  cached_client_secret_ref: z.string().optional(),
+  cached_secret_expiry: z.string().optional(),
+  cached_reg_token_ref: z.string().optional(),
+  cached_reg_client_uri: z.string().optional(),
+  cached_token_auth_method: z.string().optional(),
+  cached_dcr_callback_port: z.number().int().optional(),
+});
+export type RemoteAuthConfig = z.infer<typeof remoteAuthConfigSchema>;
+
+export const tokenExchangeConfigSchema = z.strictObject({
+  token_url: z.string(),
+  client_id: z.string().optional(),
+  client_secret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
+  client_secret_file: z.string().optional(),
+  audience: z.string().optional(),
+  scopes: z.array(z.string()).optional(),
+  subject_token_type: z.enum(['access_token', 'id_token']).optional(),
+  header_strategy: z.enum(['replace', 'custom']).optional(),
+  external_token_header_name: z.string().optional(),
+});
+export type TokenExchangeConfig = z.infer<typeof tokenExchangeConfigSchema>;
+
+export const telemetryConfigSchema = z.strictObject({
+  endpoint: z.string().optional(),
+  serviceName: z.string().optional(),
+  serviceVersion: z.string().optional(),
+  tracingEnabled: z.boolean().optional(),
+  metricsEnabled: z.boolean().optional(),
+  /** A decimal string, as ToolHive writes it ("0.1"). */
+  samplingRate: z.string().optional(),
+  headers: stringMap.optional(),
+  insecure: z.boolean().optional(),
+  enablePrometheusMetricsPath: z.boolean().optional(),
+  prometheusPort: z.number().int().optional(),
+  metricsOnTransportPort: z.boolean().optional(),
+  environmentVariables: z.array(z.string()).optional(),
+  customAttributes: stringMap.optional(),
+  useLegacyAttributes: z.boolean().optional(),
+  caCertPath: z.string().optional(),
+});
+export type TelemetryConfig = z.infer<typeof telemetryConfigSchema>;
+
+export const toolOverrideSchema = z.strictObject({
+  name: z.string().optional(),
+  description: z.string().optional(),
+});
+export type ToolOverride = z.infer<typeof toolOverrideSchema>;
+
+export const webhookSchema = z.strictObject({
+  name: z.string(),
+  url: z.string(),
+  /** Nanoseconds, as ToolHive writes it. */
+  timeout: z.number().int().nonnegative().optional(),
+  failure_policy: z.enum(['fail', 'ignore']).optional(),
+  tls_config: z
+    .strictObject({
+      ca_bundle_path: z.string().optional(),
+      client_cert_path: z.string().optional(),
+      client_key_path: z.string().optional(),
+      insecure_skip_verify: z.boolean().optional(),
+    })
+    .optional(),
+  hmac_secret_ref: z.string().optional(),
+});
+export type Webhook = z.infer<typeof webhookSchema>;
+
+export const middlewareConfigSchema = z.strictObject({
+  type: z.string(),
+  parameters: z.unknown(),
+});
+
+export const runtimeConfigSchema = z.strictObject({
+  builder_image: z.string().optional(),
+  additional_packages: z.array(z.string()).optional(),
+  build_with: z.array(z.string()).optional(),
+  runtime_env: stringMap.optional(),
+  /** Moat's own: path of a CA certificate added to the build (--ca-cert). */
+  ca_cert_path: z.string().optional(),
+});
+export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
+
+export const headerForwardSchema = z.strictObject({
+  add_plaintext_headers: stringMap.optional(),
+  /** Header name → secret name in the secrets manager (never the value). */
+  add_headers_from_secret: stringMap.optional(),
+});
+
+/** Redis session storage: ToolHive's scaling_config.session_redis plus password and TLS. */
+export const sessionRedisSchema = z.strictObject({
+  address: z.string().min(1),
+  db: z.number().int().min(0).optional(),
+  key_prefix: z.string().optional(),
+  /** File holding the password (the value itself is never stored). MOAT_SESSION_REDIS_PASSWORD also works. */
+  password_file: z.string().optional(),
+  tls: z
+    .strictObject({
+      ca_cert_file: z.string().optional(),
+      insecure_skip_verify: z.boolean().optional(),
+    })
+    .optional(),
+});
+export type SessionRedis = z.infer<typeof sessionRedisSchema>;
+
+export const runConfigSchema = z.strictObject({
+  schema_version: z.string().default(SCHEMA_VERSION),
+  mcpserver_generation: z.number().int().optional(),
+  image: z.string(),
+  remote_url: z.string().optional(),
+  registry_api_url: z.string().optional(),
+  registry_url: z.string().optional(),
+  registry_server_name: z.string().optional(),
+  remote_auth_config: remoteAuthConfigSchema.optional(),
+  cmd_args: z.array(z.string()).optional(),
+
+  name: z.string().min(1),
+  container_name: z.string().optional(),
+  base_name: z.string().optional(),
+
+  transport: z.enum(TRANSPORTS),
+  host: z.string(),
+  /** Proxy port on the host; 0 means "pick a free port when the workload starts". */
+  port: z.number().int().min(0).max(65535),
+  target_port: z.number().int().min(0).max(65535).optional(),
+  target_host: z.string().optional(),
+  allowed_origins: z.array(z.string()).optional(),
+  publish: z.array(z.string()).optional(),
+
+  permission_profile_name_or_path: z.string().optional(),
+  permission_profile: permissionProfileSchema.nullable().default(null),
+  env_vars: stringMap.optional(),
+  env_file_dir: z.string().optional(),
+  debug: z.boolean().optional(),
+  volumes: z.array(z.string()).optional(),
+  container_labels: stringMap.optional(),
+
+  oidc_config: oidcConfigSchema.optional(),
+  token_exchange_config: tokenExchangeConfigSchema.optional(),
+  authz_config: z.unknown().optional(),
+  authz_config_path: z.string().optional(),
+  audit_config: z.unknown().optional(),
+  audit_config_path: z.string().optional(),
+  telemetry_config: telemetryConfigSchema.optional(),
+
+  secrets: z.array(z.string().regex(SECRET_REF, 'must be NAME,target=TARGET')).optional(),
+
+  isolate_network: z.boolean().optional(),
+  allow_docker_gateway: z.boolean().optional(),
+  trust_proxy_headers: z.boolean().optional(),
+  strict_protocol_validation: z.boolean().optional(),
+  stateless: z.boolean().optional(),
+  /** Go duration string ("2h0m0s"); absent means the default (2h). */
+  session_ttl: z.string().optional(),
+  proxy_mode: z.enum(PROXY_MODES).optional(),
+  thv_ca_bundle: z.string().optional(),
+  jwks_auth_token_file: z.string().optional(),
+
+  group: z.string().optional(),
+  tools_filter: z.array(z.string()).optional(),
+  tools_override: z.record(z.string(), toolOverrideSchema).optional(),
+  ignore_config: z
+    .strictObject({ LoadGlobal: z.boolean().optional(), PrintOverlays: z.boolean().optional() })
+    .optional(),
+
+  middleware_configs: z.array(middlewareConfigSchema).optional(),
+  validating_webhooks: z.array(webhookSchema).optional(),
+  mutating_webhooks: z.array(webhookSchema).optional(),
+  endpoint_prefix: z.string().optional(),
+
+  runtime_config: runtimeConfigSchema.optional(),
+  header_forward: headerForwardSchema.optional(),
+  scaling_config: z
+    .strictObject({
+      backend_replicas: z.number().int().min(0).optional(),
+      session_redis: sessionRedisSchema.optional(),
+    })
+    .optional(),
+
+  // Moat's own fields (ToolHive has no equivalent in its RunConfig).
+  /** Maximum inbound request body in bytes; absent means 8 MiB. */
+  max_request_body_size: z.number().int().positive().optional(),
+  /** Go duration string; absent means 30s. */
+  proxy_read_timeout: z.string().optional(),
+  /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
+  protocol_target: z.string().optional(),
+  image_verification: z.enum(['warn', 'enabled', 'disabled']).optional(),
+});
+
+export type RunConfig = z.infer<typeof runConfigSchema>;
+export type RunConfigInput = z.input<typeof runConfigSchema>;
+
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  targetHost: '127.0.0.1',
+  group: 'default',
+  proxyMode: 'streamable-http' as ProxyMode,
+  maxRequestBodySize: 8 * 1024 * 1024,
+  proxyReadTimeoutMs: 30_000,
+  sessionTtlMs: 2 * 60 * 60 * 1000,
+  otelSamplingRate: 0.1,
+  remoteAuthCallbackPort: 8666,
+  remoteAuthTimeoutMs: 30_000,
+} as const;
