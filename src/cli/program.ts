@@ -6,11 +6,9 @@ import { Command, CommanderError } from 'commander';
 import { isMoatError } from '../util/errors.js';
 import { debugFromEnv, setDebug } from '../util/log.js';
 import { versionCommand } from './version.js';
+import { processIO, type CliIO } from '../util/io.js';
 
-export interface CliIO {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
+export type { CliIO };
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('moat')
@@ -29,10 +27,7 @@ export function buildProgram(io: CliIO): Command {
   return program;
 }
 
-export async function runCli(
-  argv: string[],
-  io: CliIO = { stdout: process.stdout, stderr: process.stderr },
-): Promise<number> {
+export async function runCli(argv: string[], io: CliIO = processIO): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,7 +1,7 @@
 /** `moat version`: the package version, Node version and platform. */
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import type { CliIO } from './program.js';
+import type { CliIO } from '../util/io.js';
 
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
