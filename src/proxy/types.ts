@@ -3,7 +3,7 @@
  * per-message pipeline and the session stores. Transports turn their wire format into JSON-RPC
  * messages and back; policies only ever see messages, never HTTP or SSE framing.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 
 // ---------------------------------------------------------------------------------------------
@@ -161,3 +161,48 @@ export type BackendSpec =
   | { kind: 'http'; url: string; transport: 'streamable-http' | 'sse'; remote: boolean }
   /** A stdio server; `connect` is called again to re-attach after the pipes end. */
   | { kind: 'stdio'; connect(): Promise<StdioPipes> };
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP edge hands each accepted request to middlewares and then to a transport handler.
+
+/** What the pipeline learned about the request's MCP message, for audit and telemetry. */
+export interface RequestAnnotations {
+  method?: string;
+  /** Tool, prompt or resource the request targets (tools/call name, resources/read uri, ...). */
+  target?: string;
+  id?: JsonRpcId;
+  /** Set when a policy rejected the message (e.g. 'authz', 'tool-filter', 'webhook'). */
+  deniedBy?: string;
+  /** JSON-RPC error code of the final response, when it was an error. */
+  rpcErrorCode?: number;
+}
+
+export interface EdgeRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Who is calling; the synthetic local user until an authentication middleware replaces it. */
+  identity: Identity;
+  clientAddress: string;
+  /** Base URL clients reach this proxy at, honoring X-Forwarded-* only when they are trusted. */
+  externalBaseUrl: string;
+  /** Reads the whole body, enforcing the size limit (413) and read timeout (408). Cached after the first call. */
+  readBody(): Promise<Buffer>;
+  annotations: RequestAnnotations;
+}
+
+/** Around-style middleware at the edge (authentication, audit, ...); call next() to continue. */
+export type EdgeMiddleware = (request: EdgeRequest, next: () => Promise<void>) => Promise<void>;
+
+/** Serves the MCP endpoints for one backend (the stdio bridge, or the HTTP forwarder). */
+export interface TransportHandler {
+  handle(request: EdgeRequest): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Credentials for requests to a remote/HTTP backend (bearer, OAuth, token exchange, headers). */
+export interface UpstreamAuth {
+  /** Headers to set on an upstream request made on behalf of this caller. */
+  headers(identity: Identity): Promise<Record<string, string>>;
+  /** Called on an upstream 401; resolves true when new credentials were obtained and the request may be retried once. */
+  onUnauthorized?(wwwAuthenticate: string | undefined): Promise<boolean>;
+}
