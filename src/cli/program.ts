@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isMoatError } from '../util/errors.js';
 import { debugFromEnv, setDebug } from '../util/log.js';
 import { versionCommand } from './version.js';
+import { secretCommand } from './secret.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -24,6 +25,7 @@ export function buildProgram(io: CliIO): Command {
     setDebug(Boolean(cmd.optsWithGlobals().debug) || debugFromEnv());
   });
   program.addCommand(versionCommand(io));
+  program.addCommand(secretCommand(io));
   return program;
 }
 
