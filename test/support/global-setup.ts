@@ -2,8 +2,11 @@
  * Starts the shared test infrastructure once per test run and stops it by PID afterwards.
  * Each piece lives in its own module under test/support/.
  */
-export default function setup(): () => Promise<void> {
+import { startPodmanService } from './podman.js';
+
+export default async function setup(): Promise<() => Promise<void>> {
   const teardowns: Array<() => Promise<void>> = [];
+  teardowns.push(await startPodmanService());
   return async () => {
     for (const teardown of teardowns.reverse()) await teardown();
   };

@@ -1,0 +1,434 @@
+/**
+ * ContainerRuntime over the Docker Engine API (dockerode), for Docker and Podman alike.
+ * Podman differences handled here: attach must carry an EMPTY body (Podman feeds a JSON body
+ * into the container's stdin: apocas/dockerode#742), and pull errors arrive inside a 200 stream.
+ */
+import type { Socket } from 'node:net';
+import { Writable, type Readable } from 'node:stream';
+import type Dockerode from 'dockerode';
+import { errorMessage, runtimeError } from '../../util/errors.js';
+import { isFloatingImageRef } from '../image-ref.js';
+import {
+  LABELS,
+  type AttachedStdio,
+  type ContainerInfo,
+  type ContainerRuntime,
+  type ContainerSpec,
+  type ContainerState,
+  type EnsureImageOptions,
+  type EnsuredImage,
+  type LogsOptions,
+  type PublishedPort,
+  type RuntimeInfo,
+} from '../types.js';
+import { demux, demuxMerged } from './demux.js';
+
+const STATES: readonly ContainerState[] = [
+  'created',
+  'running',
+  'paused',
+  'restarting',
+  'removing',
+  'exited',
+  'dead',
+];
+
+/** HTTP status of a dockerode error, if it has one. */
+function statusOf(err: unknown): number | undefined {
+  const code = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** The engine's own message (dockerode wraps it as "(HTTP code 404) no such container - <message>"). */
+function engineMessage(err: unknown): string {
+  const json = (err as { json?: { message?: unknown } } | null)?.json;
+  if (json && typeof json.message === 'string') return json.message;
+  return errorMessage(err).trim();
+}
+
+export class EngineRuntime implements ContainerRuntime {
+  constructor(
+    private readonly docker: Dockerode,
+    readonly info: RuntimeInfo,
+  ) {}
+
+  // ---------------------------------------------------------------------------------------------
+  // Images
+
+  async findImage(image: string): Promise<string | undefined> {
+    try {
+      const inspected = await this.docker.getImage(image).inspect();
+      return inspected.Id;
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw runtimeError(`cannot inspect image ${image}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async ensureImage(image: string, options: EnsureImageOptions = {}): Promise<EnsuredImage> {
+    const report = options.onProgress ?? (() => undefined);
+    report({ phase: 'check', image, message: `Checking image ${image}` });
+    if (!isFloatingImageRef(image)) {
+      const local = await this.findImage(image);
+      if (local) {
+        report({ phase: 'done', image, message: `Using local image ${image}` });
+        return { id: local, source: 'local' };
+      }
+    }
+    let pullError: unknown;
+    try {
+      await this.pull(image, options);
+    } catch (err) {
+      if (options.signal?.aborted) throw runtimeError(`pulling ${image} was cancelled`, { cause: err });
+      pullError = err;
+    }
+    const id = await this.findImage(image);
+    if (id && pullError === undefined) {
+      report({ phase: 'done', image, message: `Pulled ${image}` });
+      return { id, source: 'pulled' };
+    }
+    if (id) {
+      report({
+        phase: 'done',
+        image,
+        message: `Could not pull ${image} (${errorMessage(pullError)}); using the local copy`,
+      });
+      return { id, source: 'local' };
+    }
+    throw runtimeError(
+      `image ${image} was not found locally and could not be pulled: ${errorMessage(pullError)}. ` +
+        'Check the image name and tag, and that the registry is reachable (or load the image locally).',
+      { cause: pullError },
+    );
+  }
+
+  private async pull(image: string, options: EnsureImageOptions): Promise<void> {
+    const report = options.onProgress ?? (() => undefined);
+    report({ phase: 'pull', image, message: `Pulling ${image}...` });
+    let stream: Readable;
+    try {
+      stream = (await this.docker.pull(
+        image,
+        options.signal ? { abortSignal: options.signal } : {},
+      )) as Readable;
+    } catch (err) {
+      throw new Error(engineMessage(err), { cause: err });
+    }
+    // Progress is newline-delimited JSON; Podman reports failures inside a 200 stream.
+    let buffered = '';
+    let failure: string | undefined;
+    for await (const chunk of stream) {
+      buffered += String(chunk);
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (!line) continue;
+        let event: { status?: string; progress?: string; id?: string; error?: string };
+        try {
+          event = JSON.parse(line) as typeof event;
+        } catch {
+          continue;
+        }
+        if (event.error) failure = event.error;
+        else if (event.status) {
+          const parts = [event.id, event.status, event.progress].filter(Boolean);
+          report({ phase: 'pull', image, message: parts.join(' ') });
+        }
+      }
+    }
+    if (failure) throw new Error(failure.trim());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Containers
+
+  async createContainer(spec: ContainerSpec): Promise<string> {
+    const labels = { ...spec.labels };
+    if (spec.internalNetwork) {
+      await this.ensureNetwork(spec.networkMode, {
+        internal: true,
+        labels: { [LABELS.managed]: 'true', [LABELS.name]: spec.labels[LABELS.name] ?? spec.name },
+      });
+      labels[LABELS.internalNetwork] = spec.networkMode;
+    }
+    const exposed: Record<string, object> = {};
+    const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
+    for (const port of spec.ports) {
+      const key = `${port.containerPort}/tcp`;
+      exposed[key] = {};
+      (bindings[key] ??= []).push({
+        HostIp: port.hostIp,
+        HostPort: port.hostPort === 0 ? '' : String(port.hostPort),
+      });
+    }
+    try {
+      const container = await this.docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        Cmd: spec.cmd,
+        ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
+        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+        Labels: labels,
+        ExposedPorts: exposed,
+        Tty: false,
+        OpenStdin: spec.attachStdio,
+        StdinOnce: false,
+        AttachStdin: spec.attachStdio,
+        AttachStdout: spec.attachStdio,
+        AttachStderr: spec.attachStdio,
+        HostConfig: {
+          Mounts: spec.mounts.map((m) => ({
+            Type: 'bind' as const,
+            Source: m.source,
+            Target: m.target,
+            ReadOnly: m.readOnly,
+          })),
+          PortBindings: bindings,
+          NetworkMode: spec.networkMode,
+          Privileged: spec.privileged,
+          CapDrop: spec.capDrop,
+          SecurityOpt: spec.securityOpt,
+          // The supervisor restarts workloads; the runtime must not race it.
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      return container.id;
+    } catch (err) {
+      if (spec.internalNetwork) await this.removeNetwork(spec.networkMode).catch(() => undefined);
+      if (statusOf(err) === 409)
+        throw runtimeError(
+          `a container named ${spec.name} already exists; remove it first or choose another --name`,
+          { cause: err },
+        );
+      throw runtimeError(`cannot create container ${spec.name}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async startContainer(idOrName: string): Promise<void> {
+    try {
+      await this.docker.getContainer(idOrName).start();
+    } catch (err) {
+      if (statusOf(err) === 304) return; // already running
+      throw runtimeError(`cannot start container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async stopContainer(idOrName: string, timeoutSeconds = 10): Promise<void> {
+    try {
+      await this.docker.getContainer(idOrName).stop({ t: timeoutSeconds });
+    } catch (err) {
+      const status = statusOf(err);
+      if (status === 304 || status === 404) return;
+      throw runtimeError(`cannot stop container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async removeContainer(idOrName: string): Promise<void> {
+    const info = await this.inspectContainer(idOrName);
+    if (!info) return;
+    try {
+      await this.docker.getContainer(info.id).remove({ force: true, v: true });
+    } catch (err) {
+      if (statusOf(err) !== 404)
+        throw runtimeError(`cannot remove container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+    const network = info.labels[LABELS.internalNetwork];
+    if (network) await this.removeNetwork(network);
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerInfo | undefined> {
+    let raw: Dockerode.ContainerInspectInfo;
+    try {
+      raw = await this.docker.getContainer(idOrName).inspect();
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+    return toContainerInfo(raw);
+  }
+
+  async listContainers(
+    labels: Record<string, string> = { [LABELS.managed]: 'true' },
+  ): Promise<ContainerInfo[]> {
+    let list: Dockerode.ContainerInfo[];
+    try {
+      list = await this.docker.listContainers({
+        all: true,
+        filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
+      });
+    } catch (err) {
+      throw runtimeError(`cannot list containers: ${engineMessage(err)}`, { cause: err });
+    }
+    const infos = await Promise.all(list.map((c) => this.inspectContainer(c.Id)));
+    // A container removed between list and inspect is simply gone.
+    return infos.filter((i): i is ContainerInfo => i !== undefined);
+  }
+
+  async waitContainer(idOrName: string): Promise<number> {
+    try {
+      const result = (await this.docker.getContainer(idOrName).wait()) as { StatusCode?: number };
+      return result.StatusCode ?? -1;
+    } catch (err) {
+      throw runtimeError(`cannot wait for container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async logs(idOrName: string, options: LogsOptions = {}): Promise<Readable> {
+    const query: Record<string, string | number | boolean> = {
+      follow: options.follow ?? false,
+      stdout: options.stdout ?? true,
+      stderr: options.stderr ?? true,
+    };
+    if (options.tail !== undefined) query.tail = options.tail;
+    const stream = await this.dial<Readable>(
+      `/containers/${encodeURIComponent(idOrName)}/logs?`,
+      'GET',
+      query,
+      {
+        isStream: true,
+      },
+    ).catch((err: unknown) => {
+      if (statusOf(err) === 404) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      throw runtimeError(`cannot read logs of ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    });
+    return demuxMerged(stream);
+  }
+
+  async attachStdio(idOrName: string): Promise<AttachedStdio> {
+    const socket = await this.dial<Socket>(
+      `/containers/${encodeURIComponent(idOrName)}/attach?`,
+      'POST',
+      { stream: true, stdin: true, stdout: true, stderr: true },
+      // The empty file is the workaround: the request carries no JSON body for Podman to leak into stdin.
+      { hijack: true, openStdin: true, isStream: true, file: Buffer.alloc(0) },
+    ).catch((err: unknown) => {
+      if (statusOf(err) === 404) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      throw runtimeError(`cannot attach to ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    });
+    const { stdout, stderr } = demux(socket);
+    const stdin = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        socket.write(chunk, callback);
+      },
+      final(callback) {
+        socket.end();
+        callback();
+      },
+    });
+    // A broken connection ends the reading side (demux) and fails pending writes.
+    socket.on('error', (err) => stdin.destroy(err));
+    return {
+      stdin,
+      stdout,
+      stderr,
+      close: () => {
+        socket.destroy();
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Networks
+
+  async networkExists(name: string): Promise<boolean> {
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw runtimeError(`cannot inspect network ${name}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async ensureNetwork(
+    name: string,
+    options: { internal: boolean; labels?: Record<string, string> },
+  ): Promise<void> {
+    if (await this.networkExists(name)) return;
+    try {
+      await this.docker.createNetwork({
+        Name: name,
+        Driver: 'bridge',
+        Internal: options.internal,
+        Labels: options.labels ?? {},
+        CheckDuplicate: true,
+      });
+    } catch (err) {
+      // Created concurrently by another moat process: fine.
+      if (statusOf(err) === 409 || (await this.networkExists(name))) return;
+      throw runtimeError(`cannot create network ${name}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  async removeNetwork(name: string): Promise<void> {
+    try {
+      await this.docker.getNetwork(name).remove();
+    } catch (err) {
+      if (statusOf(err) !== 404)
+        throw runtimeError(`cannot remove network ${name}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private dial<T>(
+    path: string,
+    method: string,
+    query: Record<string, unknown>,
+    extra: { hijack?: boolean; openStdin?: boolean; isStream?: boolean; file?: Buffer },
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.docker.modem.dial(
+        {
+          path,
+          method,
+          options: { _query: query },
+          statusCodes: {
+            101: true,
+            200: true,
+            404: 'no such container',
+            409: 'conflict',
+            500: 'server error',
+          },
+          ...extra,
+        },
+        (err, result) => (err ? reject(err) : resolve(result as T)),
+      );
+    });
+  }
+}
+
+function toContainerInfo(raw: Dockerode.ContainerInspectInfo): ContainerInfo {
+  const ports: PublishedPort[] = [];
+  for (const [key, bindings] of Object.entries(raw.NetworkSettings?.Ports ?? {})) {
+    const [port, protocol] = key.split('/');
+    if (protocol !== 'tcp' || !bindings) continue;
+    for (const b of bindings) {
+      const hostPort = Number(b.HostPort);
+      if (hostPort > 0) ports.push({ containerPort: Number(port), hostIp: b.HostIp || '0.0.0.0', hostPort });
+    }
+  }
+  const ipAddresses: Record<string, string> = {};
+  for (const [network, settings] of Object.entries(raw.NetworkSettings?.Networks ?? {})) {
+    if (settings?.IPAddress) ipAddresses[network] = settings.IPAddress;
+  }
+  const status = raw.State?.Status as ContainerState | undefined;
+  return {
+    id: raw.Id,
+    name: raw.Name.replace(/^\//, ''),
+    image: raw.Config?.Image ?? raw.Image,
+    state: status && STATES.includes(status) ? status : 'unknown',
+    running: raw.State?.Running === true,
+    exitCode: raw.State?.ExitCode ?? 0,
+    labels: raw.Config?.Labels ?? {},
+    ports,
+    ipAddresses,
+    ...(raw.Created ? { createdAt: raw.Created } : {}),
+    ...(raw.State?.StartedAt ? { startedAt: raw.State.StartedAt } : {}),
+    // Engines report Go's zero time for a container that never finished.
+    ...(raw.State?.FinishedAt && !raw.State.FinishedAt.startsWith('0001-')
+      ? { finishedAt: raw.State.FinishedAt }
+      : {}),
+  };
+}
