@@ -1,0 +1,294 @@
+/**
+ * Validates bearer tokens as an OAuth 2.1 resource server:
+ * - JWTs against the issuer's JWKS (explicit --oidc-jwks-url, else `jwks_uri` from OIDC discovery,
+ *   fetched lazily with retries). The key set is cached; a token with an unknown `kid` triggers a
+ *   refetch (rate-limited), so key rotation at the provider just works.
+ * - Opaque tokens with RFC 7662 introspection (--oidc-introspection-url).
+ * Then checks `iss`, `aud`, `exp`/`nbf` (small clock skew) and the required scopes.
+ */
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors as joseErrors,
+  jwtVerify,
+  type FetchImplementation,
+} from 'jose';
+import { IdpUnavailableError, type IdpHttpClient } from './idp-http.js';
+import type { InboundAuthSettings } from './settings.js';
+
+export type Claims = Record<string, unknown>;
+
+/** The token was refused; `kind` picks the HTTP status and the RFC 6750 error code. */
+export class TokenRejectedError extends Error {
+  override readonly name = 'TokenRejectedError';
+  constructor(
+    readonly kind: 'invalid_token' | 'insufficient_scope',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface TokenValidatorOptions {
+  /** Allowed clock skew for exp/nbf/iat (seconds). */
+  clockToleranceSeconds?: number;
+  /** Minimum time between JWKS refetches triggered by an unknown kid. */
+  jwksCooldownMs?: number;
+  /** How long a fetched JWKS is used before it is refreshed. */
+  jwksMaxAgeMs?: number;
+  /** Discovery attempts and the first backoff (doubles, capped at 2 s). */
+  discoveryAttempts?: number;
+  discoveryBackoffMs?: number;
+  /** The clock (tests move it forward instead of waiting). */
+  now?: () => Date;
+}
+
+/** Asymmetric signature algorithms only: an HMAC "JWT" could be forged with a public key. */
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+];
+const JWKS_MAX_BYTES = 512 * 1024;
+const DISCOVERY_MAX_BYTES = 256 * 1024;
+const INTROSPECTION_MAX_BYTES = 64 * 1024;
+const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export class TokenValidator {
+  private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  private jwksPending: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  private readonly clockTolerance: number;
+
+  constructor(
+    private readonly settings: InboundAuthSettings,
+    private readonly http: IdpHttpClient,
+    private readonly options: TokenValidatorOptions = {},
+  ) {
+    this.clockTolerance = options.clockToleranceSeconds ?? 30;
+  }
+
+  /** Returns the token's claims, or throws TokenRejectedError / IdpUnavailableError. */
+  async validate(token: string): Promise<Claims> {
+    const canVerifyJwt = Boolean(this.settings.jwksUrl || this.settings.issuer);
+    let claims: Claims;
+    if (JWS_COMPACT.test(token) && canVerifyJwt) {
+      claims = await this.verifyJwt(token);
+    } else if (this.settings.introspectionUrl) {
+      claims = await this.introspect(token);
+    } else {
+      throw new TokenRejectedError('invalid_token', 'the token is not a JWT');
+    }
+    this.checkScopes(claims);
+    return claims;
+  }
+
+  private async verifyJwt(token: string): Promise<Claims> {
+    const jwks = await this.keySet();
+    try {
+      const { payload } = await jwtVerify(token, jwks, {
+        algorithms: ALGORITHMS,
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        clockTolerance: this.clockTolerance,
+        requiredClaims: ['exp'],
+        currentDate: this.options.now?.(),
+      });
+      return payload;
+    } catch (err) {
+      throw translateJoseError(err);
+    }
+  }
+
+  /** The cached remote key set; discovery runs once, on first use, and again after a failure. */
+  private async keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    if (this.jwks) return this.jwks;
+    this.jwksPending ??= this.createKeySet().finally(() => {
+      this.jwksPending = undefined;
+    });
+    this.jwks = await this.jwksPending;
+    return this.jwks;
+  }
+
+  private async createKeySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    const url = this.settings.jwksUrl ?? (await this.discoverJwksUri());
+    this.http.checkUrl(url, 'jwks_uri');
+    const fetchJwks: FetchImplementation = async (href, init) => {
+      const headers = Object.fromEntries(new Headers(init.headers).entries());
+      const response = await this.http.request(href, 'JWKS', { headers, signal: init.signal });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        throw new IdpUnavailableError(`JWKS ${href} answered HTTP ${response.status}`);
+      }
+      const json = await this.http.readJson(response, 'JWKS', JWKS_MAX_BYTES);
+      return new Response(JSON.stringify(json), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    };
+    return createRemoteJWKSet(new URL(url), {
+      headers: this.idpHeaders(),
+      cooldownDuration: this.options.jwksCooldownMs ?? 30_000,
+      cacheMaxAge: this.options.jwksMaxAgeMs ?? 10 * 60_000,
+      [customFetch]: fetchJwks,
+    });
+  }
+
+  private idpHeaders(): Record<string, string> {
+    return this.settings.idpAuthToken ? { authorization: `Bearer ${this.settings.idpAuthToken}` } : {};
+  }
+
+  private async discoverJwksUri(): Promise<string> {
+    const issuer = this.settings.issuer as string;
+    const url = `${issuer}/.well-known/openid-configuration`;
+    const attempts = this.options.discoveryAttempts ?? 3;
+    let backoff = this.options.discoveryBackoffMs ?? 500;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const response = await this.http.request(url, 'OIDC discovery', {
+          headers: { accept: 'application/json', ...this.idpHeaders() },
+        });
+        if (response.status !== 200) {
+          await response.body?.cancel();
+          throw new IdpUnavailableError(`OIDC discovery ${url} answered HTTP ${response.status}`);
+        }
+        const doc = (await this.http.readJson(response, 'OIDC discovery', DISCOVERY_MAX_BYTES)) as {
+          issuer?: unknown;
+          jwks_uri?: unknown;
+        };
+        if (typeof doc.issuer === 'string' && doc.issuer.replace(/\/+$/, '') !== issuer) {
+          // Not retried: the provider is misconfigured (or an impostor), waiting does not help.
+          throw Object.assign(
+            new IdpUnavailableError(`OIDC discovery ${url} names issuer ${doc.issuer}, expected ${issuer}`),
+            { permanent: true },
+          );
+        }
+        if (typeof doc.jwks_uri !== 'string') {
+          throw new IdpUnavailableError(`OIDC discovery ${url} has no jwks_uri`);
+        }
+        return doc.jwks_uri;
+      } catch (err) {
+        lastError = err;
+        if ((err as { permanent?: boolean }).permanent || attempt === attempts) break;
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        backoff = Math.min(backoff * 2, 2_000);
+      }
+    }
+    throw lastError;
+  }
+
+  private async introspect(token: string): Promise<Claims> {
+    const url = this.settings.introspectionUrl as string;
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
+    if (this.settings.clientId) {
+      // RFC 6749 §2.3.1: form-encode the credentials before base64.
+      const user = encodeURIComponent(this.settings.clientId);
+      const pass = encodeURIComponent(this.settings.clientSecret ?? '');
+      headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+    }
+    const response = await this.http.request(url, 'token introspection', {
+      method: 'POST',
+      headers,
+      body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+    });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new IdpUnavailableError(`token introspection ${url} answered HTTP ${response.status}`);
+    }
+    const body = await this.http.readJson(response, 'token introspection', INTROSPECTION_MAX_BYTES);
+    if (typeof body !== 'object' || body === null) {
+      throw new IdpUnavailableError(`token introspection ${url} answered a non-object`);
+    }
+    const claims = body as Claims;
+    if (claims.active !== true) throw new TokenRejectedError('invalid_token', 'the token is not active');
+    this.checkIntrospectedClaims(claims);
+    return claims;
+  }
+
+  /** The checks jwtVerify makes, for claims that came from introspection. */
+  private checkIntrospectedClaims(claims: Claims): void {
+    const now = Math.floor((this.options.now?.() ?? new Date()).getTime() / 1000);
+    if (typeof claims.exp === 'number' && claims.exp + this.clockTolerance <= now) {
+      throw new TokenRejectedError('invalid_token', 'the token has expired');
+    }
+    if (typeof claims.nbf === 'number' && claims.nbf - this.clockTolerance > now) {
+      throw new TokenRejectedError('invalid_token', 'the token is not valid yet');
+    }
+    const { issuer, audience } = this.settings;
+    if (issuer && typeof claims.iss === 'string' && claims.iss.replace(/\/+$/, '') !== issuer) {
+      throw new TokenRejectedError('invalid_token', 'the token was issued by another issuer');
+    }
+    if (audience) {
+      const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      if (!aud.includes(audience)) {
+        throw new TokenRejectedError('invalid_token', 'the token was issued for another audience');
+      }
+    }
+  }
+
+  private checkScopes(claims: Claims): void {
+    const required = this.settings.requiredScopes;
+    if (required.length === 0) return;
+    const granted = new Set(tokenScopes(claims));
+    const missing = required.filter((s) => !granted.has(s));
+    if (missing.length > 0) {
+      throw new TokenRejectedError('insufficient_scope', `the token lacks scope ${missing.join(' ')}`);
+    }
+  }
+}
+
+/** Scopes from `scope` (RFC 9068/7662, space-separated) or `scp` (Azure AD, Okta: string or array). */
+export function tokenScopes(claims: Claims): string[] {
+  const out: string[] = [];
+  for (const value of [claims.scope, claims.scp]) {
+    if (typeof value === 'string') out.push(...value.split(' ').filter(Boolean));
+    else if (Array.isArray(value)) out.push(...value.filter((v): v is string => typeof v === 'string'));
+  }
+  return out;
+}
+
+/** Turns jose's errors into a short reason a client may see; provider failures stay IdpUnavailableError. */
+function translateJoseError(err: unknown): Error {
+  if (err instanceof IdpUnavailableError) return err;
+  if (err instanceof joseErrors.JWTExpired)
+    return new TokenRejectedError('invalid_token', 'the token has expired');
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    const reasons: Record<string, string> = {
+      iss: 'the token was issued by another issuer',
+      aud: 'the token was issued for another audience',
+      nbf: 'the token is not valid yet',
+      exp: 'the token has no valid expiry',
+      iat: 'the token has an invalid issue time',
+    };
+    return new TokenRejectedError('invalid_token', reasons[err.claim] ?? `claim ${err.claim} is invalid`);
+  }
+  if (err instanceof joseErrors.JWKSNoMatchingKey) {
+    return new TokenRejectedError('invalid_token', 'no key of the issuer matches the token');
+  }
+  if (err instanceof joseErrors.JWKSTimeout) return new IdpUnavailableError('JWKS request timed out');
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return new TokenRejectedError('invalid_token', 'the token signature is invalid');
+  }
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) {
+    return new TokenRejectedError('invalid_token', 'the token signature algorithm is not allowed');
+  }
+  if (err instanceof joseErrors.JWKSInvalid || err instanceof joseErrors.JWKSMultipleMatchingKeys) {
+    return new IdpUnavailableError(`the issuer's key set is unusable: ${err.message}`);
+  }
+  if (err instanceof joseErrors.JOSEError) {
+    if (/JSON Web Key Set/.test(err.message)) return new IdpUnavailableError(err.message);
+    return new TokenRejectedError('invalid_token', 'the token is malformed');
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,313 @@
+/**
+ * Inbound token validation against a real OpenID provider (oidc-provider, in-process on
+ * 127.0.0.1). The provider is on loopback, so every validator here sets allowPrivateIp and
+ * allowHttp, except the tests that prove those refusals.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdpHttpClient, IdpUnavailableError } from '../../../src/auth/inbound/idp-http.js';
+import { identityFromClaims } from '../../../src/auth/inbound/identity.js';
+import { resolveInboundAuth, type InboundAuthSettings } from '../../../src/auth/inbound/settings.js';
+import {
+  TokenRejectedError,
+  TokenValidator,
+  type TokenValidatorOptions,
+} from '../../../src/auth/inbound/token-validator.js';
+import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+
+let idp: TestOidcProvider;
+let dir: string;
+const clients: IdpHttpClient[] = [];
+
+beforeAll(async () => {
+  idp = await startTestOidcProvider([
+    { id: 'alice', name: 'Alice', email: 'alice@example.com', groups: ['eng', 'admins'] },
+    { id: 'bob', name: 'Bob', claims: { roles: ['viewer'] } },
+  ]);
+  dir = await mkdtemp(join(tmpdir(), 'moat-oidc-'));
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await idp.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function settings(overrides: Partial<InboundAuthSettings> = {}): InboundAuthSettings {
+  return {
+    issuer: idp.issuer,
+    audience: idp.jwtResource,
+    scopesSupported: ['openid'],
+    requiredScopes: [],
+    allowHttp: true,
+    allowPrivateIp: true,
+    ...overrides,
+  };
+}
+
+function validator(s: InboundAuthSettings, options: TokenValidatorOptions = {}): TokenValidator {
+  const http = new IdpHttpClient({
+    allowHttp: s.allowHttp,
+    allowPrivateIp: s.allowPrivateIp,
+    caBundle: s.caBundle,
+  });
+  clients.push(http);
+  return new TokenValidator(s, http, { discoveryBackoffMs: 10, ...options });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the token to be refused');
+}
+
+describe('JWT validation with discovery', () => {
+  it('accepts a valid token and builds the identity from its claims', async () => {
+    const claims = await validator(settings()).validate(await idp.token('alice'));
+    expect(claims.iss).toBe(idp.issuer);
+    expect(claims.aud).toBe(idp.jwtResource);
+    const identity = identityFromClaims(claims);
+    expect(identity).toMatchObject({
+      subject: 'alice',
+      name: 'Alice',
+      email: 'alice@example.com',
+      groups: ['eng', 'admins'],
+      local: false,
+    });
+    expect(identity.claims.jti).toBeUndefined();
+  });
+
+  it('reads roles when there is no groups claim', async () => {
+    const claims = await validator(settings()).validate(await idp.token('bob'));
+    expect(identityFromClaims(claims).groups).toEqual(['viewer']);
+  });
+
+  it('refuses a token issued for another audience', async () => {
+    const token = await idp.token('alice', { resource: 'https://other.example/mcp' });
+    const err = await rejection(validator(settings()).validate(token));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect(err.message).toBe('the token was issued for another audience');
+  });
+
+  it('refuses an expired token', async () => {
+    const token = await idp.token('alice');
+    const inOneHour = () => new Date(Date.now() + 3_600_000);
+    const err = await rejection(validator(settings(), { now: inOneHour }).validate(token));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect(err.message).toBe('the token has expired');
+  });
+
+  it('accepts a token that expired within the clock skew, not beyond it', async () => {
+    const token = await idp.token('alice');
+    const exp = (await validator(settings()).validate(token)).exp as number;
+    const justAfter = () => new Date((exp + 10) * 1000);
+    await expect(validator(settings(), { now: justAfter }).validate(token)).resolves.toMatchObject({
+      sub: 'alice',
+    });
+    const wellAfter = () => new Date((exp + 31) * 1000);
+    await expect(validator(settings(), { now: wellAfter }).validate(token)).rejects.toThrow('expired');
+  });
+
+  it('refuses a token from another issuer even when the signature verifies', async () => {
+    const s = settings({ issuer: 'https://idp.other.example', jwksUrl: idp.jwksUri });
+    const err = await rejection(validator(s).validate(await idp.token('alice')));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect(err.message).toBe('the token was issued by another issuer');
+  });
+
+  it('refuses a tampered token', async () => {
+    const token = await idp.token('alice');
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+    payload.sub = 'mallory';
+    const forged = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${sig}`;
+    const err = await rejection(validator(settings()).validate(forged));
+    expect(err.message).toBe('the token signature is invalid');
+  });
+
+  it('refuses an unsigned (alg none) token', async () => {
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ sub: 'mallory', iss: idp.issuer, aud: idp.jwtResource, exp: 9e9 }),
+    ).toString('base64url');
+    const err = await rejection(validator(settings()).validate(`${header}.${payload}.AAAA`));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+  });
+
+  it('refuses garbage that is not a JWT when no introspection is configured', async () => {
+    const err = await rejection(validator(settings()).validate('not-a-jwt'));
+    expect(err.message).toBe('the token is not a JWT');
+    const err2 = await rejection(validator(settings()).validate('aaa.bbb.ccc'));
+    expect(err2).toBeInstanceOf(TokenRejectedError);
+  });
+
+  it('follows a key rotation: unknown kid → JWKS refetch → the new key verifies', async () => {
+    const v = validator(settings(), { jwksCooldownMs: 0 });
+    await v.validate(await idp.token('alice'));
+    const fetchesBefore = idp.jwksFetches();
+    await idp.rotateKeys();
+    const rotated = await idp.token('alice');
+    expect(JSON.parse(Buffer.from(rotated.split('.')[0] as string, 'base64url').toString()).kid).not.toBe(
+      'key-1',
+    );
+    await expect(v.validate(rotated)).resolves.toMatchObject({ sub: 'alice' });
+    expect(idp.jwksFetches()).toBe(fetchesBefore + 1);
+    // The cached set now answers without another fetch.
+    await v.validate(await idp.token('alice'));
+    expect(idp.jwksFetches()).toBe(fetchesBefore + 1);
+  });
+
+  it('enforces configured scopes with insufficient_scope', async () => {
+    const s = settings({ requiredScopes: ['mcp:admin'], scopesSupported: ['mcp:admin'] });
+    const err = await rejection(validator(s).validate(await idp.token('alice', { scope: 'mcp:tools' })));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect((err as TokenRejectedError).kind).toBe('insufficient_scope');
+    await expect(
+      validator(s).validate(await idp.token('alice', { scope: 'mcp:admin' })),
+    ).resolves.toMatchObject({
+      sub: 'alice',
+    });
+  });
+
+  it('sends the --jwks-auth-token-file bearer on discovery and JWKS requests', async () => {
+    const tokenFile = join(dir, 'jwks-token');
+    await writeFile(tokenFile, 'jwks-secret-123\n');
+    const resolved = await resolveInboundAuth({
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.jwtResource,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+      jwks_auth_token_file: tokenFile,
+    });
+    const seen = idp.idpAuthorizations().length;
+    await validator(resolved!).validate(await idp.token('alice'));
+    const sent = idp.idpAuthorizations().slice(seen);
+    expect(sent.length).toBe(2);
+    expect(sent).toEqual(['Bearer jwks-secret-123', 'Bearer jwks-secret-123']);
+  });
+});
+
+describe('opaque tokens via RFC 7662 introspection', () => {
+  const introspection = () =>
+    settings({
+      audience: idp.opaqueResource,
+      introspectionUrl: idp.introspectionUrl,
+      clientId: idp.introspector.clientId,
+      clientSecret: idp.introspector.clientSecret,
+    });
+
+  it('accepts an active opaque token and reads its claims', async () => {
+    const token = await idp.token('alice', { resource: idp.opaqueResource });
+    expect(token.split('.').length).toBe(1);
+    const claims = await validator(introspection()).validate(token);
+    expect(identityFromClaims(claims)).toMatchObject({ subject: 'alice', groups: ['eng', 'admins'] });
+  });
+
+  it('refuses an unknown opaque token', async () => {
+    const err = await rejection(validator(introspection()).validate('this-token-was-never-issued'));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect(err.message).toBe('the token is not active');
+  });
+
+  it('refuses an opaque token for another audience', async () => {
+    const token = await idp.token('alice', { resource: idp.opaqueResource });
+    const err = await rejection(
+      validator({ ...introspection(), audience: 'urn:someone-else' }).validate(token),
+    );
+    expect(err.message).toBe('the token was issued for another audience');
+  });
+
+  it('reports bad introspection credentials as an unavailable provider, not a bad token', async () => {
+    const token = await idp.token('alice', { resource: idp.opaqueResource });
+    const err = await rejection(validator({ ...introspection(), clientSecret: 'wrong' }).validate(token));
+    expect(err).toBeInstanceOf(IdpUnavailableError);
+    expect(err.message).toMatch(/HTTP 401/);
+  });
+});
+
+describe('transport rules for identity-provider requests', () => {
+  it('refuses an http issuer without --oidc-insecure-allow-http', async () => {
+    await expect(
+      resolveInboundAuth({ oidc_config: { Issuer: idp.issuer, AllowPrivateIP: true } }),
+    ).rejects.toThrow(/--oidc-issuer: http:\/\/127\.0\.0\.1:\d+ uses plain http.*--oidc-insecure-allow-http/);
+    await expect(
+      resolveInboundAuth({
+        oidc_config: { Issuer: idp.issuer, AllowPrivateIP: true, InsecureAllowHTTP: true },
+      }),
+    ).resolves.toMatchObject({ issuer: idp.issuer });
+  });
+
+  it('refuses a private-address JWKS URL at start without --jwks-allow-private-ip', async () => {
+    await expect(
+      resolveInboundAuth({ oidc_config: { JWKSURL: idp.jwksUri, InsecureAllowHTTP: true } }),
+    ).rejects.toThrow(/--oidc-jwks-url: .* private or loopback address; add --jwks-allow-private-ip/);
+  });
+
+  it('refuses a host name that resolves to a private address, at connect time', async () => {
+    const port = new URL(idp.issuer).port;
+    const s = settings({
+      issuer: undefined,
+      jwksUrl: `http://localhost:${port}/jwks`,
+      allowPrivateIp: false,
+    });
+    const before = idp.jwksFetches();
+    const err = await rejection(validator(s).validate(await idp.token('alice')));
+    expect(err).toBeInstanceOf(IdpUnavailableError);
+    expect(err.message).toMatch(/localhost resolves to private address (127\.0\.0\.1|::1)/);
+    expect(idp.jwksFetches()).toBe(before);
+    // The same URL works once private addresses are allowed.
+    await expect(
+      validator({ ...s, allowPrivateIp: true }).validate(await idp.token('alice')),
+    ).resolves.toMatchObject({
+      sub: 'alice',
+    });
+  });
+
+  it('refuses a discovered jwks_uri with a private address', async () => {
+    const s = settings({ allowPrivateIp: false, issuer: `http://localhost:${new URL(idp.issuer).port}` });
+    const err = await rejection(validator(s, { discoveryAttempts: 1 }).validate(await idp.token('alice')));
+    expect(err).toBeInstanceOf(IdpUnavailableError);
+    expect(err.message).toMatch(/private/);
+  });
+
+  it('retries discovery and reports an unreachable issuer', async () => {
+    const s = settings({ issuer: 'http://127.0.0.1:1' });
+    const err = await rejection(validator(s, { discoveryAttempts: 2 }).validate(await idp.token('alice')));
+    expect(err).toBeInstanceOf(IdpUnavailableError);
+    expect(err.message).toMatch(
+      /OIDC discovery http:\/\/127\.0\.0\.1:1\/\.well-known\/openid-configuration unreachable/,
+    );
+  });
+
+  it('reports an issuer without discovery (HTTP 404) as unavailable', async () => {
+    const s = settings({ issuer: `${idp.issuer}/tenant` });
+    const err = await rejection(validator(s, { discoveryAttempts: 1 }).validate(await idp.token('alice')));
+    expect(err).toBeInstanceOf(IdpUnavailableError);
+    expect(err.message).toMatch(/answered HTTP 404/);
+  });
+
+  it('explains missing pieces of the oidc config', async () => {
+    await expect(resolveInboundAuth({ oidc_config: { Audience: 'x' } })).rejects.toThrow(
+      /needs --oidc-issuer, --oidc-jwks-url or --oidc-introspection-url/,
+    );
+    await expect(resolveInboundAuth({ oidc_config: {} })).resolves.toBeUndefined();
+    await expect(
+      resolveInboundAuth({
+        oidc_config: { Issuer: 'https://idp.example', ResourceURL: 'https://x/mcp?a=1' },
+      }),
+    ).rejects.toThrow(/--resource-url: .* must not have a query/);
+    await expect(
+      resolveInboundAuth({
+        oidc_config: { Issuer: 'https://idp.example' },
+        jwks_auth_token_file: join(dir, 'missing'),
+      }),
+    ).rejects.toThrow(/--jwks-auth-token-file: cannot read/);
+  });
+});
