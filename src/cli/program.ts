@@ -7,6 +7,14 @@ import { isMoatError } from '../util/errors.js';
 import { debugFromEnv, setDebug } from '../util/log.js';
 import { versionCommand } from './version.js';
 import { secretCommand } from './secret.js';
+import { listCommand } from './list.js';
+import { stopCommand } from './stop.js';
+import { startCommand } from './start.js';
+import { rmCommand } from './rm.js';
+import { logsCommand } from './logs.js';
+import { exportCommand } from './export.js';
+import { groupCommand } from './group.js';
+import { superviseCommand } from './supervise.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -26,6 +34,18 @@ export function buildProgram(io: CliIO): Command {
   });
   program.addCommand(versionCommand(io));
   program.addCommand(secretCommand(io));
+  for (const lifecycle of [
+    listCommand,
+    stopCommand,
+    startCommand,
+    rmCommand,
+    logsCommand,
+    exportCommand,
+    groupCommand,
+  ]) {
+    program.addCommand(lifecycle(io));
+  }
+  program.addCommand(superviseCommand(), { hidden: true });
   return program;
 }
 

@@ -1,10 +1,22 @@
 /**
- * Starts a workload from a complete, validated RunConfig: resolves the target, prepares the
- * image, creates the container (or none for a remote URL), starts the proxy and records state.
+ * Starts a workload from a complete, validated RunConfig: checks the name and group, picks the
+ * proxy port, saves the RunConfig (the restart source) before anything starts, then runs the
+ * supervisor in a detached background process (default) or in this process (-f).
  */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
-import { notImplemented } from '../util/errors.js';
+import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
+import { warnUser } from '../util/log.js';
+import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
+import { assertValidName, sanitizeWorkloadName } from './names.js';
+import { resolveProxyPort } from './ports.js';
+import { applyStatusChange, type StatusRecord } from './status.js';
+import { DEFAULT_GROUP, WorkloadStore } from './store.js';
+import { superviseWorkload } from './supervisor.js';
 
 export interface RunRequest {
   /** The complete, validated RunConfig (from flags or --from-config). */
@@ -15,6 +27,169 @@ export interface RunRequest {
   fromConfig: boolean;
 }
 
-export function runWorkload(_request: RunRequest, _io: CliIO): Promise<void> {
-  return Promise.reject(notImplemented('starting workloads'));
+export async function runWorkload(
+  request: RunRequest,
+  io: CliIO,
+  store = new WorkloadStore(),
+): Promise<void> {
+  const config = await claimWorkload(store, normalizeName(request.config, io.stderr));
+  if (request.foreground) {
+    // Like ToolHive: a foreground run cleans up after itself, unless it came from a config file.
+    await runForeground(store, config.name, io, { removeAfter: !request.fromConfig });
+  } else {
+    await startDetached(store, config.name, io);
+  }
+}
+
+/** Sanitises the name (with a warning when it changed) and fills the names derived from it. */
+function normalizeName(config: RunConfig, stderr: NodeJS.WritableStream): RunConfig {
+  const name = sanitizeWorkloadName(config.name);
+  if (name !== config.name) {
+    warnUser(
+      `the workload name ${JSON.stringify(config.name)} contained invalid characters; using "${name}"`,
+      stderr,
+    );
+  }
+  const renamed = name !== config.name;
+  return {
+    ...config,
+    name,
+    container_name: renamed || !config.container_name ? name : config.container_name,
+    base_name: renamed || !config.base_name ? name : config.base_name,
+    group: config.group ?? DEFAULT_GROUP,
+  };
+}
+
+/** The group must exist; `default` is created on first use. */
+async function ensureGroup(store: WorkloadStore, group: string): Promise<void> {
+  assertValidName(group, 'group name');
+  if (group === DEFAULT_GROUP) {
+    await store.createGroup(group);
+  } else if (!(await store.readGroup(group))) {
+    throw usageError(`group "${group}" does not exist; create it with "moat group create ${group}"`);
+  }
+}
+
+/**
+ * Reserves the name (under the workload's lock, so two concurrent runs cannot both win), picks
+ * the proxy port, and saves the RunConfig and a fresh `starting` status. A workload whose last
+ * run ended in `error` may be replaced.
+ */
+async function claimWorkload(store: WorkloadStore, config: RunConfig): Promise<RunConfig> {
+  await ensureGroup(store, config.group as string);
+  return store.withWorkloadLock(config.name, async () => {
+    const [existingConfig, existingStatus] = await Promise.all([
+      store.readRunConfig(config.name).catch(() => undefined),
+      store.readStatus(config.name).catch(() => undefined),
+    ]);
+    if ((existingConfig || existingStatus) && existingStatus?.status !== 'error') {
+      throw usageError(
+        `workload "${config.name}" already exists; choose another --name, ` +
+          `or remove it first with "moat rm ${config.name}" (or restart it with "moat start ${config.name}")`,
+      );
+    }
+    const saved = { ...config, port: await resolveProxyPort(config.host, config.port) };
+    await store.saveRunConfig(saved);
+    await store.writeStatus(
+      saved.name,
+      applyStatusChange(undefined, { status: 'starting', context: 'run configuration saved' }, new Date()),
+    );
+    return saved;
+  });
+}
+
+/** `moat supervise` lives in the same CLI entry as every other command. */
+const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+/** How long `moat run`/`moat start` wait for a detached workload to report running. */
+const READY_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Spawns the supervisor in its own session (it survives the terminal), logging to the
+ * workload's log file, and waits until it reports `running` (prints the URL) or fails (prints
+ * the end of its log).
+ */
+export async function startDetached(store: WorkloadStore, name: string, io: CliIO): Promise<void> {
+  const logPath = store.logPath(name);
+  const logFd = openSync(logPath, 'a', 0o600);
+  const child = spawn(process.execPath, [CLI_ENTRY, 'supervise', name], {
+    detached: true,
+    stdio: ['ignore', logFd, logFd],
+    env: { ...process.env, MOAT_DETACHED: '1' },
+  });
+  closeSync(logFd);
+  let exitCode: number | null | undefined;
+  child.once('exit', (code, signal) => (exitCode = code ?? (signal ? 128 : 1)));
+  child.once('error', () => (exitCode = 1));
+  child.unref();
+  if (child.pid !== undefined) await store.updateStatus(name, { process_id: child.pid }, { mustExist: true });
+
+  const status = await waitUntilRunning(store, name, () => exitCode);
+  io.stdout.write(`Workload "${name}" is running.\nURL: ${status.url ?? '(unknown)'}\n`);
+}
+
+async function waitUntilRunning(
+  store: WorkloadStore,
+  name: string,
+  exitCode: () => number | null | undefined,
+): Promise<StatusRecord> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const status = await store.readStatus(name);
+    if (status?.status === 'running') return status;
+    const exited = exitCode();
+    if (status?.status === 'error' || exited !== undefined) {
+      const reason =
+        status?.status === 'error' ? status.status_context : `the supervisor exited (code ${exited})`;
+      throw runtimeError(`workload "${name}" failed to start: ${reason}${logTail(store.logPath(name))}`);
+    }
+    if (Date.now() > deadline) {
+      throw runtimeError(
+        `workload "${name}" did not report running in time; see "moat logs --proxy ${name}"`,
+      );
+    }
+    await sleep(100);
+  }
+}
+
+/** The last lines of the supervisor log, indented, for an error message. */
+function logTail(path: string, lines = 15): string {
+  try {
+    const tail = readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines);
+    return tail.length && tail[0] !== '' ? `\nLast lines of ${path}:\n  ${tail.join('\n  ')}` : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Runs the supervisor in this process until the workload ends or Ctrl-C/SIGTERM arrives;
+ * `removeAfter` then deletes the container and all state.
+ */
+export async function runForeground(
+  store: WorkloadStore,
+  name: string,
+  io: CliIO,
+  options: { removeAfter: boolean },
+): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    await superviseWorkload({
+      store,
+      name,
+      signal: controller.signal,
+      onReady: (url) =>
+        io.stdout.write(`Workload "${name}" is running; press Ctrl-C to stop.\nURL: ${url}\n`),
+    });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    if (options.removeAfter) {
+      const workload = await loadWorkload(store, name).catch(() => undefined);
+      if (workload) await removeWorkload(store, workload, lazyRuntime());
+    }
+  }
 }

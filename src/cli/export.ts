@@ -1,0 +1,19 @@
+/** `moat export <name> <path>`: writes the saved RunConfig; `moat run --from-config <path>` brings it back. */
+import { Command } from 'commander';
+import type { CliIO } from '../util/io.js';
+import { loadWorkload, unknownWorkload } from '../workloads/lifecycle.js';
+import { writeFileAtomic } from '../workloads/files.js';
+import { WorkloadStore } from '../workloads/store.js';
+
+export function exportCommand(io: CliIO): Command {
+  return new Command('export')
+    .description("Write a workload's run configuration to a file (re-run it with moat run --from-config)")
+    .argument('<name>', 'Workload name')
+    .argument('<path>', 'File to write')
+    .action(async (name: string, path: string) => {
+      const workload = await loadWorkload(new WorkloadStore(), name);
+      if (!workload.config) throw unknownWorkload(name);
+      await writeFileAtomic(path, `${JSON.stringify(workload.config, null, 2)}\n`);
+      io.stdout.write(`Exported the run configuration of "${name}" to ${path}\n`);
+    });
+}

@@ -1,0 +1,61 @@
+/**
+ * `moat group create|list|rm`: groups organise workloads (`moat run --group g`, `moat list
+ * --group g`, `moat stop --group g`). `default` exists implicitly; other groups are created
+ * explicitly so a typo in --group fails instead of silently making a new group.
+ */
+import { Command } from 'commander';
+import { usageError } from '../util/errors.js';
+import type { CliIO } from '../util/io.js';
+import { loadWorkload } from '../workloads/lifecycle.js';
+import { assertValidName } from '../workloads/names.js';
+import { DEFAULT_GROUP, WorkloadStore } from '../workloads/store.js';
+
+async function membersOf(store: WorkloadStore, group: string): Promise<string[]> {
+  const members: string[] = [];
+  for (const name of await store.workloadNames()) {
+    const workload = await loadWorkload(store, name).catch(() => undefined);
+    if ((workload?.config?.group ?? DEFAULT_GROUP) === group) members.push(name);
+  }
+  return members;
+}
+
+export function groupCommand(io: CliIO): Command {
+  const group = new Command('group').description('Manage workload groups');
+  group
+    .command('create')
+    .description('Create a group')
+    .argument('<name>', 'Group name')
+    .action(async (name: string) => {
+      assertValidName(name, 'group name');
+      if (!(await new WorkloadStore().createGroup(name))) throw usageError(`group "${name}" already exists`);
+      io.stdout.write(`Created group ${name}\n`);
+    });
+  group
+    .command('list')
+    .alias('ls')
+    .description('List groups')
+    .action(async () => {
+      const store = new WorkloadStore();
+      await store.createGroup(DEFAULT_GROUP);
+      for (const name of await store.groupNames()) io.stdout.write(`${name}\n`);
+    });
+  group
+    .command('rm')
+    .description('Remove an empty group')
+    .argument('<name>', 'Group name')
+    .action(async (name: string) => {
+      const store = new WorkloadStore();
+      assertValidName(name, 'group name');
+      if (name === DEFAULT_GROUP) throw usageError('the default group cannot be removed');
+      if (!(await store.readGroup(name))) throw usageError(`group "${name}" does not exist`);
+      const members = await membersOf(store, name);
+      if (members.length > 0) {
+        throw usageError(
+          `group "${name}" still has workloads (${members.join(', ')}); remove them first with "moat rm --group ${name}"`,
+        );
+      }
+      await store.deleteGroup(name);
+      io.stdout.write(`Removed group ${name}\n`);
+    });
+  return group;
+}

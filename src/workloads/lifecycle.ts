@@ -1,0 +1,165 @@
+/**
+ * Stopping, removing and observing workloads from a `moat` command (not the supervisor). A
+ * workload is stopped by signalling its supervisor (verified by PID and start time first), then
+ * making sure its container is stopped too, which also covers a supervisor that was killed.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunConfig } from '../config/runconfig.js';
+import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
+import { errorMessage, runtimeError, usageError } from '../util/errors.js';
+import { platform } from './platform.js';
+import { isSupervisorProcess } from './process.js';
+import { reconcileStatus, type Observation, type ReconciledStatus, type StatusRecord } from './status.js';
+import type { WorkloadStore } from './store.js';
+
+/** How long a supervisor gets to shut down after SIGTERM before it is killed. */
+const SUPERVISOR_STOP_TIMEOUT_MS = 45_000;
+
+export interface Workload {
+  name: string;
+  config: RunConfig | undefined;
+  status: StatusRecord | undefined;
+}
+
+export function unknownWorkload(name: string): Error {
+  return usageError(`workload "${name}" does not exist ("moat list --all" shows all workloads)`);
+}
+
+/** The saved state of a workload; an unknown name is a usage error naming it. */
+export async function loadWorkload(store: WorkloadStore, name: string): Promise<Workload> {
+  const [config, status] = await Promise.all([store.readRunConfig(name), store.readStatus(name)]);
+  if (!config && !status) throw unknownWorkload(name);
+  return { name, config, status };
+}
+
+export function containerNameOf(workload: Workload): string {
+  return workload.config?.container_name ?? workload.name;
+}
+
+export function isRemote(workload: Workload): boolean {
+  return Boolean(workload.config?.remote_url);
+}
+
+/** True when the container is one Moat created for this workload (never touch anything else). */
+export function isWorkloadContainer(info: ContainerInfo, name: string): boolean {
+  return info.labels[LABELS.managed] === 'true' && info.labels[LABELS.name] === name;
+}
+
+/** The workload's container, when it exists and is ours. */
+export async function findContainer(
+  runtime: ContainerRuntime,
+  workload: Workload,
+): Promise<ContainerInfo | undefined> {
+  const info = await runtime.inspectContainer(containerNameOf(workload));
+  return info && isWorkloadContainer(info, workload.name) ? info : undefined;
+}
+
+export function supervisorAlive(status: StatusRecord | undefined): boolean {
+  return Boolean(status?.process_id) && isSupervisorProcess(status!.process_id, status!.process_start);
+}
+
+/** The truthful status: the recorded one checked against the supervisor and the container. */
+export async function observeStatus(
+  workload: Workload,
+  runtime: ContainerRuntime | undefined,
+): Promise<ReconciledStatus> {
+  if (!workload.status) return { status: 'stopped', context: 'no status recorded' };
+  let container: Observation['container'] = null;
+  if (runtime && !isRemote(workload)) {
+    const info = await findContainer(runtime, workload);
+    container = info ? { running: info.running, state: info.state } : undefined;
+  }
+  return reconcileStatus(workload.name, workload.status, {
+    supervisorAlive: supervisorAlive(workload.status),
+    remote: isRemote(workload),
+    container,
+  });
+}
+
+/**
+ * Stops a workload: SIGTERM to its supervisor (which closes the proxy and stops the container),
+ * then stops the container if it still runs. Records `stopped` unless the workload was removed
+ * meanwhile (a foreground run deletes itself when it ends). Stopping a stopped workload is fine.
+ */
+export async function stopWorkload(
+  store: WorkloadStore,
+  workload: Workload,
+  runtime: () => Promise<ContainerRuntime>,
+): Promise<void> {
+  const { name, status } = workload;
+  if (status && supervisorAlive(status)) {
+    await store.updateStatus(
+      name,
+      { status: 'stopping', context: 'stopping on request' },
+      { mustExist: true },
+    );
+    await terminate(status.process_id, status.process_start);
+  }
+  if (!isRemote(workload)) {
+    const rt = await runtime();
+    const info = await findContainer(rt, workload);
+    if (info?.running) await rt.stopContainer(info.id);
+  }
+  await store.updateStatus(
+    name,
+    { status: 'stopped', context: 'stopped on request', process_id: 0 },
+    { mustExist: true },
+  );
+}
+
+/** SIGTERM, wait for the process to go, SIGKILL after the timeout. */
+async function terminate(pid: number, startTime: number | undefined): Promise<void> {
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + SUPERVISOR_STOP_TIMEOUT_MS;
+  while (isSupervisorProcess(pid, startTime)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      return;
+    }
+    await sleep(100);
+  }
+}
+
+/** Stops the workload, removes its container and deletes its state (RunConfig, status, log). */
+export async function removeWorkload(
+  store: WorkloadStore,
+  workload: Workload,
+  runtime: () => Promise<ContainerRuntime>,
+): Promise<void> {
+  await stopWorkload(store, workload, runtime);
+  if (!isRemote(workload)) {
+    const rt = await runtime();
+    const info = await findContainer(rt, workload);
+    if (info) await rt.removeContainer(info.id);
+  }
+  await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
+}
+
+/** Connects to the runtime once, on first use. */
+export function lazyRuntime(): () => Promise<ContainerRuntime> {
+  let connecting: Promise<ContainerRuntime> | undefined;
+  return () => (connecting ??= platform.connectRuntime());
+}
+
+/**
+ * Runs `action` for each name, continuing after failures; reports each failure on stderr and
+ * throws one error at the end when any failed.
+ */
+export async function forEachWorkload(
+  names: string[],
+  stderr: NodeJS.WritableStream,
+  action: (name: string) => Promise<void>,
+): Promise<void> {
+  const failed: string[] = [];
+  for (const name of names) {
+    try {
+      await action(name);
+    } catch (err) {
+      if (names.length === 1) throw err;
+      stderr.write(`Error: ${name}: ${errorMessage(err)}\n`);
+      failed.push(name);
+    }
+  }
+  if (failed.length > 0)
+    throw runtimeError(`failed for ${failed.length} of ${names.length} workloads: ${failed.join(', ')}`);
+}

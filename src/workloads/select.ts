@@ -1,0 +1,39 @@
+/** Which workloads a multi-workload command (stop, start, rm) acts on: names, --all or --group. */
+import { usageError } from '../util/errors.js';
+import { loadWorkload } from './lifecycle.js';
+import { DEFAULT_GROUP, type WorkloadStore } from './store.js';
+
+export interface Selection {
+  names: string[];
+  all?: boolean;
+  group?: string;
+}
+
+export async function selectWorkloads(
+  store: WorkloadStore,
+  command: string,
+  selection: Selection,
+): Promise<string[]> {
+  const { names, all, group } = selection;
+  if ((all || group) && names.length > 0) {
+    throw usageError(
+      `give workload names or --all/--group, not both (moat ${command} <name...> | --all | --group <g>)`,
+    );
+  }
+  if (all && group) throw usageError('give --all or --group, not both');
+  if (!all && !group) {
+    if (names.length === 0)
+      throw usageError(`name at least one workload, or use --all or --group (moat ${command} <name...>)`);
+    return names;
+  }
+  const known = await store.workloadNames();
+  if (all) return known;
+  if (group && !(await store.readGroup(group)))
+    throw usageError(`group "${group}" does not exist ("moat group list" shows the groups)`);
+  const inGroup: string[] = [];
+  for (const name of known) {
+    const workload = await loadWorkload(store, name).catch(() => undefined);
+    if ((workload?.config?.group ?? DEFAULT_GROUP) === group) inGroup.push(name);
+  }
+  return inGroup;
+}

@@ -1,0 +1,305 @@
+/**
+ * The supervisor: the one process that owns a workload while it runs. It starts the proxy and
+ * the container (none for a remote URL), records every status change, restarts a crashed
+ * container with bounded exponential backoff, and on stop (abort signal: SIGTERM, Ctrl-C or
+ * `moat stop`) closes the proxy and stops the container. Detached workloads run this in a
+ * background `moat supervise <name>` process; `moat run -f` runs it in-process.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunConfig } from '../config/runconfig.js';
+import type { BackendSpec, StdioPipes } from '../proxy/types.js';
+import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
+import { errorMessage, runtimeError } from '../util/errors.js';
+import { log } from '../util/log.js';
+import { containerEnvironment } from './env.js';
+import { isWorkloadContainer } from './lifecycle.js';
+import { platform, type RunningProxy } from './platform.js';
+import { processStartTime } from './process.js';
+import type { StatusChange } from './status.js';
+import type { WorkloadStore } from './store.js';
+
+/** Restart policy for a container that exits on its own. */
+export interface RestartPolicy {
+  /** Restarts in a row before giving up (status `error`). */
+  maxAttempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** A run at least this long resets the attempt counter. */
+  stableRunMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  maxAttempts: 5,
+  initialDelayMs: 1000,
+  maxDelayMs: 30_000,
+  stableRunMs: 60_000,
+};
+
+/** Delay before restart attempt `attempt` (1-based): initial, doubling, capped. */
+export function restartDelay(policy: RestartPolicy, attempt: number): number {
+  return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
+}
+
+export interface SuperviseOptions {
+  store: WorkloadStore;
+  name: string;
+  /** Aborting stops the workload (proxy closed, container stopped). */
+  signal: AbortSignal;
+  /** Called once the proxy serves and the server runs. */
+  onReady?: (url: string) => void;
+  restartPolicy?: RestartPolicy;
+}
+
+export interface SuperviseResult {
+  /** `stopped`: asked to stop; `exited`: gave up after the container kept exiting. */
+  outcome: 'stopped' | 'exited';
+  containerId?: string;
+}
+
+/** How long a started HTTP server may take to accept connections on its port. */
+const BACKEND_READY_TIMEOUT_MS = 120_000;
+
+/** Runs the workload until stopped. Failures are recorded as status `error` and rethrown. */
+export async function superviseWorkload(options: SuperviseOptions): Promise<SuperviseResult> {
+  const { store, name } = options;
+  const owner = process.pid;
+  const record = (change: StatusChange) => store.updateStatus(name, change, { owner });
+  await record({ process_id: owner, process_start: processStartTime(owner) });
+  try {
+    const config = await store.readRunConfig(name);
+    if (!config) throw runtimeError(`workload "${name}" has no saved run configuration`);
+    const result = config.remote_url
+      ? await superviseRemote(config, options, record)
+      : await superviseContainer(config, options, record);
+    await record({ status: 'stopped', context: 'stopped on request', process_id: 0 });
+    return result;
+  } catch (err) {
+    log().error({ workload: name, err: errorMessage(err) }, 'workload failed');
+    await record({ status: 'error', context: errorMessage(err), process_id: 0 });
+    throw err;
+  }
+}
+
+type Recorder = (change: StatusChange) => Promise<unknown>;
+
+async function superviseRemote(
+  config: RunConfig,
+  options: SuperviseOptions,
+  record: Recorder,
+): Promise<SuperviseResult> {
+  await record({ status: 'starting', context: `starting proxy to ${config.remote_url}` });
+  const backend: BackendSpec = {
+    kind: 'http',
+    url: config.remote_url as string,
+    transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
+    remote: true,
+  };
+  const proxy = await platform.startProxy(config, backend);
+  try {
+    await record({
+      status: 'running',
+      context: `proxying to ${config.remote_url}`,
+      url: proxy.url,
+      port: proxy.port,
+    });
+    log().info({ workload: config.name, url: proxy.url, remote: config.remote_url }, 'workload running');
+    options.onReady?.(proxy.url);
+    await untilAborted(options.signal);
+    await record({ status: 'stopping', context: 'stopping on request' });
+  } finally {
+    await proxy.close();
+  }
+  return { outcome: 'stopped' };
+}
+
+/** Resolves when the signal aborts. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** The running container the stdio backend attaches to; replaced on every restart. */
+class CurrentContainer {
+  private waiters: Array<{ resolve: (id: string) => void; reject: (err: Error) => void }> = [];
+  private id: string | undefined;
+  private closed = false;
+
+  set(id: string | undefined): void {
+    this.id = id;
+    if (id === undefined) return;
+    for (const waiter of this.waiters.splice(0)) waiter.resolve(id);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.id = undefined;
+    for (const waiter of this.waiters.splice(0)) waiter.reject(runtimeError('the workload is stopping'));
+  }
+
+  next(): Promise<string> {
+    if (this.closed) return Promise.reject(runtimeError('the workload is stopping'));
+    if (this.id !== undefined) return Promise.resolve(this.id);
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+}
+
+async function superviseContainer(
+  config: RunConfig,
+  options: SuperviseOptions,
+  record: Recorder,
+): Promise<SuperviseResult> {
+  const { signal } = options;
+  const policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
+  const containerName = config.container_name ?? config.name;
+  await record({ status: 'starting', context: `preparing image ${config.image}` });
+  const runtime = await platform.connectRuntime();
+  await runtime.ensureImage(config.image, { signal });
+  await removeLeftoverContainer(runtime, containerName, config.name);
+  const spec = platform.containerSpec(config, await containerEnvironment(config));
+
+  const current = new CurrentContainer();
+  let proxy: RunningProxy | undefined;
+  let containerId: string | undefined;
+  let attempt = 0;
+  try {
+    for (;;) {
+      await record({ status: attempt === 0 ? 'starting' : 'restarting', context: 'starting the container' });
+      containerId = await runtime.createContainer(spec);
+      await record({ container_id: containerId });
+      const exited = runtime.waitContainer(containerId);
+      exited.catch(() => undefined); // observed below; avoid an unhandled rejection meanwhile
+      await runtime.startContainer(containerId);
+      const startedAt = Date.now();
+      const backendUrl = await httpBackendUrl(runtime, containerId, config, spec);
+      if (backendUrl) await waitForHttp(backendUrl, exited, signal);
+      current.set(containerId);
+      if (!proxy) {
+        proxy = await platform.startProxy(config, backendFor(config, runtime, current, backendUrl));
+        options.onReady?.(proxy.url);
+      }
+      const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
+      await record({ status: 'running', context, url: proxy.url, port: proxy.port, restarts: attempt });
+      log().info({ workload: config.name, url: proxy.url, container: containerId }, 'workload running');
+
+      const exitCode = await Promise.race([exited, untilAborted(signal).then(() => undefined)]);
+      current.set(undefined);
+      if (exitCode === undefined) break;
+      attempt = Date.now() - startedAt >= policy.stableRunMs ? 1 : attempt + 1;
+      log().warn({ workload: config.name, exitCode, attempt }, 'container exited');
+      if (attempt > policy.maxAttempts) {
+        throw runtimeError(
+          `the container kept exiting (last exit code ${exitCode}); gave up after ${policy.maxAttempts} restarts. ` +
+            `See "moat logs ${config.name}"`,
+        );
+      }
+      const delay = restartDelay(policy, attempt);
+      await record({
+        status: 'restarting',
+        context: `container exited with code ${exitCode}; restarting (attempt ${attempt} of ${policy.maxAttempts}) in ${delay / 1000}s`,
+        restarts: attempt,
+      });
+      await runtime.removeContainer(containerId);
+      await sleep(delay, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) break;
+    }
+    await record({ status: 'stopping', context: 'stopping on request' });
+  } finally {
+    current.close();
+    await proxy
+      ?.close()
+      .catch((err: unknown) => log().warn({ err: errorMessage(err) }, 'closing the proxy failed'));
+    if (containerId) await runtime.stopContainer(containerId).catch(() => undefined);
+  }
+  return { outcome: 'stopped', containerId };
+}
+
+/** A container left behind by a killed supervisor or a stopped run is replaced; a stranger's is not. */
+async function removeLeftoverContainer(
+  runtime: ContainerRuntime,
+  containerName: string,
+  name: string,
+): Promise<void> {
+  const existing = await runtime.inspectContainer(containerName);
+  if (!existing) return;
+  if (!isWorkloadContainer(existing, name)) {
+    throw runtimeError(
+      `a container named "${containerName}" exists and was not created by moat for workload "${name}"; ` +
+        'remove or rename it, or run the workload under another --name',
+    );
+  }
+  await runtime.removeContainer(existing.id);
+}
+
+function backendFor(
+  config: RunConfig,
+  runtime: ContainerRuntime,
+  current: CurrentContainer,
+  httpUrl: string | undefined,
+): BackendSpec {
+  if (httpUrl) {
+    return {
+      kind: 'http',
+      url: httpUrl,
+      transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
+      remote: false,
+    };
+  }
+  return {
+    kind: 'stdio',
+    connect: async (): Promise<StdioPipes> => runtime.attachStdio(await current.next()),
+  };
+}
+
+/**
+ * Where the proxy reaches an SSE or streamable-HTTP server: its published host port on
+ * loopback (or the target port itself with host networking). After the first start the host
+ * port is pinned in the spec so restarts keep the same backend URL.
+ */
+async function httpBackendUrl(
+  runtime: ContainerRuntime,
+  containerId: string,
+  config: RunConfig,
+  spec: ContainerSpec,
+): Promise<string | undefined> {
+  if (config.transport === 'stdio') return undefined;
+  const targetPort = config.target_port;
+  if (!targetPort)
+    throw runtimeError(`the run configuration has no target_port for a ${config.transport} server`);
+  if (spec.networkMode === 'host') return `http://127.0.0.1:${targetPort}`;
+  const info = await runtime.inspectContainer(containerId);
+  const published = info?.ports.find((p) => p.containerPort === targetPort);
+  if (!published) throw runtimeError(`the container's port ${targetPort} was not published on the host`);
+  for (const binding of spec.ports) {
+    if (binding.containerPort === targetPort) binding.hostPort = published.hostPort;
+  }
+  const host = published.hostIp && published.hostIp !== '0.0.0.0' ? published.hostIp : '127.0.0.1';
+  return `http://${host}:${published.hostPort}`;
+}
+
+/**
+ * Waits until the server answers HTTP (any status); fails if the container exits first. A TCP
+ * connect is not enough: rootless port forwarders accept before the server listens.
+ */
+async function waitForHttp(url: string, exited: Promise<number>, signal: AbortSignal): Promise<void> {
+  let exitCode: number | undefined;
+  void exited.then((code) => (exitCode = code)).catch(() => undefined);
+  const deadline = Date.now() + BACKEND_READY_TIMEOUT_MS;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    if (await answersHttp(url)) return;
+    if (exitCode !== undefined)
+      throw runtimeError(`the server exited with code ${exitCode} before it listened`);
+    if (signal.aborted) return;
+    if (Date.now() > deadline) throw runtimeError(`the server did not answer HTTP on ${url}`);
+    await sleep(delay);
+  }
+}
+
+async function answersHttp(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    await response.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}
