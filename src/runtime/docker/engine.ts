@@ -3,10 +3,11 @@
  * Podman differences handled here: attach must carry an EMPTY body (Podman feeds a JSON body
  * into the container's stdin: apocas/dockerode#742), and pull errors arrive inside a 200 stream.
  */
+import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
 import type Dockerode from 'dockerode';
-import { errorMessage, runtimeError } from '../../util/errors.js';
+import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
 import { isFloatingImageRef } from '../image-ref.js';
 import {
   LABELS,
@@ -144,6 +145,11 @@ export class EngineRuntime implements ContainerRuntime {
   // Containers
 
   async createContainer(spec: ContainerSpec): Promise<string> {
+    // A local engine shares our filesystem: name a missing mount source before the engine's terser error.
+    if (this.info.endpoint.startsWith('unix://'))
+      for (const mount of spec.mounts)
+        if (!existsSync(mount.source))
+          throw usageError(`volume source path does not exist: ${mount.source} (mounted at ${mount.target})`);
     const labels = { ...spec.labels };
     if (spec.internalNetwork) {
       await this.ensureNetwork(spec.networkMode, {

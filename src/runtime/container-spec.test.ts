@@ -1,0 +1,232 @@
+import { describe, expect, it } from 'vitest';
+import { runConfigSchema, type RunConfigInput } from '../config/runconfig.js';
+import { buildContainerSpec, httpTarget, parsePublish, validateLabel } from './container-spec.js';
+import type { ContainerInfo } from './types.js';
+
+function config(overrides: Partial<RunConfigInput> = {}) {
+  return runConfigSchema.parse({
+    image: 'localhost/server:1',
+    name: 'srv',
+    transport: 'stdio',
+    host: '127.0.0.1',
+    port: 4100,
+    ...overrides,
+  });
+}
+
+const info = (overrides: Partial<ContainerInfo>): ContainerInfo => ({
+  id: 'id',
+  name: 'srv',
+  image: 'img',
+  state: 'running',
+  running: true,
+  exitCode: 0,
+  labels: {},
+  ports: [],
+  ipAddresses: {},
+  ...overrides,
+});
+
+describe('buildContainerSpec', () => {
+  it('builds a locked-down stdio container with Moat labels and the server args', () => {
+    const spec = buildContainerSpec(
+      config({
+        cmd_args: ['--verbose'],
+        group: 'g1',
+        container_labels: { team: 'a' },
+        permission_profile: null,
+      }),
+      { A: '1' },
+    );
+    expect(spec).toMatchObject({
+      name: 'srv',
+      image: 'localhost/server:1',
+      cmd: ['--verbose'],
+      env: { A: '1', MCP_TRANSPORT: 'stdio' },
+      labels: {
+        team: 'a',
+        moat: 'true',
+        'moat-name': 'srv',
+        'moat-basename': 'srv',
+        'moat-transport': 'stdio',
+        'moat-port': '4100',
+        'moat-group': 'g1',
+      },
+      ports: [],
+      networkMode: 'bridge',
+      internalNetwork: false,
+      attachStdio: true,
+      privileged: false,
+      capDrop: ['ALL'],
+      securityOpt: ['no-new-privileges'],
+    });
+  });
+
+  it('publishes an HTTP server on 127.0.0.1 at an engine-picked port and tells it where to listen', () => {
+    const spec = buildContainerSpec(config({ transport: 'streamable-http', target_port: 8123 }), {});
+    expect(spec.env).toMatchObject({
+      MCP_TRANSPORT: 'streamable-http',
+      MCP_PORT: '8123',
+      FASTMCP_PORT: '8123',
+      MCP_HOST: '0.0.0.0',
+    });
+    expect(spec.ports).toEqual([{ containerPort: 8123, hostIp: '127.0.0.1', hostPort: 0 }]);
+    expect(spec.attachStdio).toBe(false);
+  });
+
+  it('transport variables win over user variables of the same name (they must match the real ports)', () => {
+    const spec = buildContainerSpec(config({ transport: 'sse', target_port: 9000 }), { MCP_PORT: '1' });
+    expect(spec.env.MCP_PORT).toBe('9000');
+  });
+
+  it('binds target_host with host networking and publishes nothing', () => {
+    const spec = buildContainerSpec(
+      config({
+        transport: 'sse',
+        target_port: 9000,
+        target_host: '127.0.0.1',
+        permission_profile: { network: { mode: 'host', outbound: { insecure_allow_all: true } } },
+      }),
+      {},
+    );
+    expect(spec.networkMode).toBe('host');
+    expect(spec.ports).toEqual([]);
+    expect(spec.env.MCP_HOST).toBe('127.0.0.1');
+  });
+
+  it('denies outbound traffic for the none profile: no network for stdio, an internal one for HTTP', () => {
+    const stdio = buildContainerSpec(config({ permission_profile_name_or_path: 'none' }), {});
+    expect(stdio).toMatchObject({ networkMode: 'none', internalNetwork: false });
+    const http = buildContainerSpec(
+      config({ transport: 'streamable-http', target_port: 8080, permission_profile_name_or_path: 'stdio' }),
+      {},
+    );
+    expect(http).toMatchObject({ networkMode: 'moat-srv-internal', internalNetwork: true, ports: [] });
+  });
+
+  it('refuses network modes that cannot enforce a deny-all profile', () => {
+    expect(() =>
+      buildContainerSpec(config({ permission_profile: { network: { mode: 'host', outbound: {} } } }), {}),
+    ).toThrow(/cannot be enforced with --network host/);
+    expect(() =>
+      buildContainerSpec(config({ permission_profile: { network: { mode: 'mynet', outbound: {} } } }), {}),
+    ).toThrow(/cannot be enforced with --network mynet/);
+  });
+
+  it('rejects an HTTP server on --network none and -p where nothing can be published', () => {
+    expect(() =>
+      buildContainerSpec(
+        config({ transport: 'sse', target_port: 1, permission_profile: { network: { mode: 'none' } } }),
+        {},
+      ),
+    ).toThrow(/unreachable/);
+    expect(() =>
+      buildContainerSpec(config({ permission_profile_name_or_path: 'none', publish: ['8080:80'] }), {}),
+    ).toThrow(/-p cannot publish ports with this network \(none\)/);
+  });
+
+  it('adds -p bindings and the profile and -v mounts', () => {
+    const spec = buildContainerSpec(
+      config({
+        publish: ['18080:80', '0.0.0.0:18081:81/tcp'],
+        volumes: ['/srv/data:/data:ro'],
+        permission_profile: {
+          read: ['/etc/hosts:/h'],
+          write: ['/tmp/out:/out'],
+          network: { outbound: { insecure_allow_all: true } },
+        },
+      }),
+      {},
+    );
+    expect(spec.ports).toEqual([
+      { containerPort: 80, hostIp: '127.0.0.1', hostPort: 18080 },
+      { containerPort: 81, hostIp: '0.0.0.0', hostPort: 18081 },
+    ]);
+    expect(spec.mounts).toEqual([
+      { source: '/etc/hosts', target: '/h', readOnly: true },
+      { source: '/tmp/out', target: '/out', readOnly: false },
+      { source: '/srv/data', target: '/data', readOnly: true },
+    ]);
+  });
+
+  it('marks the container privileged only when the profile says so', () => {
+    const spec = buildContainerSpec(
+      config({
+        permission_profile: { privileged: true, network: { outbound: { insecure_allow_all: true } } },
+      }),
+      {},
+    );
+    expect(spec.privileged).toBe(true);
+  });
+
+  it('needs a target port for HTTP servers and a valid container name', () => {
+    expect(() => buildContainerSpec(config({ transport: 'streamable-http' }), {})).toThrow(
+      /needs a target port/,
+    );
+    expect(() => buildContainerSpec(config({ container_name: '-bad name' }), {})).toThrow(/container name/);
+  });
+
+  it('rejects invalid and reserved labels instead of skipping them', () => {
+    expect(() => buildContainerSpec(config({ container_labels: { 'bad key': 'x' } }), {})).toThrow(
+      /label key/,
+    );
+    expect(() => buildContainerSpec(config({ container_labels: { 'moat-name': 'x' } }), {})).toThrow(
+      /reserved/,
+    );
+  });
+
+  it('fails when the config names a profile file it does not contain', () => {
+    expect(() => buildContainerSpec(config({ permission_profile_name_or_path: './p.json' }), {})).toThrow(
+      /does not contain it/,
+    );
+  });
+});
+
+describe('validateLabel', () => {
+  it('accepts Kubernetes-style keys and values', () => {
+    expect(() => validateLabel('app.kubernetes.io/name', 'fetch')).not.toThrow();
+    expect(() => validateLabel('tier', '')).not.toThrow();
+  });
+
+  it.each([
+    ['-x', 'v', /label key/],
+    ['Example.com/x', 'v', /prefix/],
+    ['x', 'has space', /value/],
+    ['x'.repeat(64), 'v', /label key/],
+    ['moat', 'true', /reserved/],
+  ])('rejects %s=%s', (key, value, message) => {
+    expect(() => validateLabel(key, value)).toThrow(message);
+  });
+});
+
+describe('parsePublish', () => {
+  it('defaults to loopback and rejects malformed values', () => {
+    expect(parsePublish('8080:80')).toEqual({ hostIp: '127.0.0.1', hostPort: 8080, containerPort: 80 });
+    expect(() => parsePublish('8080:80/udp')).toThrow(/only tcp/);
+    expect(() => parsePublish('80')).toThrow(/hostPort:containerPort/);
+    expect(() => parsePublish('x:80')).toThrow(/host port/);
+    expect(() => parsePublish('8080:70000')).toThrow(/container port/);
+  });
+});
+
+describe('httpTarget', () => {
+  it('uses the published binding, the internal IP or the host target', () => {
+    const bridge = { networkMode: 'bridge', internalNetwork: false };
+    expect(
+      httpTarget(bridge, info({ ports: [{ containerPort: 80, hostIp: '127.0.0.1', hostPort: 4321 }] }), 80),
+    ).toEqual({
+      host: '127.0.0.1',
+      port: 4321,
+    });
+    expect(httpTarget(bridge, info({}), 80)).toBeUndefined();
+    const internal = { networkMode: 'moat-x-internal', internalNetwork: true };
+    expect(httpTarget(internal, info({ ipAddresses: { 'moat-x-internal': '10.89.0.5' } }), 80)).toEqual({
+      host: '10.89.0.5',
+      port: 80,
+    });
+    expect(httpTarget({ networkMode: 'host', internalNetwork: false }, info({}), 80)).toEqual({
+      host: '127.0.0.1',
+      port: 80,
+    });
+  });
+});

@@ -1,0 +1,118 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  builtinProfile,
+  collectMounts,
+  loadPermissionProfile,
+  networkModeOf,
+  outboundPolicy,
+  parseMountDeclaration,
+  parseVolume,
+} from './permissions.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'moat-profile-'));
+function profileFile(name: string, content: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+describe('builtin profiles', () => {
+  it('none and its alias stdio deny outbound; network allows it', () => {
+    expect(outboundPolicy(builtinProfile('none')!)).toBe('deny-all');
+    expect(outboundPolicy(builtinProfile('stdio')!)).toBe('deny-all');
+    expect(outboundPolicy(builtinProfile('network')!)).toBe('allow-all');
+    expect(builtinProfile('other')).toBeUndefined();
+  });
+
+  it('returns copies, so callers cannot change the builtins', () => {
+    builtinProfile('network')!.privileged = true;
+    expect(builtinProfile('network')!.privileged).toBeUndefined();
+  });
+});
+
+describe('loadPermissionProfile', () => {
+  it('loads and validates a JSON file relative to cwd', async () => {
+    profileFile('ok.json', JSON.stringify({ name: 'x', read: ['/etc/hosts:/h'], network: { mode: 'host' } }));
+    const profile = await loadPermissionProfile('ok.json', dir);
+    expect(profile.read).toEqual(['/etc/hosts:/h']);
+    expect(networkModeOf(profile)).toBe('host');
+  });
+
+  it('names the unknown field and the file', async () => {
+    const path = profileFile('unknown.json', JSON.stringify({ network: { outbound: { allow_all: true } } }));
+    await expect(loadPermissionProfile(path)).rejects.toThrow(
+      new RegExp(`invalid permission profile ${path}: network\\.outbound: Unrecognized key.*allow_all`),
+    );
+  });
+
+  it('names a field of the wrong type with its index', async () => {
+    const path = profileFile(
+      'type.json',
+      JSON.stringify({ network: { outbound: { allow_port: [443, '80'] } } }),
+    );
+    await expect(loadPermissionProfile(path)).rejects.toThrow(/network\.outbound\.allow_port\[1\]: .*number/);
+  });
+
+  it('rejects invalid JSON and unreadable paths as usage errors', async () => {
+    const path = profileFile('bad.json', '{ not json');
+    await expect(loadPermissionProfile(path)).rejects.toMatchObject({
+      kind: 'usage',
+      message: /not valid JSON/,
+    });
+    await expect(loadPermissionProfile(join(dir, 'missing.json'))).rejects.toMatchObject({
+      kind: 'usage',
+      message: /not a builtin profile \(none, stdio, network\)/,
+    });
+  });
+});
+
+describe('outboundPolicy', () => {
+  it('treats a profile without a network section as deny-all (least privilege)', () => {
+    expect(outboundPolicy({ read: ['/x'] })).toBe('deny-all');
+  });
+
+  it('fails loudly for allowlists instead of allowing everything', () => {
+    expect(() => outboundPolicy({ network: { outbound: { allow_host: ['example.com'] } } })).toThrow(
+      /not implemented/,
+    );
+    expect(() => outboundPolicy({ network: { outbound: { allow_port: [443] } } })).toThrow(/not implemented/);
+    expect(() => outboundPolicy({ network: { inbound: { allow_host: ['a'] } } })).toThrow(/not implemented/);
+  });
+});
+
+describe('mounts', () => {
+  it('parses path, host:container and -v forms; resolves relative host paths', () => {
+    expect(parseMountDeclaration('/data', true, '/cwd')).toEqual({
+      source: '/data',
+      target: '/data',
+      readOnly: true,
+    });
+    expect(parseMountDeclaration('./d:/in', false, '/cwd')).toEqual({
+      source: '/cwd/d',
+      target: '/in',
+      readOnly: false,
+    });
+    expect(parseVolume('rel:/in:ro', '/cwd')).toEqual({ source: '/cwd/rel', target: '/in', readOnly: true });
+    expect(parseVolume('/a:/b', '/cwd')).toEqual({ source: '/a', target: '/b', readOnly: false });
+  });
+
+  it('rejects shell metacharacters, relative container paths and malformed values', () => {
+    for (const bad of ['/a$(id):/b', '/a;b:/b', '/a|b:/b', '/a`x`:/b', '/a&:/b', '/a\0:/b'])
+      expect(() => parseMountDeclaration(bad, true, '/')).toThrow(/forbidden character/);
+    expect(() => parseMountDeclaration('/a:rel', true, '/')).toThrow(/must be absolute/);
+    expect(() => parseVolume('/only', '/')).toThrow(/host-path:container-path\[:ro\]/);
+    expect(() => parseMountDeclaration('file://x:/y', true, '/')).toThrow(/not implemented/);
+  });
+
+  it('merges duplicates (read-write wins) and rejects two sources on one target', () => {
+    const mounts = collectMounts({ read: ['/a:/x'], write: ['/a:/x'] }, ['/b:/y:ro'], '/');
+    expect(mounts).toEqual([
+      { source: '/a', target: '/x', readOnly: false },
+      { source: '/b', target: '/y', readOnly: true },
+    ]);
+    expect(() => collectMounts({ read: ['/a:/x'] }, ['/c:/x'], '/')).toThrow(/two mounts target \/x/);
+  });
+});
