@@ -4,31 +4,13 @@
  * lock (proper-lockfile: a lock directory whose mtime is refreshed while held, so a lock left by
  * a killed process goes stale and is taken over).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { errorMessage, runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
 
-/** Replaces `path` with `data` atomically; the file gets `mode` (0600 by default). */
-export async function writeFileAtomic(path: string, data: string, mode = 0o600): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'wx', mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
+export { writeFileAtomic } from '../util/atomic-file.js';
 
 /** Parsed JSON of `path`, or undefined when the file does not exist. */
 export async function readJsonFile(path: string): Promise<unknown> {
