@@ -41,11 +41,6 @@ export function metadataDocument(
   };
 }
 
-/** True for the root and every path-inserted form of the metadata URL. */
-export function isMetadataPath(pathname: string): boolean {
-  return pathname === PRM_PATH || pathname.startsWith(`${PRM_PATH}/`);
-}
-
 /** Serves GET/HEAD/OPTIONS on the metadata paths, with CORS so browser-based clients can read it. */
 export function serveMetadata(
   req: IncomingMessage,

@@ -1,0 +1,134 @@
+/**
+ * The authentication edge middleware: takes the bearer token from the Authorization header (the
+ * only place MCP allows it), validates it, and replaces the request's identity. Failures answer
+ * 401 (missing or invalid token) or 403 (insufficient scope) with a JSON-RPC error body and an
+ * RFC 6750 challenge pointing at the protected-resource metadata; an unreachable identity
+ * provider answers 503 (retrying with a new token would not help).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { log } from '../../util/log.js';
+import { errorMessage } from '../../util/errors.js';
+import { writeJsonRpcError } from '../../proxy/pipeline/errors.js';
+import { RPC, type EdgeMiddleware, type EdgeRequest } from '../../proxy/types.js';
+import { IdpHttpClient, IdpUnavailableError } from './idp-http.js';
+import { identityFromClaims } from './identity.js';
+import {
+  challengeHeader,
+  PRM_PATH,
+  resourceUrl,
+  serveMetadata,
+  type Challenge,
+} from './resource-metadata.js';
+import type { InboundAuthSettings } from './settings.js';
+import { TokenRejectedError, TokenValidator, type TokenValidatorOptions } from './token-validator.js';
+
+/** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
+export const MAX_TOKEN_LENGTH = 16 * 1024;
+
+export interface InboundAuth {
+  middleware: EdgeMiddleware;
+  /** Serves the RFC 9728 metadata at the root and path-inserted well-known URLs (an edge route). */
+  route: {
+    prefix: string;
+    handle(req: IncomingMessage, res: ServerResponse, externalBaseUrl: string): void;
+  };
+  close(): Promise<void>;
+}
+
+export interface InboundAuthOptions extends TokenValidatorOptions {
+  /** The MCP endpoint path clients use (`/mcp`, `/sse`); part of the derived resource URL. */
+  mcpPath: string;
+}
+
+export function createInboundAuth(settings: InboundAuthSettings, options: InboundAuthOptions): InboundAuth {
+  const http = new IdpHttpClient({
+    allowHttp: settings.allowHttp,
+    allowPrivateIp: settings.allowPrivateIp,
+    caBundle: settings.caBundle,
+  });
+  const validator = new TokenValidator(settings, http, options);
+  const names = { groupClaimName: settings.groupClaimName, roleClaimName: settings.roleClaimName };
+
+  const refuse = (request: EdgeRequest, status: 401 | 403, challenge: Challenge): void => {
+    const resource = resourceUrl(settings, request.externalBaseUrl, options.mcpPath);
+    const message =
+      status === 403
+        ? `Forbidden: ${challenge.description}`
+        : `Unauthorized: ${challenge.description ?? 'a bearer token is required'}`;
+    writeJsonRpcError(
+      request.res,
+      status,
+      {
+        code: RPC.invalidRequest,
+        message,
+        data: { error: challenge.error ?? 'invalid_request', error_description: challenge.description },
+      },
+      null,
+      { 'www-authenticate': challengeHeader(resource, settings.scopesSupported, challenge) },
+    );
+  };
+
+  const middleware: EdgeMiddleware = async (request, next) => {
+    const token = bearerToken(request.req.headers.authorization);
+    if (token.kind === 'missing') return refuse(request, 401, {});
+    if (token.kind === 'malformed') {
+      return refuse(request, 401, { error: 'invalid_request', description: token.reason });
+    }
+    let claims: Record<string, unknown>;
+    try {
+      claims = await validator.validate(token.value);
+      request.identity = { ...identityFromClaims(claims, names), token: token.value };
+    } catch (err) {
+      if (err instanceof TokenRejectedError) {
+        log().debug({ reason: err.message, client: request.clientAddress }, 'bearer token refused');
+        if (err.kind === 'insufficient_scope') {
+          return refuse(request, 403, { error: 'insufficient_scope', description: err.message });
+        }
+        return refuse(request, 401, { error: 'invalid_token', description: err.message });
+      }
+      if (err instanceof IdpUnavailableError) {
+        log().error({ reason: err.message }, 'cannot validate bearer tokens: identity provider unavailable');
+        writeJsonRpcError(request.res, 503, {
+          code: RPC.serverError,
+          message: 'Authentication is temporarily unavailable: the identity provider cannot be reached',
+        });
+        return;
+      }
+      // identityFromClaims: a valid token without a subject.
+      return refuse(request, 401, { error: 'invalid_token', description: errorMessage(err) });
+    }
+    await next();
+  };
+
+  return {
+    middleware,
+    route: {
+      prefix: PRM_PATH,
+      handle(req, res, externalBaseUrl) {
+        serveMetadata(req, res, settings, resourceUrl(settings, externalBaseUrl, options.mcpPath));
+      },
+    },
+    close: () => http.close(),
+  };
+}
+
+type BearerToken =
+  { kind: 'missing' } | { kind: 'malformed'; reason: string } | { kind: 'present'; value: string };
+
+/** RFC 6750 §2.1: `Bearer <b64token>`, scheme case-insensitive, exactly one token. */
+export function bearerToken(header: string | undefined): BearerToken {
+  if (header === undefined || header.trim() === '') return { kind: 'missing' };
+  const match = /^Bearer +([^ ]*) *$/i.exec(header);
+  if (!match) {
+    return /^bearer\b/i.test(header)
+      ? { kind: 'malformed', reason: 'the Authorization header must be "Bearer <token>"' }
+      : { kind: 'malformed', reason: 'only Bearer tokens are accepted' };
+  }
+  const value = match[1] as string;
+  if (value === '') return { kind: 'malformed', reason: 'the bearer token is empty' };
+  if (value.length > MAX_TOKEN_LENGTH) return { kind: 'malformed', reason: 'the bearer token is too large' };
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(value)) {
+    return { kind: 'malformed', reason: 'the bearer token contains characters RFC 6750 does not allow' };
+  }
+  return { kind: 'present', value };
+}

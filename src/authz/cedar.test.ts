@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import type { Identity } from '../proxy/types.js';
+import { CedarAuthorizer } from './cedar.js';
+import { parseAuthzConfig, validateAuthzConfig } from './config.js';
+
+function identity(subject: string, groups: string[] = [], claims: Record<string, unknown> = {}): Identity {
+  return { subject, groups, claims: { sub: subject, ...claims }, local: false };
+}
+
+function authorizer(policies: string[], extra: Record<string, unknown> = {}): CedarAuthorizer {
+  return new CedarAuthorizer(
+    validateAuthzConfig({ version: '1.0', type: 'cedarv1', cedar: { policies, ...extra } }, 'test'),
+  );
+}
+
+const tool = (who: Identity, name: string, args: Record<string, unknown> = {}) =>
+  ({ identity: who, feature: 'tool', id: name, arguments: args, serverName: 'wx' }) as const;
+
+describe('CedarAuthorizer', () => {
+  it('permits what a policy permits and denies the rest (default deny)', () => {
+    const az = authorizer(['permit(principal, action == Action::"call_tool", resource == Tool::"weather");']);
+    expect(az.authorize(tool(identity('alice'), 'weather'))).toEqual({ allowed: true, reasons: ['policy0'] });
+    expect(az.authorize(tool(identity('alice'), 'delete_all')).allowed).toBe(false);
+    expect(az.authorize({ ...tool(identity('alice'), 'weather'), feature: 'prompt' }).allowed).toBe(false);
+  });
+
+  it('lets forbid win over permit', () => {
+    const az = authorizer([
+      'permit(principal, action == Action::"call_tool", resource);',
+      'forbid(principal == Client::"mallory", action, resource);',
+    ]);
+    expect(az.authorize(tool(identity('alice'), 'x')).allowed).toBe(true);
+    expect(az.authorize(tool(identity('mallory'), 'x'))).toEqual({ allowed: false, reasons: ['policy1'] });
+  });
+
+  it('makes group claims parents of MoatGroup, or the configured entity type', () => {
+    const policies = ['permit(principal in MoatGroup::"admins", action == Action::"call_tool", resource);'];
+    const az = authorizer(policies);
+    expect(az.authorize(tool(identity('alice', ['admins']), 'x')).allowed).toBe(true);
+    expect(az.authorize(tool(identity('bob', ['eng']), 'x')).allowed).toBe(false);
+    const thv = authorizer(['permit(principal in THVGroup::"admins", action, resource);'], {
+      group_entity_type: 'THVGroup',
+    });
+    expect(thv.authorize(tool(identity('alice', ['admins']), 'x')).allowed).toBe(true);
+  });
+
+  it('follows static entities for transitive membership, for principals and resources', () => {
+    const entities = [
+      { uid: { type: 'MoatGroup', id: 'eng' }, attrs: {}, parents: [{ type: 'MoatGroup', id: 'staff' }] },
+      {
+        uid: { type: 'Tool', id: 'weather' },
+        attrs: { risk: 'low' },
+        parents: [{ type: 'ToolSet', id: 'safe' }],
+      },
+    ];
+    const az = authorizer(
+      [
+        'permit(principal in MoatGroup::"staff", action == Action::"call_tool", resource in ToolSet::"safe");',
+        'permit(principal, action == Action::"get_prompt", resource) when { resource.name == "p" && principal in MoatGroup::"staff" };',
+      ],
+      { entities_json: JSON.stringify(entities) },
+    );
+    expect(az.authorize(tool(identity('alice', ['eng']), 'weather')).allowed).toBe(true);
+    expect(az.authorize(tool(identity('alice', ['eng']), 'rm')).allowed).toBe(false);
+    expect(az.authorize(tool(identity('bob', ['sales']), 'weather')).allowed).toBe(false);
+    expect(
+      az.authorize({ identity: identity('alice', ['eng']), feature: 'prompt', id: 'p', serverName: 'wx' })
+        .allowed,
+    ).toBe(true);
+  });
+
+  it('exposes claims and arguments to conditions, with a parent MCP server', () => {
+    const az = authorizer([
+      'permit(principal, action == Action::"call_tool", resource) when { principal.claim_dept == "ops" && context.arg_location == "NYC" && resource in MCP::"wx" };',
+    ]);
+    const ops = identity('alice', [], { dept: 'ops' });
+    expect(az.authorize(tool(ops, 'weather', { location: 'NYC' })).allowed).toBe(true);
+    expect(az.authorize(tool(ops, 'weather', { location: 'LA' })).allowed).toBe(false);
+    expect(az.authorize({ ...tool(ops, 'weather', { location: 'NYC' }), serverName: 'other' }).allowed).toBe(
+      false,
+    );
+    expect(
+      az.authorize(tool(identity('bob', [], { dept: 'hr' }), 'weather', { location: 'NYC' })).allowed,
+    ).toBe(false);
+  });
+
+  it('does not let a tool argument pose as an entity reference, and drops values Cedar cannot hold', () => {
+    const az = authorizer([
+      'permit(principal, action, resource) when { context.arg_role == MoatGroup::"admins" };',
+      'permit(principal, action, resource) when { context has arg_ratio };',
+    ]);
+    const smuggled = { role: { __entity: { type: 'MoatGroup', id: 'admins' } }, ratio: 0.5, nothing: null };
+    expect(az.authorize(tool(identity('mallory'), 'x', smuggled)).allowed).toBe(false);
+  });
+
+  it('names the policy, its line in the file and the position of a parse error', () => {
+    const yaml = [
+      'version: "1.0"',
+      'type: cedarv1',
+      'cedar:',
+      '  policies:',
+      '    - permit(principal, action, resource);',
+      '    - |',
+      '      permit(principal, action, resource)',
+      '      when { resource.name == };',
+    ].join('\n');
+    const loaded = parseAuthzConfig(yaml, 'authz.yaml');
+    expect(() => new CedarAuthorizer(loaded.config, loaded.locations)).toThrow(
+      /^authz\.yaml: cedar\.policies\[1\] \(line 6\) does not parse at line 2, column \d+ of the policy: /,
+    );
+  });
+
+  it('refuses broken static entities', () => {
+    expect(() => authorizer(['permit(principal, action, resource);'], { entities_json: '{oops' })).toThrow(
+      /cedar\.entities_json is not valid JSON/,
+    );
+    expect(() =>
+      authorizer(['permit(principal, action, resource);'], { entities_json: '[{"uid": 5}]' }),
+    ).toThrow(/cedar\.entities_json: /);
+  });
+});

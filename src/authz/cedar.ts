@@ -1,0 +1,213 @@
+/**
+ * Cedar decisions for MCP requests, by the official engine (@cedar-policy/cedar-wasm).
+ *
+ *   principal  Client::"<sub>"        attrs claim_<name>; parents <GroupType>::"<group>" per group/role
+ *   action     Action::"call_tool" | "get_prompt" | "read_resource"
+ *   resource   Tool::"<name>" | Prompt::"<name>" | Resource::"<uri>"
+ *              attrs name, operation, feature, arg_<key>; parent MCP::"<server>"
+ *   context    claim_<name> and arg_<key>
+ *
+ * Static entities (entities_json) are merged in, so `principal in MoatGroup::"staff"` holds when
+ * the token says `eng` and the store says eng ∈ staff. Default deny; forbid wins.
+ */
+import { randomUUID } from 'node:crypto';
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import type {
+  CedarValueJson,
+  DetailedError,
+  EntityJson,
+  EntityUidJson,
+} from '@cedar-policy/cedar-wasm/nodejs';
+import type { Identity } from '../proxy/types.js';
+import { usageError } from '../util/errors.js';
+import { DEFAULT_GROUP_ENTITY_TYPE, type AuthzConfig, type PolicyLocations } from './config.js';
+
+export type Feature = 'tool' | 'prompt' | 'resource';
+
+const FEATURES: Record<Feature, { action: string; entityType: string; operation: string }> = {
+  tool: { action: 'call_tool', entityType: 'Tool', operation: 'call' },
+  prompt: { action: 'get_prompt', entityType: 'Prompt', operation: 'get' },
+  resource: { action: 'read_resource', entityType: 'Resource', operation: 'read' },
+};
+
+export interface AuthzRequest {
+  identity: Identity;
+  feature: Feature;
+  /** Tool or prompt name, or resource URI. */
+  id: string;
+  arguments?: Record<string, unknown>;
+  serverName: string;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** Ids of the policies that determined the decision (policy0, policy1, ... in file order). */
+  reasons: string[];
+}
+
+export class CedarAuthorizer {
+  private readonly policySetId = `moat-${randomUUID()}`;
+  private readonly staticEntities: Map<string, EntityJson>;
+  private readonly groupType: string;
+
+  constructor(config: AuthzConfig, locations?: PolicyLocations) {
+    const policies = config.cedar.policies;
+    policies.forEach((text, i) => checkPolicy(text, i, locations));
+    const answer = cedar.preparsePolicySet(this.policySetId, { staticPolicies: policies.join('\n') });
+    if (answer.type === 'failure') {
+      throw usageError(`authorization policies do not parse: ${formatErrors(answer.errors)}`);
+    }
+    this.staticEntities = parseStaticEntities(
+      config.cedar.entities_json,
+      locations?.source ?? 'authz config',
+    );
+    this.groupType = config.cedar.group_entity_type ?? DEFAULT_GROUP_ENTITY_TYPE;
+  }
+
+  authorize(request: AuthzRequest): Decision {
+    const feature = FEATURES[request.feature];
+    const args = cedarRecord(request.arguments ?? {}, 'arg_');
+    const claims = cedarRecord(request.identity.claims, 'claim_');
+    const principal = uid('Client', request.identity.subject);
+    const action = uid('Action', feature.action);
+    const resource = uid(feature.entityType, request.id);
+    const generated: EntityJson[] = [
+      {
+        uid: principal,
+        attrs: claims,
+        parents: request.identity.groups.map((g) => uid(this.groupType, g)),
+      },
+      { uid: action, attrs: { operation: feature.action }, parents: [] },
+      {
+        uid: resource,
+        attrs: { name: request.id, operation: feature.operation, feature: request.feature, ...args },
+        parents: [uid('MCP', request.serverName)],
+      },
+    ];
+    const answer = cedar.statefulIsAuthorized({
+      principal,
+      action,
+      resource,
+      context: { ...claims, ...args },
+      preparsedPolicySetId: this.policySetId,
+      entities: this.withStaticEntities(generated),
+    });
+    if (answer.type === 'failure') {
+      // An entity or context the engine refuses (should not happen: values are sanitised). Deny.
+      throw new Error(`authorization could not be evaluated: ${formatErrors(answer.errors)}`);
+    }
+    return { allowed: answer.response.decision === 'allow', reasons: answer.response.diagnostics.reason };
+  }
+
+  /** Generated entities merged with static ones of the same uid (attributes and parents combined). */
+  private withStaticEntities(generated: EntityJson[]): EntityJson[] {
+    if (this.staticEntities.size === 0) return generated;
+    const merged = new Map(this.staticEntities);
+    for (const entity of generated) {
+      const key = entityKey(entity.uid);
+      const existing = merged.get(key);
+      merged.set(
+        key,
+        existing
+          ? {
+              uid: entity.uid,
+              attrs: { ...existing.attrs, ...entity.attrs },
+              parents: [...existing.parents, ...entity.parents],
+            }
+          : entity,
+      );
+    }
+    return [...merged.values()];
+  }
+}
+
+function uid(type: string, id: string): { type: string; id: string } {
+  return { type, id };
+}
+
+function entityKey(u: EntityUidJson): string {
+  const { type, id } = '__entity' in u ? u.__entity : u;
+  return `${type}::${JSON.stringify(id)}`;
+}
+
+/** A policy that does not parse: name it, its line in the file, and where in the policy. */
+function checkPolicy(text: string, index: number, locations?: PolicyLocations): void {
+  const answer = cedar.checkParsePolicySet({ staticPolicies: text });
+  if (answer.type === 'success') return;
+  const fileLine = locations?.lines[index];
+  const where = `${locations?.source ?? 'authz config'}: cedar.policies[${index}]${fileLine ? ` (line ${fileLine})` : ''}`;
+  const first = answer.errors[0];
+  const offset = first?.sourceLocations?.[0]?.start;
+  const inPolicy = offset === undefined ? '' : ` at ${positionIn(text, offset)} of the policy`;
+  throw usageError(`${where} does not parse${inPolicy}: ${formatErrors(answer.errors)}`);
+}
+
+function positionIn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
+}
+
+function formatErrors(errors: DetailedError[]): string {
+  return errors.map((e) => (e.help ? `${e.message} (${e.help})` : e.message)).join('; ');
+}
+
+function parseStaticEntities(json: string | undefined, source: string): Map<string, EntityJson> {
+  const entities = new Map<string, EntityJson>();
+  if (json === undefined || json.trim() === '') return entities;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (err) {
+    throw usageError(`${source}: cedar.entities_json is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(parsed))
+    throw usageError(`${source}: cedar.entities_json must be a JSON array of entities`);
+  const check = cedar.checkParseEntities({ entities: parsed as EntityJson[] });
+  if (check.type === 'failure') {
+    throw usageError(`${source}: cedar.entities_json: ${formatErrors(check.errors)}`);
+  }
+  for (const entity of parsed as Array<Partial<EntityJson> & Pick<EntityJson, 'uid'>>) {
+    entities.set(entityKey(entity.uid), {
+      ...entity,
+      attrs: entity.attrs ?? {},
+      parents: entity.parents ?? [],
+    });
+  }
+  return entities;
+}
+
+/**
+ * JSON values (token claims, call arguments) as Cedar attributes under a prefix. Cedar has no
+ * floats or null, so those are dropped; objects that Cedar's JSON format would read as entity
+ * references or extension values (`__entity`, `__extn`, `__expr`) are dropped too, so a caller
+ * cannot smuggle an entity into a policy through a tool argument.
+ */
+function cedarRecord(values: Record<string, unknown>, prefix: string): Record<string, CedarValueJson> {
+  const out: Record<string, CedarValueJson> = {};
+  for (const [key, value] of Object.entries(values)) {
+    const converted = toCedarValue(value, 0);
+    if (converted !== undefined) out[`${prefix}${key}`] = converted;
+  }
+  return out;
+}
+
+const RESERVED_KEYS = ['__entity', '__extn', '__expr'];
+
+function toCedarValue(value: unknown, depth: number): CedarValueJson | undefined {
+  if (depth > 8) return undefined;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
+  if (Array.isArray(value)) {
+    return value.map((v) => toCedarValue(v, depth + 1)).filter((v): v is CedarValueJson => v !== undefined);
+  }
+  if (typeof value === 'object' && value !== null) {
+    if (RESERVED_KEYS.some((k) => k in value)) return undefined;
+    const record: Record<string, CedarValueJson> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const converted = toCedarValue(v, depth + 1);
+      if (converted !== undefined) record[k] = converted;
+    }
+    return record;
+  }
+  return undefined;
+}

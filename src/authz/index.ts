@@ -1,0 +1,37 @@
+/** Authorization from a RunConfig: the Cedar policy for the message pipeline, when configured. */
+import type { RunConfig } from '../config/runconfig.js';
+import type { MessagePolicy } from '../proxy/types.js';
+import { usageError } from '../util/errors.js';
+import { CedarAuthorizer } from './cedar.js';
+import { loadAuthzConfigFile, validateAuthzConfig, type LoadedAuthzConfig } from './config.js';
+import { createAuthzPolicy } from './policy.js';
+
+export interface Authz {
+  policy: MessagePolicy;
+  /** Claim names authentication must use to fill Identity.groups. */
+  groupClaimName?: string;
+  roleClaimName?: string;
+}
+
+export async function loadAuthz(
+  config: Pick<RunConfig, 'authz_config' | 'authz_config_path'>,
+): Promise<Authz | undefined> {
+  if (config.authz_config !== undefined && config.authz_config_path !== undefined) {
+    throw usageError('authz_config and authz_config_path are mutually exclusive; keep one of them');
+  }
+  let loaded: LoadedAuthzConfig;
+  if (config.authz_config_path !== undefined) {
+    loaded = await loadAuthzConfigFile(config.authz_config_path);
+  } else if (config.authz_config !== undefined) {
+    const source = 'RunConfig authz_config';
+    loaded = { config: validateAuthzConfig(config.authz_config, source), locations: { source, lines: [] } };
+  } else {
+    return undefined;
+  }
+  const authorizer = new CedarAuthorizer(loaded.config, loaded.locations);
+  return {
+    policy: createAuthzPolicy(authorizer),
+    groupClaimName: loaded.config.cedar.group_claim_name,
+    roleClaimName: loaded.config.cedar.role_claim_name,
+  };
+}

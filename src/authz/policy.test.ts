@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import type { Identity, JsonRpcMessage, MessageContext } from '../proxy/types.js';
+import { CedarAuthorizer } from './cedar.js';
+import { validateAuthzConfig } from './config.js';
+import { AUTHZ_DENIED_CODE, createAuthzPolicy } from './policy.js';
+
+const policy = createAuthzPolicy(
+  new CedarAuthorizer(
+    validateAuthzConfig(
+      {
+        type: 'cedarv1',
+        cedar: {
+          policies: [
+            'permit(principal, action == Action::"call_tool", resource == Tool::"weather");',
+            'permit(principal in MoatGroup::"admins", action, resource);',
+            'permit(principal, action == Action::"read_resource", resource == Resource::"file:///public");',
+          ],
+        },
+      },
+      'test',
+    ),
+  ),
+);
+
+function ctx(subject: string, groups: string[] = []): MessageContext {
+  const identity: Identity = { subject, groups, claims: { sub: subject }, local: false };
+  return {
+    identity,
+    serverName: 'wx',
+    transport: 'streamable-http',
+    clientAddress: '127.0.0.1',
+    headers: {},
+  };
+}
+
+const call = (method: string, params?: Record<string, unknown>): JsonRpcMessage => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method,
+  ...(params ? { params } : {}),
+});
+
+describe('authz policy', () => {
+  it('forwards a permitted call unchanged', async () => {
+    const message = call('tools/call', { name: 'weather', arguments: { location: 'NYC' } });
+    expect(await policy.onClientMessage!(message, ctx('alice'))).toEqual({ action: 'forward', message });
+  });
+
+  it('denies with 403 and a message that says it was denied', async () => {
+    const verdict = await policy.onClientMessage!(call('tools/call', { name: 'rm_rf' }), ctx('alice'));
+    expect(verdict).toEqual({
+      action: 'reject',
+      httpStatus: 403,
+      error: {
+        code: AUTHZ_DENIED_CODE,
+        message: 'Access denied: the authorization policy does not permit alice to call tool "rm_rf"',
+      },
+    });
+  });
+
+  it('maps prompts and resources, and lets group members through', async () => {
+    expect((await policy.onClientMessage!(call('prompts/get', { name: 'p' }), ctx('alice'))).action).toBe(
+      'reject',
+    );
+    expect(
+      (await policy.onClientMessage!(call('prompts/get', { name: 'p' }), ctx('root', ['admins']))).action,
+    ).toBe('forward');
+    const read = (uri: string) => call('resources/read', { uri });
+    expect((await policy.onClientMessage!(read('file:///public'), ctx('alice'))).action).toBe('forward');
+    expect((await policy.onClientMessage!(read('file:///etc/shadow'), ctx('alice'))).action).toBe('reject');
+    expect(
+      (await policy.onClientMessage!(call('resources/subscribe', { uri: 'file:///x' }), ctx('a'))).action,
+    ).toBe('reject');
+  });
+
+  it('passes protocol plumbing and denies methods it cannot classify', async () => {
+    for (const method of [
+      'initialize',
+      'ping',
+      'notifications/initialized',
+      'logging/setLevel',
+      'tools/list',
+    ]) {
+      expect((await policy.onClientMessage!(call(method), ctx('alice'))).action).toBe('forward');
+    }
+    const verdict = await policy.onClientMessage!(call('admin/shutdown'), ctx('alice'));
+    expect(verdict).toMatchObject({ action: 'reject', httpStatus: 403 });
+    expect(verdict.action === 'reject' && verdict.error.message).toMatch(
+      /method admin\/shutdown is not permitted/,
+    );
+    const response: JsonRpcMessage = { jsonrpc: '2.0', id: 5, result: {} };
+    expect((await policy.onClientMessage!(response, ctx('alice'))).action).toBe('forward');
+  });
+
+  it('refuses a call without a name as bad params, not as a denial', async () => {
+    expect(await policy.onClientMessage!(call('tools/call', {}), ctx('alice'))).toMatchObject({
+      action: 'reject',
+      httpStatus: 400,
+    });
+  });
+
+  it('filters list responses by the same decisions', async () => {
+    const request = { jsonrpc: '2.0' as const, id: 2, method: 'tools/list' };
+    const response = {
+      jsonrpc: '2.0' as const,
+      id: 2,
+      result: {
+        tools: [{ name: 'weather', description: 'w' }, { name: 'rm_rf' }, { bogus: true }],
+        nextCursor: 'c',
+      },
+    };
+    expect(await policy.onServerResponse!(response, request, ctx('alice'))).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: { tools: [{ name: 'weather', description: 'w' }], nextCursor: 'c' },
+    });
+    const all = await policy.onServerResponse!(response, request, ctx('root', ['admins']));
+    expect((all.result as { tools: unknown[] }).tools).toHaveLength(2);
+    const resources = await policy.onServerResponse!(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        result: { resources: [{ uri: 'file:///public' }, { uri: 'file:///secret' }] },
+      },
+      { jsonrpc: '2.0', id: 3, method: 'resources/list' },
+      ctx('alice'),
+    );
+    expect(resources.result).toEqual({ resources: [{ uri: 'file:///public' }] });
+    const error = { jsonrpc: '2.0' as const, id: 4, error: { code: -32000, message: 'x' } };
+    expect(await policy.onServerResponse!(error, request, ctx('alice'))).toBe(error);
+  });
+});
