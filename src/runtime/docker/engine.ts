@@ -202,9 +202,15 @@ export class EngineRuntime implements ContainerRuntime {
       return container.id;
     } catch (err) {
       if (spec.internalNetwork) await this.removeNetwork(spec.networkMode).catch(() => undefined);
-      if (statusOf(err) === 409)
+      // Docker answers 409 for a taken name; Podman 500 with "name is already in use".
+      if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
         throw runtimeError(
           `a container named ${spec.name} already exists; remove it first or choose another --name`,
+          { cause: err },
+        );
+      if (statusOf(err) === 404 && /image/i.test(engineMessage(err)))
+        throw runtimeError(
+          `cannot create container ${spec.name}: image ${spec.image} is not available locally (ensureImage first)`,
           { cause: err },
         );
       throw runtimeError(`cannot create container ${spec.name}: ${engineMessage(err)}`, { cause: err });

@@ -1,0 +1,96 @@
+/** A stdio MCP server in a real Podman container: attach, JSON-RPC round trip, stderr, lifecycle. */
+import { text } from 'node:stream/consumers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../../src/runtime/types.js';
+import { callText } from '../../fixtures/pipes-client.js';
+import { nodeBaseImage } from '../../support/images.js';
+import { Harness } from './harness.js';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await Harness.create();
+});
+afterAll(async () => {
+  await harness.cleanup();
+});
+
+describe('stdio attach through Podman', () => {
+  it('round-trips JSON-RPC with a clean first message and keeps stderr out of stdout', async () => {
+    const { client, transport, id } = await harness.launch();
+    expect(client.getServerVersion()?.name).toBe('moat-test-stdio');
+    expect(await callText(client, 'echo', { text: 'héllo {"json"}\nline' })).toBe('héllo {"json"}\nline');
+    // The first bytes on stdout are the initialize response: the attach options did not leak
+    // into stdin (Podman would otherwise echo a parse error or the options first).
+    expect(transport!.received.startsWith('{"result":{"protocolVersion"')).toBe(true);
+    expect(transport!.received).not.toContain('moat-test-stdio: ready');
+    const logs = await text(await harness.runtime.logs(id));
+    expect(logs).toContain('moat-test-stdio: ready');
+  });
+
+  it('reports state, labels, exit code and removal', async () => {
+    const { id, spec } = await harness.launch({
+      group: 'rt-tests',
+      container_labels: { purpose: 'lifecycle' },
+    });
+    const running = await harness.runtime.inspectContainer(spec.name);
+    expect(running).toMatchObject({ id, name: spec.name, state: 'running', running: true });
+    expect(running!.labels).toMatchObject({
+      [LABELS.managed]: 'true',
+      [LABELS.name]: spec.name,
+      [LABELS.transport]: 'stdio',
+      [LABELS.group]: 'rt-tests',
+      purpose: 'lifecycle',
+    });
+
+    const listed = await harness.runtime.listContainers({ [LABELS.name]: spec.name });
+    expect(listed.map((c) => c.id)).toEqual([id]);
+
+    const exited = harness.runtime.waitContainer(id);
+    await harness.runtime.stopContainer(id, 10);
+    // The fixture exits 0 on SIGTERM (it handles the signal as PID 1).
+    expect(await exited).toBe(0);
+    expect(await harness.runtime.inspectContainer(id)).toMatchObject({
+      state: 'exited',
+      running: false,
+      exitCode: 0,
+    });
+
+    await harness.runtime.removeContainer(id);
+    expect(await harness.runtime.inspectContainer(id)).toBeUndefined();
+    expect(await harness.runtime.listContainers({ [LABELS.name]: spec.name })).toEqual([]);
+    // Removing again, stopping a removed container: not errors.
+    await harness.runtime.removeContainer(id);
+    await harness.runtime.stopContainer(id);
+  });
+
+  it('names an existing container name as a clear error', async () => {
+    const { spec } = await harness.launch();
+    await expect(harness.runtime.createContainer(spec)).rejects.toMatchObject({
+      kind: 'runtime',
+      message: expect.stringContaining(`a container named ${spec.name} already exists`),
+    });
+  });
+});
+
+describe('raw attach', () => {
+  it('delivers exactly the bytes written to stdin (no attach options leak in)', async () => {
+    const { id, spec } = await harness.createOnly({
+      image: await nodeBaseImage(),
+      cmd_args: ['-e', 'process.stdin.pipe(process.stdout)'],
+    });
+    expect(spec.attachStdio).toBe(true);
+    const pipes = await harness.runtime.attachStdio(id);
+    await harness.runtime.startContainer(id);
+    const line = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+    pipes.stdin.write(line);
+    const first = await new Promise<string>((resolve) => {
+      let seen = '';
+      pipes.stdout.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('\n')) resolve(seen);
+      });
+    });
+    expect(first).toBe(line);
+    pipes.close();
+  });
+});
