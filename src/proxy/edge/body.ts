@@ -1,0 +1,68 @@
+/**
+ * Reads a request body into memory with two limits: a byte limit (413, checked against
+ * Content-Length before reading and while streaming) and a deadline for the whole read (408).
+ */
+import type { IncomingMessage } from 'node:http';
+import { reject } from '../pipeline/errors.js';
+import { RPC } from '../types.js';
+
+export function tooLarge(limit: number) {
+  return reject(413, RPC.invalidRequest, `Request body too large: the limit is ${limit} bytes`, {
+    headers: { connection: 'close' },
+  });
+}
+
+/** Rejects at once when the declared Content-Length is over the limit. */
+export function checkContentLength(req: IncomingMessage, limit: number): void {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+}
+
+export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, rejectPromise) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err?: Error): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) {
+        // Stop reading; the connection is closed once the error response is written.
+        req.pause();
+        rejectPromise(err);
+      } else {
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) finish(tooLarge(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = (): void => finish();
+    const onError = (err: Error): void => finish(err);
+    const onClose = (): void => {
+      if (!req.complete) finish(new Error('client closed the connection while sending the request body'));
+    };
+    const timer = setTimeout(
+      () =>
+        finish(
+          reject(
+            408,
+            RPC.serverError,
+            `Request body not received within ${timeoutMs} ms (proxy read timeout)`,
+            {
+              headers: { connection: 'close' },
+            },
+          ),
+        ),
+      timeoutMs,
+    );
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}

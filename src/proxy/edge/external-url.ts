@@ -1,0 +1,35 @@
+/**
+ * The base URL clients reach the proxy at. X-Forwarded-Proto/Host/Port/Prefix are honored only
+ * when the operator says a trusted reverse proxy sets them; otherwise they are client-controlled.
+ */
+import type { IncomingMessage } from 'node:http';
+
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const PREFIX = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
+
+function first(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v?.split(',')[0]?.trim() || undefined;
+}
+
+export function externalBaseUrl(
+  req: IncomingMessage,
+  trustProxyHeaders: boolean,
+  fallbackHost: string,
+): string {
+  const requestHost = first(req.headers.host);
+  let host = requestHost && HOST.test(requestHost) ? requestHost : fallbackHost;
+  let proto = 'http';
+  let prefix = '';
+  if (trustProxyHeaders) {
+    const fProto = first(req.headers['x-forwarded-proto'])?.toLowerCase();
+    if (fProto === 'http' || fProto === 'https') proto = fProto;
+    const fHost = first(req.headers['x-forwarded-host']);
+    if (fHost && HOST.test(fHost)) host = fHost;
+    const fPort = first(req.headers['x-forwarded-port']);
+    if (fPort && /^\d{1,5}$/.test(fPort)) host = `${host.replace(/:\d+$/, '')}:${fPort}`;
+    const fPrefix = first(req.headers['x-forwarded-prefix']);
+    if (fPrefix && PREFIX.test(fPrefix)) prefix = fPrefix.replace(/\/+$/, '');
+  }
+  return `${proto}://${host}${prefix}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * MCP protocol rules enforced at the edge for every transport: known protocol versions, the
+ * POST-only stateless era, and the 2026-07-28 rule that `Mcp-Method`/`Mcp-Name` mirror the body.
+ */
+import type { IncomingMessage } from 'node:http';
+import { reject } from '../pipeline/errors.js';
+import { RPC, type JsonRpcMessage } from '../types.js';
+
+export const KNOWN_PROTOCOL_VERSIONS = [
+  '2024-11-05',
+  '2025-03-26',
+  '2025-06-18',
+  '2025-11-25',
+  '2026-07-28',
+] as const;
+export const STATELESS_REVISION = '2026-07-28';
+
+export function protocolVersionOf(req: IncomingMessage): string | undefined {
+  const v = req.headers['mcp-protocol-version'];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** True when the request uses the stateless revision (POST only, no sessions). */
+export function isStatelessRevision(req: IncomingMessage): boolean {
+  const v = protocolVersionOf(req);
+  return v !== undefined && v >= STATELESS_REVISION && /^\d{4}-\d{2}-\d{2}$/.test(v);
+}
+
+/** With strict validation, a present but unknown MCP-Protocol-Version is refused (absent is fine). */
+export function checkProtocolVersion(req: IncomingMessage): void {
+  const v = protocolVersionOf(req);
+  if (v === undefined || (KNOWN_PROTOCOL_VERSIONS as readonly string[]).includes(v)) return;
+  throw reject(400, RPC.unsupportedProtocolVersion, `Unsupported MCP-Protocol-Version: ${v}`, {
+    data: { supported: [...KNOWN_PROTOCOL_VERSIONS], requested: v },
+  });
+}
+
+/** A stateless server (or the stateless revision) serves POST only. */
+export function checkStatelessMethod(req: IncomingMessage): void {
+  if (req.method === 'POST' || req.method === 'OPTIONS') return;
+  throw reject(
+    405,
+    RPC.invalidRequest,
+    'Method not allowed: this MCP endpoint is stateless and accepts POST only',
+    {
+      headers: { allow: 'POST' },
+    },
+  );
+}
+
+const BASE64_PREFIX = '=?base64?';
+const BASE64_SUFFIX = '?=';
+
+/** Decodes the 2026-07-28 Base64 sentinel (`=?base64?…?=`) used for non-ASCII header values. */
+export function decodeHeaderValue(value: string): string {
+  if (value.startsWith(BASE64_PREFIX) && value.endsWith(BASE64_SUFFIX)) {
+    return Buffer.from(value.slice(BASE64_PREFIX.length, -BASE64_SUFFIX.length), 'base64').toString('utf8');
+  }
+  return value;
+}
+
+/** Which body field `Mcp-Name` mirrors, per method. */
+const NAME_SOURCE: Record<string, 'name' | 'uri'> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * 2026-07-28: `Mcp-Method` must equal the body's method (required on requests) and `Mcp-Name`
+ * must equal `params.name` / `params.uri` for tools/call, prompts/get and resources/read.
+ * Routing and policy on headers is only safe once they are known to match the body.
+ */
+export function checkMirroredHeaders(req: IncomingMessage, message: JsonRpcMessage): void {
+  if (!('method' in message)) return;
+  const id = 'id' in message ? message.id : null;
+  const mismatch = (text: string) => reject(400, RPC.headerMismatch, text, { id });
+  const method = header(req, 'mcp-method');
+  if (method === undefined) {
+    if ('id' in message) throw mismatch('Missing Mcp-Method header (required by MCP 2026-07-28)');
+  } else if (method !== message.method) {
+    throw mismatch(`Mcp-Method header "${method}" does not match the body's method "${message.method}"`);
+  }
+  const field = NAME_SOURCE[message.method];
+  if (field === undefined) return;
+  const expected = message.params?.[field];
+  const name = header(req, 'mcp-name');
+  if (name === undefined) throw mismatch(`Missing Mcp-Name header (required for ${message.method})`);
+  if (typeof expected !== 'string' || decodeHeaderValue(name) !== expected) {
+    throw mismatch(`Mcp-Name header does not match the body's params.${field}`);
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * The HTTP edge: one node:http listener in front of a transport handler. Order per request:
+ * health and extra routes (outside the chain) → origin → body size → protocol gates →
+ * middlewares (authentication, audit, ... outermost first) → 2026-07-28 header check → handler.
+ * Every refusal is an HTTP 4xx with a JSON-RPC error body.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { errorMessage, isMoatError } from '../../util/errors.js';
+import { ProxyRejection, reject, writeJsonRpcError, writeRejection } from '../pipeline/errors.js';
+import { readMessage } from '../pipeline/message.js';
+import { RPC, type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
+import { checkContentLength, readBody } from './body.js';
+import { externalBaseUrl } from './external-url.js';
+import { localIdentity } from './identity.js';
+import { originAllowed, originAllowlist } from './origin.js';
+import {
+  checkMirroredHeaders,
+  checkProtocolVersion,
+  checkStatelessMethod,
+  isStatelessRevision,
+} from './protocol.js';
+
+/** A handler outside the middleware chain (e.g. OAuth protected-resource metadata). */
+export interface EdgeRoute {
+  /** Path this route serves, and everything below it (`/x` serves `/x` and `/x/...`). */
+  prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse, externalBaseUrl: string): void | Promise<void>;
+}
+
+export interface HealthReport {
+  status: 'healthy' | 'degraded';
+  transport: string;
+  uptime_seconds: number;
+  timestamp: string;
+  backend?: { reachable: boolean; latency_ms?: number; error?: string; checked_at: string };
+}
+
+export interface EdgeOptions {
+  host: string;
+  port: number;
+  allowedOrigins?: readonly string[];
+  maxBodyBytes: number;
+  readTimeoutMs: number;
+  trustProxyHeaders: boolean;
+  strictProtocolValidation: boolean;
+  stateless: boolean;
+  middlewares: readonly EdgeMiddleware[];
+  routes: readonly EdgeRoute[];
+  health(): Promise<HealthReport>;
+  handler: TransportHandler;
+  logger: Logger;
+}
+
+export interface Edge {
+  server: Server;
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number>;
+  close(): Promise<void>;
+}
+
+function pathOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.indexOf('?');
+  return q === -1 ? raw : raw.slice(0, q);
+}
+
+function routeMatches(route: EdgeRoute, path: string): boolean {
+  const prefix = route.prefix.replace(/\/+$/, '');
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const essence = value.split(';')[0]?.trim().toLowerCase();
+  return essence === 'application/json';
+}
+
+export function createEdge(options: EdgeOptions): Edge {
+  const { logger, handler } = options;
+  let allowlist: Set<string> | undefined;
+  let boundPort = options.port;
+
+  async function serveHealth(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw reject(405, RPC.invalidRequest, 'Method not allowed: /health accepts GET', {
+        headers: { allow: 'GET' },
+      });
+    }
+    const body = JSON.stringify(await options.health());
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /** The innermost step: the 2026-07-28 header check, then the transport handler. */
+  async function dispatch(request: EdgeRequest): Promise<void> {
+    try {
+      if (request.req.method === 'POST' && isStatelessRevision(request.req)) {
+        checkMirroredHeaders(request.req, await readMessage(request));
+      }
+      await handler.handle(request);
+    } catch (err) {
+      if (!(err instanceof ProxyRejection)) throw err;
+      request.annotations.rpcErrorCode = err.rpcError.code;
+      writeRejection(request.res, err);
+    }
+  }
+
+  function runChain(request: EdgeRequest, index: number): Promise<void> {
+    const middleware = options.middlewares[index];
+    if (!middleware) return dispatch(request);
+    return middleware(request, () => runChain(request, index + 1));
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = pathOf(req.url);
+    if (path === '/health') return serveHealth(req, res);
+    const base = externalBaseUrl(
+      req,
+      options.trustProxyHeaders,
+      `${options.host.includes(':') ? `[${options.host}]` : options.host}:${boundPort}`,
+    );
+    const route = options.routes.find((r) => routeMatches(r, path));
+    if (route) return route.handle(req, res, base);
+    if (path.startsWith('/.well-known/')) throw reject(404, RPC.invalidRequest, `Not found: ${path}`);
+
+    const origin = req.headers.origin;
+    if (!originAllowed(allowlist, origin)) {
+      throw reject(403, RPC.invalidRequest, `Origin not allowed: ${origin ?? ''}`);
+    }
+    checkContentLength(req, options.maxBodyBytes);
+    if (options.stateless || isStatelessRevision(req)) checkStatelessMethod(req);
+    if (options.strictProtocolValidation) checkProtocolVersion(req);
+    if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) {
+      throw reject(
+        415,
+        RPC.invalidRequest,
+        'Unsupported Content-Type: MCP messages must be sent as application/json',
+      );
+    }
+
+    let body: Promise<Buffer> | undefined;
+    const request: EdgeRequest = {
+      req,
+      res,
+      identity: localIdentity(),
+      clientAddress: req.socket.remoteAddress ?? '',
+      externalBaseUrl: base,
+      readBody: () => (body ??= readBody(req, options.maxBodyBytes, options.readTimeoutMs)),
+      annotations: {},
+    };
+    await runChain(request, 0);
+  }
+
+  const server = createServer((req, res) => {
+    serve(req, res).catch((err: unknown) => {
+      if (err instanceof ProxyRejection) {
+        writeRejection(res, err);
+        return;
+      }
+      if (isMoatError(err)) {
+        writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
+        return;
+      }
+      logger.error(
+        { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+        'proxy request failed',
+      );
+      if (res.headersSent) res.destroy();
+      else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
+    });
+  });
+  // The proxy enforces its own body read timeout (408 with a JSON-RPC body); streams may stay open.
+  server.requestTimeout = 0;
+  server.headersTimeout = 30_000;
+
+  return {
+    server,
+    listen: () =>
+      new Promise<number>((resolve, rejectListen) => {
+        server.once('error', rejectListen);
+        server.listen(options.port, options.host, () => {
+          server.off('error', rejectListen);
+          const port = (server.address() as AddressInfo).port;
+          boundPort = port;
+          allowlist = originAllowlist(options.allowedOrigins, options.host, port);
+          if (!allowlist) {
+            logger.warn(
+              { host: options.host },
+              'Origin validation is off: no --allowed-origins for a non-loopback bind (browsers on other sites can reach this proxy)',
+            );
+          }
+          resolve(port);
+        });
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Open streams (SSE) would keep close() waiting forever.
+        setTimeout(() => server.closeAllConnections(), 2000).unref();
+      }),
+  };
+}

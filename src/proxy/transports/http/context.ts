@@ -1,0 +1,66 @@
+/** What the streamable-HTTP and legacy-SSE forwarders share. */
+import type { HttpBackend, TransportOptions } from '../../index.js';
+import { reject } from '../../pipeline/errors.js';
+import { RPC, type EdgeRequest, type MessageContext, type SessionRecord } from '../../types.js';
+import { errorMessage } from '../../../util/errors.js';
+import type { PendingRequests } from './pending.js';
+import type { UpstreamClient } from './upstream.js';
+
+export interface ForwarderContext {
+  backend: HttpBackend;
+  options: TransportOptions;
+  client: UpstreamClient;
+  pending: PendingRequests;
+  /** Some policy rewrites server responses, so responses must be parsed. */
+  inspectsResponses: boolean;
+}
+
+export function messageContext(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  sessionId: string | undefined,
+): MessageContext {
+  return {
+    ...(sessionId === undefined ? {} : { sessionId }),
+    identity: request.identity,
+    serverName: fc.options.config.name,
+    transport: fc.backend.transport,
+    clientAddress: request.clientAddress,
+    headers: request.req.headers,
+  };
+}
+
+/** Loads a session; a failing store is a 503, not a missing session. */
+export async function loadSession(fc: ForwarderContext, id: string): Promise<SessionRecord | undefined> {
+  // Client-chosen text: refuse absurd values before they reach the store as keys.
+  if (id.length === 0 || id.length > 256) return undefined;
+  try {
+    return await fc.options.sessions.get(id);
+  } catch (err) {
+    fc.options.logger.error({ err: errorMessage(err) }, 'session store unavailable');
+    throw reject(503, RPC.serverError, 'Session store unavailable');
+  }
+}
+
+/** Refreshes a session's sliding TTL (while a stream is open); failures are only logged. */
+export function touchSession(fc: ForwarderContext, id: string): void {
+  fc.options.sessions.get(id).catch((err: unknown) => {
+    fc.options.logger.warn({ err: errorMessage(err) }, 'could not refresh a session');
+  });
+}
+
+export function endSession(fc: ForwarderContext, id: string): Promise<void> {
+  fc.pending.forget(id);
+  return fc.options.sessions.delete(id).catch((err: unknown) => {
+    fc.options.logger.warn({ err: errorMessage(err) }, 'could not delete a session');
+  });
+}
+
+/** Aborts the upstream exchange when the client goes away before the response is complete. */
+export function abortOnClientClose(request: EdgeRequest): AbortSignal {
+  const controller = new AbortController();
+  request.res.once('close', () => {
+    if (!request.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}

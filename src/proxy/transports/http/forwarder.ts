@@ -1,0 +1,211 @@
+/**
+ * The HTTP forwarder: serves a streamable-HTTP or legacy-SSE MCP server (in a container, or a
+ * remote URL) through the edge. The backend's session IDs never reach the client: the client gets
+ * a random ID mapped to the backend's in the session store, so any replica sharing the store can
+ * serve the session. With no policy configured, bodies pass through unparsed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { HttpBackend, TransportOptions } from '../../index.js';
+import { ProxyRejection, sessionNotFound } from '../../pipeline/errors.js';
+import { isRequest } from '../../pipeline/jsonrpc.js';
+import { readMessage } from '../../pipeline/message.js';
+import { inspectsResponses, runClientPolicies } from '../../pipeline/run.js';
+import { isStatelessRevision } from '../../edge/protocol.js';
+import type {
+  EdgeRequest,
+  JsonRpcMessage,
+  JsonRpcRequest,
+  SessionRecord,
+  TransportHandler,
+  UpstreamAuth,
+} from '../../types.js';
+import type { HealthReport } from '../../edge/server.js';
+import {
+  abortOnClientClose,
+  endSession,
+  loadSession,
+  messageContext,
+  touchSession,
+  type ForwarderContext,
+} from './context.js';
+import { LegacySseForwarder } from './legacy-sse.js';
+import { PendingRequests } from './pending.js';
+import { policyRewriter, relayJson, relayRaw, relaySse, type ServerSide } from './relay.js';
+import { SseWriter } from './sse.js';
+import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl, UpstreamClient } from './upstream.js';
+
+export interface HttpForwarderOptions extends TransportOptions {
+  upstreamAuth?: UpstreamAuth;
+}
+
+export interface HttpForwarder extends TransportHandler {
+  backendHealth(): Promise<NonNullable<HealthReport['backend']>>;
+}
+
+const HEALTH_CACHE_MS = 5000;
+
+export function createHttpForwarder(backend: HttpBackend, options: HttpForwarderOptions): HttpForwarder {
+  const fc: ForwarderContext = {
+    backend,
+    options,
+    client: new UpstreamClient(options.upstreamAuth),
+    pending: new PendingRequests(),
+    inspectsResponses: inspectsResponses(options.policies),
+  };
+  const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
+  let health: { at: number; result: Promise<NonNullable<HealthReport['backend']>> } | undefined;
+
+  return {
+    handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request)),
+    close: () => fc.client.close(),
+    backendHealth: () => {
+      if (!health || Date.now() - health.at > HEALTH_CACHE_MS) {
+        health = { at: Date.now(), result: fc.client.probe(backend.url) };
+      }
+      return health.result;
+    },
+  };
+}
+
+/** Parses the message and runs the client policies; returns what to send upstream. */
+async function applyClientPolicies(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  sessionId: string | undefined,
+): Promise<{ message: JsonRpcMessage; body: Buffer }> {
+  const received = await readMessage(request);
+  const verdict = await runClientPolicies(
+    fc.options.policies,
+    received,
+    messageContext(fc, request, sessionId),
+  );
+  if (verdict.action === 'reject') {
+    request.annotations.deniedBy = verdict.policy;
+    throw new ProxyRejection(verdict.httpStatus, verdict.error, {
+      id: 'id' in received && !('result' in received || 'error' in received) ? received.id : null,
+    });
+  }
+  const body =
+    verdict.message === received ? await request.readBody() : Buffer.from(JSON.stringify(verdict.message));
+  return { message: verdict.message, body };
+}
+
+async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Promise<void> {
+  const { req, res } = request;
+  const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
+  const method = req.method ?? 'GET';
+
+  let session: SessionRecord | undefined;
+  const clientSessionId = stateless ? undefined : headerValue(req.headers, 'mcp-session-id');
+  if (clientSessionId !== undefined) {
+    session = await loadSession(fc, clientSessionId);
+    if (!session) {
+      fc.pending.forget(clientSessionId);
+      throw sessionNotFound();
+    }
+  }
+
+  let body: Buffer | undefined;
+  let message: JsonRpcMessage | undefined;
+  if (method === 'POST') {
+    if (fc.options.policies.length > 0)
+      ({ message, body } = await applyClientPolicies(fc, request, session?.id));
+    else body = await request.readBody();
+  }
+  const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
+  if (sentRequest && session && fc.inspectsResponses) fc.pending.add(session.id, sentRequest);
+
+  const headers = upstreamHeaders(req.headers, {
+    remote: fc.backend.remote,
+    clientAddress: request.clientAddress,
+    externalBaseUrl: request.externalBaseUrl,
+  });
+  if (session?.backendSessionId !== undefined) headers['mcp-session-id'] = session.backendSessionId;
+  if (stateless) delete headers['last-event-id'];
+
+  const upstream = await fc.client.send({
+    url: upstreamUrl(fc.backend, req.url ?? '/'),
+    method,
+    headers,
+    ...(body ? { body } : {}),
+    identity: request.identity,
+    signal: abortOnClientClose(request),
+  });
+
+  // Map the backend's session to a client-facing one.
+  const backendSessionId = stateless ? undefined : headerValue(upstream.headers, 'mcp-session-id');
+  let exposedSessionId = session?.id;
+  if (backendSessionId !== undefined && upstream.statusCode < 300) {
+    if (!session) {
+      exposedSessionId = randomUUID();
+      const now = Date.now();
+      await fc.options.sessions.create({
+        id: exposedSessionId,
+        backendSessionId,
+        createdAt: now,
+        lastAccess: now,
+        metadata: { transport: 'streamable-http', backend: fc.backend.url },
+      });
+    } else if (backendSessionId !== session.backendSessionId) {
+      await fc.options.sessions.update(session.id, { backendSessionId });
+    }
+  }
+  // The backend ended the session (404), or the client did (DELETE): forget it here too.
+  if (session && (upstream.statusCode === 404 || (method === 'DELETE' && upstream.statusCode < 300))) {
+    await endSession(fc, session.id);
+    exposedSessionId = undefined;
+  }
+
+  const contentType = headerValue(upstream.headers, 'content-type') ?? '';
+  const isSse = contentType.startsWith('text/event-stream');
+  const isJson = contentType.startsWith('application/json');
+  const side: ServerSide | undefined = fc.inspectsResponses
+    ? {
+        policies: fc.options.policies,
+        ctx: messageContext(fc, request, session?.id),
+        lookup: (id) => {
+          if (sentRequest && sentRequest.id === id) {
+            if (session) fc.pending.take(session.id, id);
+            return sentRequest;
+          }
+          return session ? fc.pending.take(session.id, id) : undefined;
+        },
+      }
+    : undefined;
+  const transforms = side !== undefined && (isSse || (isJson && sentRequest !== undefined));
+
+  const outHeaders = clientHeaders(upstream.headers, transforms || isSse);
+  if (exposedSessionId !== undefined && backendSessionId !== undefined)
+    outHeaders['mcp-session-id'] = exposedSessionId;
+  if (isSse) {
+    outHeaders['x-accel-buffering'] = 'no';
+    outHeaders['cache-control'] ??= 'no-cache';
+  }
+  res.writeHead(upstream.statusCode, outHeaders);
+
+  try {
+    if (isSse) {
+      const touchedId = session?.id ?? exposedSessionId;
+      const writer = new SseWriter(
+        res,
+        fc.options.keepAliveMs,
+        touchedId ? () => touchSession(fc, touchedId) : undefined,
+      );
+      try {
+        await relaySse(upstream.body, writer, side ? policyRewriter(side) : undefined);
+      } finally {
+        writer.stop();
+      }
+    } else if (transforms && side) {
+      await relayJson(upstream.body, res, side);
+      return;
+    } else {
+      await relayRaw(upstream.body, res);
+    }
+  } catch (err) {
+    // The client went away or the backend broke the stream; both end this response.
+    fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
+    upstream.body.destroy();
+  }
+  res.end();
+}

@@ -1,0 +1,226 @@
+/**
+ * Legacy HTTP+SSE backends (MCP 2024-11-05): `GET <sse path>` opens the event stream whose first
+ * event, `endpoint`, names the URL for POSTing messages. The proxy keeps that URL (and the
+ * backend's session id in it) in the session store and hands the client its own URL instead:
+ * `<external base or --endpoint-prefix><path>?sessionId=<random id>`. Any replica sharing the
+ * store can forward the POSTs; the responses arrive on the stream, which one replica holds.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  rpcErrorBody,
+  reject,
+  sessionNotFound,
+  writeRejection,
+  ProxyRejection,
+} from '../../pipeline/errors.js';
+import { isRequest } from '../../pipeline/jsonrpc.js';
+import { readMessage } from '../../pipeline/message.js';
+import { runClientPolicies } from '../../pipeline/run.js';
+import { RPC, type EdgeRequest, type JsonRpcMessage, type SessionRecord } from '../../types.js';
+import {
+  abortOnClientClose,
+  endSession,
+  loadSession,
+  messageContext,
+  touchSession,
+  type ForwarderContext,
+} from './context.js';
+import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
+import { formatEvent, SseWriter, withData, type SseEvent } from './sse.js';
+import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl } from './upstream.js';
+
+const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
+
+export class LegacySseForwarder {
+  readonly #fc: ForwarderContext;
+  /** Streams this process holds, by client session id (to deliver refusals in-band). */
+  readonly #streams = new Map<string, SseWriter>();
+
+  constructor(fc: ForwarderContext) {
+    this.#fc = fc;
+  }
+
+  handle(request: EdgeRequest): Promise<void> {
+    if (request.req.method === 'GET') return this.#openStream(request);
+    if (request.req.method === 'POST') return this.#postMessage(request);
+    throw reject(
+      405,
+      RPC.invalidRequest,
+      'Method not allowed: the SSE transport uses GET (stream) and POST (messages)',
+      {
+        headers: { allow: 'GET, POST' },
+      },
+    );
+  }
+
+  #forwardHeaders(request: EdgeRequest): Record<string, string> {
+    return upstreamHeaders(request.req.headers, {
+      remote: this.#fc.backend.remote,
+      clientAddress: request.clientAddress,
+      externalBaseUrl: request.externalBaseUrl,
+    });
+  }
+
+  /** The base the client-facing message URL starts with. */
+  #endpointBase(request: EdgeRequest): string {
+    const prefix = this.#fc.options.config.endpoint_prefix;
+    if (prefix === undefined || prefix === '') return request.externalBaseUrl;
+    const origin = new URL(request.externalBaseUrl).origin;
+    return origin + `/${prefix.replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
+  }
+
+  async #openStream(request: EdgeRequest): Promise<void> {
+    const { req, res } = request;
+    const fc = this.#fc;
+    const sseUrl = upstreamUrl(fc.backend, req.url ?? '/');
+    const upstream = await fc.client.send({
+      url: sseUrl,
+      method: 'GET',
+      headers: this.#forwardHeaders(request),
+      identity: request.identity,
+      signal: abortOnClientClose(request),
+    });
+    const isSse = (headerValue(upstream.headers, 'content-type') ?? '').startsWith('text/event-stream');
+    const outHeaders = clientHeaders(upstream.headers, isSse);
+    if (!isSse || upstream.statusCode !== 200) {
+      res.writeHead(upstream.statusCode, outHeaders);
+      await relayRaw(upstream.body, res).catch(() => upstream.body.destroy());
+      res.end();
+      return;
+    }
+    outHeaders['x-accel-buffering'] = 'no';
+    outHeaders['cache-control'] ??= 'no-cache';
+    res.writeHead(200, outHeaders);
+
+    let sessionId: string | undefined;
+    const writer = new SseWriter(res, fc.options.keepAliveMs, () => {
+      if (sessionId) touchSession(fc, sessionId);
+    });
+    let policyRewrite: EventRewriter | undefined;
+    const rewrite = async (event: SseEvent): Promise<string> => {
+      if (event.event === 'endpoint' && event.data !== undefined) {
+        const minted = await this.#mintSession(request, sseUrl, event.data);
+        sessionId = minted.id;
+        this.#streams.set(sessionId, writer);
+        if (fc.inspectsResponses) {
+          policyRewrite = policyRewriter({
+            policies: fc.options.policies,
+            ctx: messageContext(fc, request, sessionId),
+            lookup: (id) => fc.pending.take(minted.id, id),
+          });
+        }
+        return withData(event, minted.clientUrl);
+      }
+      return policyRewrite ? policyRewrite(event) : event.raw;
+    };
+    try {
+      await relaySse(upstream.body, writer, rewrite);
+    } catch (err) {
+      fc.options.logger.debug({ err: String(err) }, 'SSE stream from the MCP backend ended early');
+      upstream.body.destroy();
+    } finally {
+      writer.stop();
+      if (sessionId) {
+        this.#streams.delete(sessionId);
+        await endSession(fc, sessionId);
+      }
+    }
+    res.end();
+  }
+
+  async #mintSession(
+    request: EdgeRequest,
+    sseUrl: string,
+    endpointData: string,
+  ): Promise<{ id: string; clientUrl: string }> {
+    const backendEndpoint = new URL(endpointData.trim(), sseUrl);
+    // The backend must not direct the proxy's POSTs to another host.
+    if (backendEndpoint.origin !== new URL(sseUrl).origin) {
+      throw new Error(
+        `the MCP backend announced a message endpoint on another origin: ${backendEndpoint.origin}`,
+      );
+    }
+    const param = SESSION_PARAMS.find((p) => backendEndpoint.searchParams.has(p)) ?? 'sessionId';
+    const id = randomUUID();
+    const now = Date.now();
+    const record: SessionRecord = {
+      id,
+      createdAt: now,
+      lastAccess: now,
+      metadata: { transport: 'sse', endpoint: backendEndpoint.href },
+    };
+    const backendSessionId = backendEndpoint.searchParams.get(param);
+    if (backendSessionId !== null) record.backendSessionId = backendSessionId;
+    await this.#fc.options.sessions.create(record);
+    const clientUrl = new URL(this.#endpointBase(request) + backendEndpoint.pathname);
+    clientUrl.search = backendEndpoint.search;
+    clientUrl.searchParams.set(param, id);
+    return { id, clientUrl: clientUrl.href };
+  }
+
+  async #postMessage(request: EdgeRequest): Promise<void> {
+    const fc = this.#fc;
+    const query = new URL(request.req.url ?? '/', 'http://proxy').searchParams;
+    const clientSessionId = SESSION_PARAMS.map((p) => query.get(p)).find((v) => v !== null);
+    if (clientSessionId === undefined || clientSessionId === null) {
+      throw reject(400, RPC.invalidRequest, 'Missing sessionId query parameter (open the SSE stream first)');
+    }
+    const session = await loadSession(fc, clientSessionId);
+    const endpoint = session?.metadata.endpoint;
+    if (!session || session.metadata.transport !== 'sse' || endpoint === undefined) throw sessionNotFound();
+
+    let body = await request.readBody();
+    if (fc.options.policies.length > 0) {
+      const received = await readMessage(request);
+      const verdict = await runClientPolicies(
+        fc.options.policies,
+        received,
+        messageContext(fc, request, session.id),
+      );
+      if (verdict.action === 'reject') {
+        request.annotations.deniedBy = verdict.policy;
+        request.annotations.rpcErrorCode = verdict.error.code;
+        return this.#refuse(
+          request,
+          session.id,
+          received,
+          new ProxyRejection(verdict.httpStatus, verdict.error),
+        );
+      }
+      if (verdict.message !== received) body = Buffer.from(JSON.stringify(verdict.message));
+      if (fc.inspectsResponses && isRequest(verdict.message)) fc.pending.add(session.id, verdict.message);
+    }
+
+    const upstream = await fc.client.send({
+      url: endpoint,
+      method: 'POST',
+      headers: this.#forwardHeaders(request),
+      body,
+      identity: request.identity,
+      signal: abortOnClientClose(request),
+    });
+    if (upstream.statusCode === 404) await endSession(fc, session.id);
+    request.res.writeHead(upstream.statusCode, clientHeaders(upstream.headers, false));
+    await relayRaw(upstream.body, request.res).catch(() => upstream.body.destroy());
+    request.res.end();
+  }
+
+  /**
+   * A refused message: legacy clients read answers only from the stream, so when this process
+   * holds it the JSON-RPC error goes there (and the POST gets 202); otherwise an HTTP 4xx.
+   */
+  #refuse(request: EdgeRequest, sessionId: string, message: JsonRpcMessage, refusal: ProxyRejection): void {
+    const id = isRequest(message) ? message.id : null;
+    const stream = this.#streams.get(sessionId);
+    if (stream && !stream.closed && id !== null) {
+      void stream.write(formatEvent('message', rpcErrorBody(refusal.rpcError, id)));
+      request.res.writeHead(202, { 'content-type': 'text/plain' });
+      request.res.end('Accepted');
+      return;
+    }
+    writeRejection(
+      request.res,
+      new ProxyRejection(Math.max(refusal.httpStatus, 400), refusal.rpcError, { id }),
+    );
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Relays an upstream response body to the client: raw bytes when nothing needs to look inside,
+ * otherwise message by message (JSON or SSE-framed) through the server-side policies.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { isResponse, tryParseJsonRpc } from '../../pipeline/jsonrpc.js';
+import { runServerPolicies } from '../../pipeline/run.js';
+import type { JsonRpcId, JsonRpcRequest, MessageContext, MessagePolicy } from '../../types.js';
+import type { SseWriter } from './sse.js';
+import { drained, SseParser, withData, type SseEvent } from './sse.js';
+
+type Body = Dispatcher.ResponseData['body'];
+
+/** Finds the request a response answers; undefined leaves the response untouched. */
+export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
+
+export interface ServerSide {
+  policies: readonly MessagePolicy[];
+  ctx: MessageContext;
+  lookup: RequestLookup;
+}
+
+/** Runs the server-side policies over one JSON-RPC text; returns the text to send. */
+export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
+  const message = tryParseJsonRpc(text);
+  if (!message || !isResponse(message) || message.id === null) return text;
+  const request = side.lookup(message.id);
+  if (!request) return text;
+  const out = await runServerPolicies(side.policies, message, request, side.ctx);
+  return out === message ? text : JSON.stringify(out);
+}
+
+/** Copies the body to the client with backpressure; stops quietly when the client goes away. */
+export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (res.destroyed) break;
+    if (!res.write(chunk)) await drained(res);
+  }
+}
+
+/** A JSON body, buffered and passed through the policies. */
+export async function relayJson(body: Body, res: ServerResponse, side: ServerSide): Promise<void> {
+  const text = await transformMessageText(await body.text(), side);
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+export type EventRewriter = (event: SseEvent) => Promise<string> | string;
+
+/** An SSE body: raw with keep-alives, or event by event through `rewrite`. */
+export async function relaySse(
+  body: Body,
+  writer: SseWriter,
+  rewrite: EventRewriter | undefined,
+): Promise<void> {
+  if (!rewrite) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (writer.closed) break;
+      await writer.write(chunk);
+    }
+    return;
+  }
+  const parser = new SseParser();
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (writer.closed) break;
+    for (const event of parser.push(chunk)) await writer.write(await rewrite(event));
+  }
+  await writer.write(parser.flush());
+}
+
+/** The rewriter that runs server policies on SSE-framed responses. */
+export function policyRewriter(side: ServerSide): EventRewriter {
+  return async (event) => {
+    if (event.data === undefined) return event.raw;
+    const text = await transformMessageText(event.data, side);
+    return text === event.data ? event.raw : withData(event, text);
+  };
+}

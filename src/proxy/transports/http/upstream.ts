@@ -1,0 +1,190 @@
+/**
+ * Requests to the HTTP backend (undici): which client headers go upstream, which upstream headers
+ * come back, outbound credentials, and one retry after an upstream 401 when new ones were obtained.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { HttpBackend } from '../../index.js';
+import { reject } from '../../pipeline/errors.js';
+import { RPC, type Identity, type UpstreamAuth } from '../../types.js';
+import { errorMessage } from '../../../util/errors.js';
+
+/** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
+const REQUEST_DROP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'content-length',
+  'authorization',
+  'cookie',
+  'origin',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'accept-encoding',
+  'mcp-session-id',
+]);
+
+const RESPONSE_DROP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'mcp-session-id',
+  'www-authenticate',
+]);
+
+export interface ForwardContext {
+  remote: boolean;
+  clientAddress: string;
+  externalBaseUrl: string;
+}
+
+/** The headers of the upstream request, before session and credential headers are added. */
+export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || REQUEST_DROP.has(name)) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  // Identity encoding: responses may need parsing, and keep-alive comments go into the byte stream.
+  out['accept-encoding'] = 'identity';
+  if (!ctx.remote) {
+    const external = new URL(ctx.externalBaseUrl);
+    out['x-forwarded-for'] = ctx.clientAddress;
+    out['x-forwarded-host'] = external.host;
+    out['x-forwarded-proto'] = external.protocol.replace(':', '');
+  }
+  return out;
+}
+
+/** The upstream response headers to pass to the client (session id and hop-by-hop removed). */
+export function clientHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || RESPONSE_DROP.has(name) || (dropLength && name === 'content-length')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Where a client request goes upstream: containers keep the path; remote URLs replace it. */
+export function upstreamUrl(backend: HttpBackend, requestUrl: string): string {
+  const target = new URL(backend.url);
+  if (!backend.remote) return new URL(requestUrl, target.origin).href;
+  const q = requestUrl.indexOf('?');
+  const clientQuery = q === -1 ? '' : requestUrl.slice(q + 1);
+  if (clientQuery) target.search = target.search ? `${target.search}&${clientQuery}` : `?${clientQuery}`;
+  return target.href;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  identity: Identity;
+  signal: AbortSignal;
+}
+
+export class UpstreamClient {
+  readonly #agent = new Agent({
+    // Streams (SSE) stay open indefinitely; a tool call may take long before its first byte.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 30_000,
+    connections: 256,
+  });
+  readonly #auth: UpstreamAuth | undefined;
+
+  constructor(auth: UpstreamAuth | undefined) {
+    this.#auth = auth;
+  }
+
+  async send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    let response = await this.#once(req);
+    if (response.statusCode === 401 && this.#auth?.onUnauthorized) {
+      const challenge = headerValue(response.headers, 'www-authenticate');
+      await response.body.dump();
+      if (await this.#auth.onUnauthorized(challenge)) response = await this.#once(req);
+      else return unauthorized();
+    }
+    if (response.statusCode === 401) {
+      await response.body.dump();
+      return unauthorized();
+    }
+    return response;
+  }
+
+  async #once(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    const headers = this.#auth
+      ? { ...req.headers, ...(await this.#auth.headers(req.identity)) }
+      : req.headers;
+    try {
+      return await request(req.url, {
+        method: req.method,
+        headers,
+        body: req.body && req.body.length > 0 ? req.body : null,
+        signal: req.signal,
+        dispatcher: this.#agent,
+      });
+    } catch (err) {
+      if (req.signal.aborted) throw err;
+      throw reject(502, RPC.serverError, `MCP backend unavailable: ${errorMessage(err)}`);
+    }
+  }
+
+  /** Whether the backend answers HTTP at all (any status below 500); never reads a stream's body. */
+  async probe(
+    url: string,
+  ): Promise<{ reachable: boolean; latency_ms?: number; error?: string; checked_at: string }> {
+    const started = Date.now();
+    const checked_at = new Date(started).toISOString();
+    try {
+      const response = await request(url, {
+        method: 'GET',
+        headers: { accept: 'application/json, text/event-stream' },
+        signal: AbortSignal.timeout(3000),
+        dispatcher: this.#agent,
+      });
+      response.body.destroy();
+      const latency_ms = Date.now() - started;
+      if (response.statusCode >= 500) {
+        return { reachable: false, latency_ms, error: `HTTP ${response.statusCode}`, checked_at };
+      }
+      return { reachable: true, latency_ms, checked_at };
+    } catch (err) {
+      return { reachable: false, error: errorMessage(err), checked_at };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}
+
+/**
+ * The backend refused the proxy's credentials. The client cannot fix that (its own token is
+ * never forwarded), so it gets a 502 rather than a challenge for the backend's authorization server.
+ */
+function unauthorized(): never {
+  throw reject(502, RPC.serverError, "The MCP backend refused the proxy's credentials (HTTP 401)");
+}

@@ -1,0 +1,291 @@
+/**
+ * Real MCP SDK servers used as HTTP backends behind the proxy, on 127.0.0.1:0: v1 streamable
+ * HTTP (stateful; JSON or SSE responses), v1 legacy HTTP+SSE, and v2 streamable HTTP. They share
+ * one small tool set, and record the requests they receive so tests can check what went upstream.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+export interface HttpBackendServer {
+  /** The MCP endpoint URL (`/mcp`, or `/sse` for the legacy server). */
+  url: string;
+  /** Requests the backend received, in order. */
+  seen: SeenRequest[];
+  /** Session ids the backend minted. */
+  sessionIds: string[];
+  close(): Promise<void>;
+}
+
+const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
+
+/** The tools every backend offers. `progress` sends progress and log notifications first. */
+function registerToolsV1(server: McpServerV1): void {
+  server.registerTool(
+    'echo',
+    { description: 'Echoes text', inputSchema: { text: z.string() } },
+    ({ text: t }) => text(t),
+  );
+  server.registerTool(
+    'add',
+    { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } },
+    ({ a, b }) => text(String(a + b)),
+  );
+  server.registerTool('secret', { description: 'A tool the filter hides' }, () => text('the secret'));
+  server.registerTool(
+    'progress',
+    { description: 'Reports progress and logs', inputSchema: { tag: z.string() } },
+    async ({ tag }, extra) => {
+      const token = extra._meta?.progressToken;
+      if (token !== undefined) {
+        for (const progress of [1, 2]) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, total: 2, message: tag },
+          });
+        }
+      }
+      await extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', data: `log:${tag}` },
+      });
+      return text(`done:${tag}`);
+    },
+  );
+  server.registerTool(
+    'later',
+    { description: 'Logs outside any request, shortly after answering', inputSchema: { tag: z.string() } },
+    ({ tag }) => {
+      setTimeout(
+        () => void server.sendLoggingMessage({ level: 'info', data: `later:${tag}` }).catch(() => {}),
+        100,
+      );
+      return text('scheduled');
+    },
+  );
+}
+
+function registerToolsV2(server: McpServerV2): void {
+  server.registerTool(
+    'echo',
+    { description: 'Echoes text', inputSchema: { text: z.string() } },
+    ({ text: t }) => text(t),
+  );
+  server.registerTool(
+    'add',
+    { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } },
+    ({ a, b }) => text(String(a + b)),
+  );
+  server.registerTool('secret', { description: 'A tool the filter hides' }, () => text('the secret'));
+  server.registerTool(
+    'progress',
+    { description: 'Reports progress and logs', inputSchema: { tag: z.string() } },
+    async ({ tag }, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (token !== undefined) {
+        for (const progress of [1, 2]) {
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, total: 2, message: tag },
+          });
+        }
+      }
+      await ctx.mcpReq.notify({
+        method: 'notifications/message',
+        params: { level: 'info', data: `log:${tag}` },
+      });
+      return text(`done:${tag}`);
+    },
+  );
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** v1 StreamableHTTPServerTransport, one transport per session, at /mcp. */
+export async function startV1StreamableBackend(options: { json?: boolean } = {}): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const sessionIds: string[] = [];
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    void (async () => {
+      const sid = req.headers['mcp-session-id'];
+      let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
+      if (!transport) {
+        if (sid !== undefined) {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: -32001, message: 'Session not found' },
+            }),
+          );
+          return;
+        }
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          enableJsonResponse: options.json === true,
+          eventStore: new InMemoryEventStore(),
+          onsessioninitialized: (id) => {
+            sessionIds.push(id);
+            transports.set(id, created);
+          },
+        });
+        created.onclose = () => {
+          if (created.sessionId) transports.delete(created.sessionId);
+        };
+        const server = new McpServerV1(
+          { name: 'v1-streamable', version: '1.0.0' },
+          { capabilities: { logging: {} } },
+        );
+        registerToolsV1(server);
+        await server.connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seen,
+    sessionIds,
+    close: async () => {
+      for (const t of transports.values()) await t.close();
+      await closeServer(http);
+    },
+  };
+}
+
+/** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
+export async function startV2StreamableBackend(): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const sessionIds: string[] = [];
+  const transports = new Map<string, NodeStreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    void (async () => {
+      const sid = req.headers['mcp-session-id'];
+      let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
+      if (!transport) {
+        if (sid !== undefined) {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: -32001, message: 'Session not found' },
+            }),
+          );
+          return;
+        }
+        const created = new NodeStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id: string) => {
+            sessionIds.push(id);
+            transports.set(id, created);
+          },
+        });
+        const server = new McpServerV2(
+          { name: 'v2-streamable', version: '2.0.0' },
+          { capabilities: { logging: {} } },
+        );
+        registerToolsV2(server);
+        await server.connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seen,
+    sessionIds,
+    close: async () => {
+      for (const t of transports.values()) await t.close();
+      await closeServer(http);
+    },
+  };
+}
+
+/** v1 SSEServerTransport: GET /sse opens the stream, POST /messages?sessionId=… sends. */
+export async function startV1SseBackend(): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const sessionIds: string[] = [];
+  const transports = new Map<string, SSEServerTransport>();
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://backend');
+      if (req.method === 'GET' && url.pathname === '/sse') {
+        const transport = new SSEServerTransport('/messages', res);
+        transports.set(transport.sessionId, transport);
+        sessionIds.push(transport.sessionId);
+        transport.onclose = () => transports.delete(transport.sessionId);
+        const server = new McpServerV1(
+          { name: 'v1-sse', version: '1.0.0' },
+          { capabilities: { logging: {} } },
+        );
+        registerToolsV1(server);
+        await server.connect(transport);
+        return;
+      }
+      if (req.method === 'POST' && url.pathname === '/messages') {
+        const transport = transports.get(url.searchParams.get('sessionId') ?? '');
+        if (!transport) {
+          res.writeHead(404).end('unknown session');
+          return;
+        }
+        await transport.handlePostMessage(req, res);
+        return;
+      }
+      res.writeHead(404).end();
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    seen,
+    sessionIds,
+    close: async () => {
+      for (const t of transports.values()) await t.close();
+      await closeServer(http);
+    },
+  };
+}
