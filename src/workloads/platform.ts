@@ -4,9 +4,11 @@
  * wiring.
  */
 import type { RunConfig } from '../config/runconfig.js';
+import { startProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
+import { connectRuntime } from '../runtime/connect.js';
+import { buildContainerSpec } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
-import { notImplemented } from '../util/errors.js';
 
 /** A listening proxy for one workload. */
 export interface RunningProxy {
@@ -23,10 +25,24 @@ export interface Platform {
   startProxy(config: RunConfig, backend: BackendSpec): Promise<RunningProxy>;
 }
 
+/**
+ * The endpoint clients use: `/mcp` for streamable HTTP, `/sse` for the legacy SSE transport;
+ * a remote workload keeps the remote URL's path (the proxy forwards every path there).
+ */
+export function clientUrl(config: RunConfig, base: string): string {
+  if (config.remote_url) {
+    const path = new URL(config.remote_url).pathname;
+    return `${base}${path === '/' ? '/mcp' : path}`;
+  }
+  const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
+  return `${base}${mode === 'sse' ? '/sse' : '/mcp'}`;
+}
+
 export const platform: Platform = {
-  connectRuntime: () => Promise.reject(notImplemented('the container runtime')),
-  containerSpec: () => {
-    throw notImplemented('container specs');
+  connectRuntime: () => connectRuntime(),
+  containerSpec: (config, env) => buildContainerSpec(config, env),
+  startProxy: async (config, backend) => {
+    const proxy = await startProxy(config, backend);
+    return { url: clientUrl(config, proxy.url), port: proxy.port, close: () => proxy.close() };
   },
-  startProxy: () => Promise.reject(notImplemented('the proxy')),
 };

@@ -5,6 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
@@ -111,6 +113,7 @@ const READY_TIMEOUT_MS = 10 * 60_000;
  */
 export async function startDetached(store: WorkloadStore, name: string, io: CliIO): Promise<void> {
   const logPath = store.logPath(name);
+  await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
   const logFd = openSync(logPath, 'a', 0o600);
   const child = spawn(process.execPath, [CLI_ENTRY, 'supervise', name], {
     detached: true,

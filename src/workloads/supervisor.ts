@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
 import type { BackendSpec, StdioPipes } from '../proxy/types.js';
+import { httpTarget } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
@@ -159,6 +160,7 @@ async function superviseContainer(
 
   const current = new CurrentContainer();
   let proxy: RunningProxy | undefined;
+  let proxyBackendUrl: string | undefined;
   let containerId: string | undefined;
   let attempt = 0;
   try {
@@ -166,16 +168,22 @@ async function superviseContainer(
       await record({ status: attempt === 0 ? 'starting' : 'restarting', context: 'starting the container' });
       containerId = await runtime.createContainer(spec);
       await record({ container_id: containerId });
+      await runtime.startContainer(containerId);
+      // Waiting on a created (not yet started) container returns at once on Podman: wait after start.
       const exited = runtime.waitContainer(containerId);
       exited.catch(() => undefined); // observed below; avoid an unhandled rejection meanwhile
-      await runtime.startContainer(containerId);
       const startedAt = Date.now();
       const backendUrl = await httpBackendUrl(runtime, containerId, config, spec);
       if (backendUrl) await waitForHttp(backendUrl, exited, signal);
       current.set(containerId);
+      if (proxy && backendUrl !== proxyBackendUrl) {
+        await proxy.close(); // the server moved (new container address): same port, new target
+        proxy = undefined;
+      }
       if (!proxy) {
         proxy = await platform.startProxy(config, backendFor(config, runtime, current, backendUrl));
-        options.onReady?.(proxy.url);
+        proxyBackendUrl = backendUrl;
+        if (attempt === 0) options.onReady?.(proxy.url);
       }
       const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
       await record({ status: 'running', context, url: proxy.url, port: proxy.port, restarts: attempt });
@@ -251,9 +259,9 @@ function backendFor(
 }
 
 /**
- * Where the proxy reaches an SSE or streamable-HTTP server: its published host port on
- * loopback (or the target port itself with host networking). After the first start the host
- * port is pinned in the spec so restarts keep the same backend URL.
+ * Where the proxy reaches an SSE or streamable-HTTP server (published loopback port, container
+ * IP on an internal network, or the target port with host networking). A published host port
+ * is pinned in the spec after the first start, so restarts keep the same backend URL.
  */
 async function httpBackendUrl(
   runtime: ContainerRuntime,
@@ -265,15 +273,21 @@ async function httpBackendUrl(
   const targetPort = config.target_port;
   if (!targetPort)
     throw runtimeError(`the run configuration has no target_port for a ${config.transport} server`);
-  if (spec.networkMode === 'host') return `http://127.0.0.1:${targetPort}`;
-  const info = await runtime.inspectContainer(containerId);
-  const published = info?.ports.find((p) => p.containerPort === targetPort);
-  if (!published) throw runtimeError(`the container's port ${targetPort} was not published on the host`);
-  for (const binding of spec.ports) {
-    if (binding.containerPort === targetPort) binding.hostPort = published.hostPort;
+  for (let tries = 0; tries < 50; tries++) {
+    const info = await runtime.inspectContainer(containerId);
+    if (!info) throw runtimeError('the container disappeared right after it started');
+    const target = httpTarget(spec, info, targetPort, config.target_host);
+    if (target) {
+      const published = info.ports.find((p) => p.containerPort === targetPort);
+      const binding = spec.ports.find((p) => p.containerPort === targetPort);
+      if (published && binding) binding.hostPort = published.hostPort;
+      return `http://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+    }
+    await sleep(200);
   }
-  const host = published.hostIp && published.hostIp !== '0.0.0.0' ? published.hostIp : '127.0.0.1';
-  return `http://${host}:${published.hostPort}`;
+  throw runtimeError(
+    `the container's port ${targetPort} is not reachable from the host (no published port or address)`,
+  );
 }
 
 /**
