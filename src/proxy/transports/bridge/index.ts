@@ -1,0 +1,91 @@
+/**
+ * The stdio bridge: one stdio MCP server shared by many HTTP client sessions.
+ *
+ *   createStdioBridge(backend: StdioBackend, options: StdioBridgeOptions): Promise<TransportHandler>
+ *
+ * Attaches to the server (`backend.connect()`, again with bounded backoff when the pipes end) and
+ * serves, per `config.proxy_mode`, either streamable HTTP at `/mcp` (default) or the deprecated
+ * HTTP+SSE pair `/sse` + `<endpoint_prefix>/messages`. The edge has already checked origin, body
+ * size, content type, protocol version and the stateless method rules.
+ */
+import { DEFAULTS } from '../../../config/runconfig.js';
+import { runtimeError, errorMessage } from '../../../util/errors.js';
+import type { StdioBackend, TransportOptions } from '../../index.js';
+import { reject } from '../../pipeline/errors.js';
+import { RPC, type EdgeRequest, type TransportHandler } from '../../types.js';
+import { BridgeCore } from './core.js';
+import { LegacySseEndpoint, messagesPath } from './legacy-sse.js';
+import { Multiplexer } from './mux.js';
+import { StreamableEndpoint } from './streamable.js';
+import { StdioUpstream } from './upstream.js';
+
+export interface StdioBridgeOptions extends TransportOptions {
+  /** How long a request may wait for the server's answer (default 60 s; progress restarts it). */
+  requestTimeoutMs?: number;
+  /** Re-attach policy when the server's pipes end (defaults: 250 ms doubling to 5 s, 10 tries). */
+  reattach?: { initialBackoffMs?: number; maxBackoffMs?: number; maxAttempts?: number };
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+export async function createStdioBridge(
+  backend: StdioBackend,
+  options: StdioBridgeOptions,
+): Promise<TransportHandler> {
+  const { config, logger } = options;
+  const log = logger.child({ component: 'stdio-bridge' });
+  // The upstream and the multiplexer refer to each other; the callbacks run only after both exist.
+  const upstream: StdioUpstream = new StdioUpstream({
+    connect: () => backend.connect(),
+    logger: log,
+    onMessage: (message) => mux.onUpstreamMessage(message),
+    onReattached: () => mux.reattached(),
+    onFailed: (reason) => mux.upstreamFailed(reason),
+    ...options.reattach,
+  });
+  const mux: Multiplexer = new Multiplexer({
+    send: (message) => upstream.send(message),
+    policies: options.policies,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    logger: log,
+  });
+  try {
+    await upstream.start();
+  } catch (err) {
+    throw runtimeError(`Could not attach to the stdio MCP server: ${errorMessage(err)}`, { cause: err });
+  }
+
+  const core = new BridgeCore({
+    mux,
+    store: options.sessions,
+    policies: options.policies,
+    serverName: config.name,
+    sessionTtlMs: options.sessionTtlMs,
+    keepAliveMs: options.keepAliveMs,
+    logger: log,
+  });
+  const mode = config.proxy_mode ?? DEFAULTS.proxyMode;
+  const streamable = new StreamableEndpoint(core, config.stateless === true);
+  const legacy = new LegacySseEndpoint(core, config.endpoint_prefix);
+  const legacyMessages = messagesPath(config.endpoint_prefix);
+
+  return {
+    async handle(request: EdgeRequest): Promise<void> {
+      const path = new URL(request.req.url ?? '/', 'http://localhost').pathname;
+      if (mode === 'streamable-http') {
+        if (path === '/mcp') return streamable.handle(request);
+      } else if (path === '/sse') {
+        return legacy.openStream(request);
+      } else if (path === '/messages' || path === legacyMessages) {
+        // The prefix is for clients behind a path-stripping ingress; both forms reach us.
+        return legacy.postMessage(request);
+      }
+      const where = mode === 'streamable-http' ? '/mcp' : '/sse';
+      throw reject(404, RPC.invalidRequest, `Not found: ${path} (this MCP server is served at ${where})`);
+    },
+    async close(): Promise<void> {
+      await core.close();
+      await upstream.close();
+    },
+  };
+}

@@ -1,0 +1,614 @@
+/**
+ * The multiplexer between many client sessions and one stdio MCP server.
+ *
+ * - Client request ids are replaced by unique upstream ids (a counter, so no client session id ever
+ *   reaches the server) and restored exactly (string or number) on the response.
+ * - Progress tokens are replaced the same way, so `notifications/progress` reaches the request
+ *   that asked for it even when two clients use the same token.
+ * - The server is initialized once, by the proxy, with the first client's `initialize` params; the
+ *   proxy sends `notifications/initialized` itself. Later sessions get the cached result with the
+ *   protocol version they asked for when it is a known one not newer than the negotiated one.
+ *   After a re-attach the same initialize is sent again first: the server may be a new process.
+ * - Server requests (sampling, elicitation, roots) and log notifications are attributed to the one
+ *   session that has interactive requests in flight; when several do, they are refused (requests:
+ *   JSON-RPC error back to the server) or dropped (notifications) rather than guessed.
+ * - `list_changed` goes to every session's standalone stream; `resources/updated` to subscribers;
+ *   `resources/subscribe` is reference-counted so the server sees one subscription per URI.
+ */
+import type { Logger } from 'pino';
+import { idKey, isRequest, isResponse } from '../../pipeline/jsonrpc.js';
+import { runServerPolicies } from '../../pipeline/run.js';
+import {
+  RPC,
+  type ClientTransportKind,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type MessageContext,
+  type MessagePolicy,
+} from '../../types.js';
+import { errorMessage } from '../../../util/errors.js';
+
+/** Where the answer to one client request goes (a POST response, or a legacy SSE stream). */
+export interface RequestSink {
+  /** Carries a server message related to the request; false when it cannot (the session stream is tried next). */
+  related(message: JsonRpcMessage): boolean;
+  /** The final response; `httpStatus` is a hint for sinks that have not started answering (504 on timeout). */
+  respond(response: JsonRpcResponse, httpStatus?: number): void;
+}
+
+/** A session's stream for messages unrelated to a request (the GET stream, or the legacy SSE stream). */
+export interface SessionChannel {
+  send(message: JsonRpcMessage): boolean;
+  close(): void;
+}
+
+export class BridgeSession {
+  /** The client's declared capabilities; undefined when unknown (stateless clients). */
+  capabilities?: Record<string, unknown>;
+  channel?: SessionChannel;
+  lastAccess = Date.now();
+  readonly subscriptions = new Set<string>();
+  readonly inflight = new Set<PendingRequest>();
+  /** Server requests waiting for this session's answer: id key → the server's id. */
+  readonly serverRequests = new Map<string, JsonRpcId>();
+
+  constructor(
+    readonly id: string,
+    readonly transport: ClientTransportKind,
+    /** Ephemeral sessions live for one request (stateless mode, 2026-07-28 requests). */
+    readonly ephemeral = false,
+  ) {}
+}
+
+interface PendingRequest {
+  upstreamId: number;
+  /** The request as the client sent it (after client policies), original id. */
+  request: JsonRpcRequest;
+  session?: BridgeSession;
+  sink?: RequestSink;
+  ctx?: MessageContext;
+  /** Key of the rewritten progress token and the client's own token. */
+  progress?: { key: string; token: string | number };
+  timer?: NodeJS.Timeout;
+  /** For the proxy's own requests (initialize, subscription bookkeeping). */
+  internal?: (response: JsonRpcResponse) => void;
+  /** Runs on the server's response before it is delivered (subscription bookkeeping). */
+  onResponse?: (response: JsonRpcResponse) => void;
+  interactive: boolean;
+}
+
+/** Methods that answer quickly and never make the server ask the client anything. */
+const NON_INTERACTIVE = new Set([
+  'ping',
+  'initialize',
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
+]);
+
+/** The client capability a server request needs. */
+const REQUIRED_CAPABILITY: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+/** Protocol revisions a client may negotiate through the bridge (oldest first). */
+export const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+
+export class RpcFailure extends Error {
+  constructor(
+    readonly error: JsonRpcError,
+    readonly httpStatus = 502,
+  ) {
+    super(error.message);
+  }
+}
+
+export interface MultiplexerOptions {
+  /** Writes one message to the server; false when the server is unavailable. */
+  send(message: JsonRpcMessage): boolean;
+  policies: readonly MessagePolicy[];
+  requestTimeoutMs: number;
+  logger: Logger;
+}
+
+export class Multiplexer {
+  #nextId = 1;
+  readonly #pending = new Map<number, PendingRequest>();
+  readonly #progress = new Map<string, PendingRequest>();
+  readonly #serverRequests = new Map<string, BridgeSession>();
+  readonly #sessions = new Set<BridgeSession>();
+  readonly #subscribers = new Map<string, Set<BridgeSession>>();
+  #initResult?: Record<string, unknown>;
+  #initParams?: Record<string, unknown>;
+  #init?: Promise<Record<string, unknown>>;
+  #down?: string;
+  readonly #o: MultiplexerOptions;
+  readonly #log: Logger;
+
+  constructor(options: MultiplexerOptions) {
+    this.#o = options;
+    this.#log = options.logger;
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  addSession(session: BridgeSession): void {
+    this.#sessions.add(session);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Initialization
+
+  /**
+   * The initialize result for one client: initializes the server on first use (singleflight),
+   * then answers from the cached result.
+   */
+  async initialize(request: JsonRpcRequest): Promise<Record<string, unknown>> {
+    const upstream = await this.#upstreamInit(request.params ?? {});
+    const requested = request.params?.protocolVersion;
+    const negotiated = typeof upstream.protocolVersion === 'string' ? upstream.protocolVersion : undefined;
+    const version =
+      typeof requested === 'string' &&
+      KNOWN_VERSIONS.includes(requested) &&
+      negotiated &&
+      requested <= negotiated
+        ? requested
+        : negotiated;
+    return { ...upstream, protocolVersion: version };
+  }
+
+  /** Initializes the server if no client has yet (for stateless and 2026-07-28 requests). */
+  async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
+    await this.#upstreamInit({
+      protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
+      capabilities,
+      clientInfo: { name: 'moat', version: '1' },
+    });
+  }
+
+  #upstreamInit(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (this.#initResult) return Promise.resolve(this.#initResult);
+    this.#init ??= this.#internalRequest('initialize', params).then((response) => {
+      if (response.error || typeof response.result !== 'object' || response.result === null) {
+        this.#init = undefined;
+        throw new RpcFailure(
+          response.error ?? {
+            code: RPC.internalError,
+            message: 'The MCP server sent an invalid initialize result',
+          },
+        );
+      }
+      this.#initResult = response.result as Record<string, unknown>;
+      this.#initParams = params;
+      this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      return this.#initResult;
+    });
+    return this.#init;
+  }
+
+  /** The pipes were re-attached: initialize again (a restarted server needs it; a running one answers again). */
+  reattached(): void {
+    const params = this.#initParams;
+    if (!this.#initResult || !params) return;
+    void this.#internalRequest('initialize', params).then((response) => {
+      if (response.error) {
+        this.#log.warn(
+          { error: response.error.message },
+          'the stdio server refused initialize after re-attaching',
+        );
+        return;
+      }
+      this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    });
+  }
+
+  #internalRequest(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse> {
+    return new Promise((resolve) => {
+      const pending: PendingRequest = {
+        upstreamId: this.#nextId++,
+        request: { jsonrpc: '2.0', id: 0, method, params },
+        internal: resolve,
+        interactive: false,
+      };
+      this.#start(pending, { jsonrpc: '2.0', id: pending.upstreamId, method, params });
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Client → server
+
+  /** Sends a client request upstream; the response (or an error) reaches `sink`. */
+  forwardRequest(
+    session: BridgeSession,
+    request: JsonRpcRequest,
+    sink: RequestSink,
+    ctx: MessageContext,
+  ): void {
+    session.lastAccess = Date.now();
+    if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
+      if (this.#answerSubscriptionLocally(session, request, sink)) return;
+    }
+    const pending: PendingRequest = {
+      upstreamId: this.#nextId++,
+      request,
+      session,
+      sink,
+      ctx,
+      interactive: !NON_INTERACTIVE.has(request.method),
+    };
+    let params = request.params;
+    const meta = params?._meta;
+    if (typeof meta === 'object' && meta !== null && 'progressToken' in meta) {
+      const token = (meta as { progressToken?: unknown }).progressToken;
+      if (typeof token === 'string' || typeof token === 'number') {
+        const upstreamToken = `moat-${pending.upstreamId}`;
+        pending.progress = { key: idKey(upstreamToken), token };
+        params = { ...params, _meta: { ...meta, progressToken: upstreamToken } };
+      }
+    }
+    pending.onResponse = this.#subscriptionBookkeeping(session, request);
+    session.inflight.add(pending);
+    this.#start(pending, { ...request, id: pending.upstreamId, ...(params === undefined ? {} : { params }) });
+  }
+
+  /** A client notification; `notifications/initialized` is the proxy's to send, so it is absorbed. */
+  forwardNotification(session: BridgeSession, notification: JsonRpcNotification): void {
+    session.lastAccess = Date.now();
+    if (notification.method === 'notifications/initialized') return;
+    if (notification.method === 'notifications/cancelled') {
+      const requestId = notification.params?.requestId;
+      const pending = [...session.inflight].find((p) => p.request.id === requestId);
+      if (!pending) return;
+      this.#finish(pending);
+      this.#o.send({ ...notification, params: { ...notification.params, requestId: pending.upstreamId } });
+      pending.sink?.respond(
+        this.#errorResponse(pending, { code: RPC.serverError, message: 'Request cancelled' }),
+      );
+      return;
+    }
+    this.#o.send(notification);
+  }
+
+  /** A client's answer to a server request; false when this session has no such pending request. */
+  forwardClientResponse(session: BridgeSession, response: JsonRpcResponse): boolean {
+    if (response.id === null) return false;
+    const key = idKey(response.id);
+    if (this.#serverRequests.get(key) !== session) return false;
+    this.#serverRequests.delete(key);
+    session.serverRequests.delete(key);
+    session.lastAccess = Date.now();
+    this.#o.send(response);
+    return true;
+  }
+
+  /** Ends a session: cancels its in-flight requests upstream and refuses the server's pending requests to it. */
+  endSession(session: BridgeSession, reason: string): void {
+    this.#sessions.delete(session);
+    for (const pending of [...session.inflight]) {
+      this.#finish(pending);
+      this.#o.send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: pending.upstreamId, reason },
+      });
+      pending.sink?.respond(this.#errorResponse(pending, { code: RPC.serverError, message: reason }));
+    }
+    for (const [key, id] of session.serverRequests) {
+      this.#serverRequests.delete(key);
+      this.#o.send(this.#serverError(id, `The client session ended (${reason})`));
+    }
+    session.serverRequests.clear();
+    for (const uri of session.subscriptions) this.#dropSubscriber(session, uri);
+    session.subscriptions.clear();
+    const channel = session.channel;
+    session.channel = undefined;
+    channel?.close();
+  }
+
+  /** The server is gone for good: every in-flight request fails. */
+  upstreamFailed(reason: string): void {
+    this.#down = reason;
+    for (const pending of [...this.#pending.values()]) {
+      this.#finish(pending);
+      this.#fail(
+        pending,
+        { code: RPC.serverError, message: `The MCP server is not available: ${reason}` },
+        503,
+      );
+    }
+  }
+
+  get downReason(): string | undefined {
+    return this.#down;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Server → client
+
+  onUpstreamMessage(message: JsonRpcMessage): void {
+    if (isResponse(message)) this.#onResponse(message);
+    else if (isRequest(message)) this.#onServerRequest(message);
+    else this.#onServerNotification(message);
+  }
+
+  #onResponse(response: JsonRpcResponse): void {
+    const pending = typeof response.id === 'number' ? this.#pending.get(response.id) : undefined;
+    if (!pending) {
+      this.#log.debug(
+        { id: response.id },
+        'response from the stdio server matches no pending request; dropped',
+      );
+      return;
+    }
+    this.#finish(pending);
+    if (pending.internal) {
+      pending.internal(response);
+      return;
+    }
+    pending.onResponse?.(response);
+    void this.#deliverResponse(pending, { ...response, id: pending.request.id });
+  }
+
+  async #deliverResponse(pending: PendingRequest, response: JsonRpcResponse): Promise<void> {
+    let final = response;
+    if (this.#o.policies.length > 0 && pending.ctx) {
+      try {
+        final = await runServerPolicies(this.#o.policies, response, pending.request, pending.ctx);
+      } catch (err) {
+        this.#log.error({ err: errorMessage(err) }, 'a response policy failed');
+        final = this.#errorResponse(pending, { code: RPC.internalError, message: 'A proxy policy failed' });
+      }
+    }
+    pending.sink?.respond(final);
+  }
+
+  #onServerRequest(request: JsonRpcRequest): void {
+    if (request.method === 'ping') {
+      this.#o.send({ jsonrpc: '2.0', id: request.id, result: {} });
+      return;
+    }
+    const target = this.#attribute();
+    if (!target) {
+      this.#o.send(
+        this.#serverError(
+          request.id,
+          `Moat could not attribute ${request.method} to one client session: the stdio server is shared and ` +
+            'it was sent while no single client had a request in flight',
+        ),
+      );
+      return;
+    }
+    const capability = REQUIRED_CAPABILITY[request.method];
+    const caps = target.session.capabilities;
+    if (capability && caps && !(capability in caps)) {
+      this.#o.send({
+        jsonrpc: '2.0',
+        id: request.id,
+        error: {
+          code: RPC.methodNotFound,
+          message: `The client did not declare the ${capability} capability`,
+        },
+      });
+      return;
+    }
+    const key = idKey(request.id);
+    this.#serverRequests.set(key, target.session);
+    target.session.serverRequests.set(key, request.id);
+    if (!this.#deliverRelated(target.session, target.pending, request)) {
+      this.#serverRequests.delete(key);
+      target.session.serverRequests.delete(key);
+      this.#o.send(this.#serverError(request.id, 'The client has no open stream to receive server requests'));
+    }
+  }
+
+  #onServerNotification(notification: JsonRpcNotification): void {
+    const method = notification.method;
+    if (method === 'notifications/progress') {
+      const token = notification.params?.progressToken;
+      const pending =
+        typeof token === 'string' || typeof token === 'number' ? this.#progress.get(idKey(token)) : undefined;
+      if (!pending?.session || !pending.progress) return;
+      this.#armTimer(pending);
+      const restored = {
+        ...notification,
+        params: { ...notification.params, progressToken: pending.progress.token },
+      };
+      this.#deliverRelated(pending.session, pending, restored);
+      return;
+    }
+    if (method === 'notifications/cancelled') {
+      const requestId = notification.params?.requestId;
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+      const key = idKey(requestId);
+      const session = this.#serverRequests.get(key);
+      if (!session) return;
+      this.#serverRequests.delete(key);
+      session.serverRequests.delete(key);
+      this.#deliverRelated(session, latestInteractive(session), notification);
+      return;
+    }
+    if (method.endsWith('/list_changed')) {
+      for (const session of this.#sessions) session.channel?.send(notification);
+      return;
+    }
+    if (method === 'notifications/resources/updated') {
+      const uri = notification.params?.uri;
+      for (const session of (typeof uri === 'string' && this.#subscribers.get(uri)) || []) {
+        session.channel?.send(notification);
+      }
+      return;
+    }
+    const target = this.#attribute();
+    if (target) this.#deliverRelated(target.session, target.pending, notification);
+    else
+      this.#log.debug(
+        { method },
+        'server notification could not be attributed to one client session; dropped',
+      );
+  }
+
+  /** The one session with interactive requests in flight, and its most recent such request. */
+  #attribute(): { session: BridgeSession; pending?: PendingRequest } | undefined {
+    let found: BridgeSession | undefined;
+    for (const session of this.#sessions) {
+      if (!latestInteractive(session)) continue;
+      if (found) return undefined;
+      found = session;
+    }
+    return found ? { session: found, pending: latestInteractive(found) } : undefined;
+  }
+
+  #deliverRelated(
+    session: BridgeSession,
+    pending: PendingRequest | undefined,
+    message: JsonRpcMessage,
+  ): boolean {
+    if (pending?.sink?.related(message)) return true;
+    return session.channel?.send(message) ?? false;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Subscriptions (reference-counted per URI)
+
+  /** Answers subscribe/unsubscribe that need no upstream call; true when answered. */
+  #answerSubscriptionLocally(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): boolean {
+    const uri = request.params?.uri;
+    if (typeof uri !== 'string') return false;
+    const count = this.#subscribers.get(uri)?.size ?? 0;
+    let local: boolean;
+    if (request.method === 'resources/subscribe') {
+      local = session.subscriptions.has(uri) || count > 0;
+      if (local) this.#addSubscriber(session, uri);
+    } else {
+      local = !session.subscriptions.has(uri) || count > 1;
+      if (local) this.#removeSubscriber(session, uri);
+    }
+    if (local) sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
+    return local;
+  }
+
+  #subscriptionBookkeeping(
+    session: BridgeSession,
+    request: JsonRpcRequest,
+  ): ((response: JsonRpcResponse) => void) | undefined {
+    const uri = request.params?.uri;
+    if (typeof uri !== 'string') return undefined;
+    if (request.method === 'resources/subscribe') {
+      return (response) => {
+        if (!response.error) this.#addSubscriber(session, uri);
+      };
+    }
+    if (request.method === 'resources/unsubscribe') {
+      return (response) => {
+        if (!response.error) this.#removeSubscriber(session, uri);
+      };
+    }
+    return undefined;
+  }
+
+  #addSubscriber(session: BridgeSession, uri: string): void {
+    session.subscriptions.add(uri);
+    let set = this.#subscribers.get(uri);
+    if (!set) this.#subscribers.set(uri, (set = new Set()));
+    set.add(session);
+  }
+
+  #removeSubscriber(session: BridgeSession, uri: string): void {
+    session.subscriptions.delete(uri);
+    const set = this.#subscribers.get(uri);
+    set?.delete(session);
+    if (set?.size === 0) this.#subscribers.delete(uri);
+  }
+
+  /** A session went away: the last subscriber to a URI unsubscribes upstream. */
+  #dropSubscriber(session: BridgeSession, uri: string): void {
+    const set = this.#subscribers.get(uri);
+    set?.delete(session);
+    if (set?.size !== 0) return;
+    this.#subscribers.delete(uri);
+    void this.#internalRequest('resources/unsubscribe', { uri });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Bookkeeping
+
+  #start(pending: PendingRequest, outgoing: JsonRpcRequest): void {
+    if (this.#down !== undefined || !this.#o.send(outgoing)) {
+      pending.session?.inflight.delete(pending);
+      const reason = this.#down ?? 'it is re-attaching and its queue is full';
+      this.#fail(
+        pending,
+        { code: RPC.serverError, message: `The MCP server is not available: ${reason}` },
+        503,
+      );
+      return;
+    }
+    this.#pending.set(pending.upstreamId, pending);
+    if (pending.progress) this.#progress.set(pending.progress.key, pending);
+    this.#armTimer(pending);
+  }
+
+  /** (Re)starts the request's timeout; progress notifications restart it. */
+  #armTimer(pending: PendingRequest): void {
+    clearTimeout(pending.timer);
+    pending.timer = setTimeout(() => this.#timeout(pending), this.#o.requestTimeoutMs);
+    pending.timer.unref();
+  }
+
+  #timeout(pending: PendingRequest): void {
+    if (!this.#pending.has(pending.upstreamId)) return;
+    this.#finish(pending);
+    const seconds = Math.round(this.#o.requestTimeoutMs / 1000);
+    this.#o.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: pending.upstreamId, reason: 'timeout' },
+    });
+    this.#fail(
+      pending,
+      {
+        code: RPC.serverError,
+        message: `The MCP server did not answer ${pending.request.method} within ${seconds}s`,
+      },
+      504,
+    );
+  }
+
+  #fail(pending: PendingRequest, error: JsonRpcError, httpStatus: number): void {
+    if (pending.internal) pending.internal({ jsonrpc: '2.0', id: pending.upstreamId, error });
+    else pending.sink?.respond(this.#errorResponse(pending, error), httpStatus);
+  }
+
+  #finish(pending: PendingRequest): void {
+    clearTimeout(pending.timer);
+    this.#pending.delete(pending.upstreamId);
+    if (pending.progress) this.#progress.delete(pending.progress.key);
+    pending.session?.inflight.delete(pending);
+  }
+
+  #errorResponse(pending: PendingRequest, error: JsonRpcError): JsonRpcResponse {
+    return { jsonrpc: '2.0', id: pending.request.id, error };
+  }
+
+  #serverError(id: JsonRpcId, message: string): JsonRpcResponse {
+    return { jsonrpc: '2.0', id, error: { code: RPC.internalError, message } };
+  }
+}
+
+function latestInteractive(session: BridgeSession): PendingRequest | undefined {
+  let latest: PendingRequest | undefined;
+  for (const pending of session.inflight) if (pending.interactive) latest = pending;
+  return latest;
+}

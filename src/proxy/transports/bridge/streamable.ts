@@ -1,0 +1,241 @@
+/**
+ * The streamable-HTTP client side of the stdio bridge (`/mcp`):
+ * - POST: one JSON-RPC message. A request is answered with JSON, or with an SSE stream as soon as
+ *   the server sends something related to it first (progress, logs, sampling) and the client
+ *   accepts SSE. Notifications and responses get 202.
+ * - GET: the session's standalone SSE stream (list_changed, resources/updated, server requests
+ *   that arrive outside a POST stream). Keep-alive comments; no resumption (Last-Event-ID ignored).
+ * - DELETE: ends the session.
+ * Sessions: minted on initialize, validated on every other request; `stateless` and 2026-07-28
+ * requests get none (POST only; GET/DELETE → 405).
+ */
+import type { ServerResponse } from 'node:http';
+import { isStatelessRevision } from '../../edge/protocol.js';
+import { reject } from '../../pipeline/errors.js';
+import { isRequest } from '../../pipeline/jsonrpc.js';
+import { readMessage } from '../../pipeline/message.js';
+import { runServerPolicies } from '../../pipeline/run.js';
+import {
+  RPC,
+  type EdgeRequest,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../types.js';
+import type { BridgeCore } from './core.js';
+import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
+import { SseStream } from './sse.js';
+
+/** Answers one POST request: JSON unless something related must be streamed first. */
+class PostSink implements RequestSink {
+  #sse?: SseStream;
+  #done = false;
+  #closed = false;
+  readonly finished: Promise<void>;
+  #resolve!: () => void;
+
+  constructor(
+    private readonly request: EdgeRequest,
+    private readonly accepts: { json: boolean; sse: boolean },
+    private readonly keepAliveMs: number,
+    private readonly headers: Record<string, string> = {},
+    onAbort?: () => void,
+  ) {
+    this.finished = new Promise((resolve) => (this.#resolve = resolve));
+    request.res.once('close', () => {
+      if (this.#done) return;
+      this.#closed = true;
+      this.#resolve();
+      onAbort?.();
+    });
+  }
+
+  related(message: JsonRpcMessage): boolean {
+    if (this.#done || this.#closed) return false;
+    if (!this.#sse) {
+      if (!this.accepts.sse) return false;
+      this.#sse = new SseStream(this.request.res, { keepAliveMs: this.keepAliveMs, headers: this.headers });
+    }
+    return this.#sse.message(message);
+  }
+
+  respond(response: JsonRpcResponse, httpStatus = 200): void {
+    if (this.#done) return;
+    this.#done = true;
+    if (response.error) this.request.annotations.rpcErrorCode = response.error.code;
+    if (!this.#closed) {
+      if (this.#sse) {
+        this.#sse.message(response);
+        this.#sse.end();
+      } else if (this.accepts.json) {
+        writeJson(this.request.res, response.error ? httpStatus : 200, response, this.headers);
+      } else {
+        const sse = new SseStream(this.request.res, { keepAliveMs: 0, headers: this.headers });
+        sse.message(response);
+        sse.end();
+      }
+    }
+    this.#resolve();
+  }
+}
+
+function writeJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function acceptsOf(request: EdgeRequest): { json: boolean; sse: boolean } {
+  const accept = (request.req.headers.accept ?? '*/*').toLowerCase();
+  const any = accept.includes('*/*');
+  return { json: any || accept.includes('application/json'), sse: accept.includes('text/event-stream') };
+}
+
+function sessionHeader(request: EdgeRequest): string | undefined {
+  const value = request.req.headers['mcp-session-id'];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export class StreamableEndpoint {
+  constructor(
+    private readonly core: BridgeCore,
+    private readonly stateless: boolean,
+  ) {}
+
+  async handle(request: EdgeRequest): Promise<void> {
+    const method = request.req.method ?? 'GET';
+    const postOnly = this.stateless || isStatelessRevision(request.req);
+    // The edge already refused GET/DELETE for stateless servers and 2026-07-28 requests.
+    if (method === 'POST') return this.#post(request, postOnly);
+    if (method === 'GET') return this.#get(request);
+    if (method === 'DELETE') return this.#delete(request);
+    throw reject(405, RPC.invalidRequest, `Method ${method} not allowed on /mcp`, {
+      headers: { allow: 'GET, POST, DELETE' },
+    });
+  }
+
+  async #post(request: EdgeRequest, postOnly: boolean): Promise<void> {
+    const accepts = acceptsOf(request);
+    if (!accepts.json && !accepts.sse) {
+      throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
+    }
+    const message = await readMessage(request);
+    if (isRequest(message) && message.method === 'initialize') {
+      return this.#initialize(request, message, accepts, postOnly);
+    }
+    const rpcId = 'id' in message ? message.id : null;
+    const session = postOnly
+      ? ephemeralSession(message)
+      : await this.core.resolve(sessionHeader(request), 'streamable-http', rpcId);
+    if (session.ephemeral) this.core.mux.addSession(session);
+    const ctx = this.core.context(request, 'streamable-http', session);
+    try {
+      const approved = await this.core.applyPolicies(request, message, ctx);
+      if (!isRequest(approved)) {
+        await this.core.dispatch(session, approved, noSink, ctx);
+        request.res.writeHead(202).end();
+        return;
+      }
+      // A stateless client closing its POST cancels the request (2026-07-28); a stateful one may
+      // reconnect, so its request runs on and the answer is dropped.
+      const onAbort = session.ephemeral
+        ? () => this.core.end(session, 'the client closed the request')
+        : undefined;
+      const sink = new PostSink(request, accepts, this.core.o.keepAliveMs, {}, onAbort);
+      await this.core.dispatch(session, approved, sink, ctx);
+      await sink.finished;
+    } finally {
+      if (session.ephemeral) this.core.mux.endSession(session, 'the request ended');
+    }
+  }
+
+  async #initialize(
+    request: EdgeRequest,
+    message: JsonRpcRequest,
+    accepts: { json: boolean; sse: boolean },
+    postOnly: boolean,
+  ): Promise<void> {
+    const ctx = this.core.context(request, 'streamable-http');
+    const approved = await this.core.applyPolicies(request, message, ctx);
+    if (!isRequest(approved)) throw reject(400, RPC.invalidRequest, 'initialize must be a request');
+    let response: JsonRpcResponse;
+    let httpStatus = 200;
+    try {
+      response = { jsonrpc: '2.0', id: approved.id, result: await this.core.mux.initialize(approved) };
+    } catch (err) {
+      if (!(err instanceof RpcFailure)) throw err;
+      response = { jsonrpc: '2.0', id: approved.id, error: err.error };
+      httpStatus = err.httpStatus;
+    }
+    const headers: Record<string, string> = {};
+    if (!response.error && !postOnly) {
+      const result = response.result as { protocolVersion?: string };
+      const capabilities = approved.params?.capabilities;
+      const session = await this.core.createSession(
+        'streamable-http',
+        typeof capabilities === 'object' && capabilities !== null
+          ? (capabilities as Record<string, unknown>)
+          : {},
+        result.protocolVersion,
+      );
+      headers['mcp-session-id'] = session.id;
+      ctx.sessionId = session.id;
+    }
+    if (this.core.o.policies.length > 0) {
+      response = await runServerPolicies(this.core.o.policies, response, approved, ctx);
+    }
+    new PostSink(request, accepts, 0, headers).respond(response, httpStatus);
+  }
+
+  async #get(request: EdgeRequest): Promise<void> {
+    if (!acceptsOf(request).sse)
+      throw reject(406, RPC.invalidRequest, 'Accept must include text/event-stream');
+    const session = await this.core.resolve(sessionHeader(request), 'streamable-http', null);
+    if (session.channel) {
+      throw reject(409, RPC.invalidRequest, 'This session already has an open stream; close it first');
+    }
+    await new Promise<void>((resolve) => {
+      const stream = new SseStream(request.res, {
+        keepAliveMs: this.core.o.keepAliveMs,
+        onClose: () => {
+          if (session.channel === channel) session.channel = undefined;
+          resolve();
+        },
+      });
+      const channel = { send: (m: JsonRpcMessage) => stream.message(m), close: () => stream.end() };
+      session.channel = channel;
+    });
+  }
+
+  async #delete(request: EdgeRequest): Promise<void> {
+    const session = await this.core.resolve(sessionHeader(request), 'streamable-http', null);
+    this.core.end(session, 'the client ended the session');
+    request.res.writeHead(204).end();
+  }
+}
+
+/** Session-less requests still need a routing identity for server messages during the request. */
+function ephemeralSession(message: JsonRpcMessage): BridgeSession {
+  const session = new BridgeSession('', 'streamable-http', true);
+  // 2026-07-28 requests carry the client's capabilities in _meta; otherwise they are unknown.
+  const meta = 'params' in message ? message.params?._meta : undefined;
+  const capabilities =
+    typeof meta === 'object' && meta !== null
+      ? (meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities']
+      : undefined;
+  if (typeof capabilities === 'object' && capabilities !== null) {
+    session.capabilities = capabilities as Record<string, unknown>;
+  }
+  return session;
+}
+
+const noSink: RequestSink = { related: () => false, respond: () => {} };
