@@ -27,7 +27,7 @@ function newestMtime(dir: string): number {
 
 /** Global setup: builds dist/ when it is missing or older than src/. */
 export async function ensureBuilt(): Promise<() => Promise<void>> {
-  let built = 0;
+  let built: number;
   try {
     built = statSync(MOAT_MAIN).mtimeMs;
   } catch {
@@ -43,7 +43,7 @@ export async function ensureBuilt(): Promise<() => Promise<void>> {
       },
     ).catch(() => undefined);
   }
-  return async () => undefined;
+  return () => Promise.resolve();
 }
 
 /** A private MOAT_HOME; remove it with `cleanup`. */
@@ -156,7 +156,7 @@ export async function eventually<T>(
       last = err;
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
