@@ -1,0 +1,126 @@
+/**
+ * A real MCP SDK server (streamable HTTP, stateless) on 127.0.0.1:0, protected by a small
+ * resource-server check: it serves RFC 9728 metadata naming the test provider, answers 401 with
+ * `WWW-Authenticate: Bearer resource_metadata=...` without a valid token, and records the headers
+ * of every request. Its `whoami` tool returns the token's subject and the headers it was sent.
+ */
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export interface ProtectedServer {
+  /** The MCP endpoint (…/mcp); also the RFC 8707 resource. */
+  url: string;
+  /** Headers of every MCP request that passed the check. */
+  seen: IncomingHttpHeaders[];
+  /** Tokens the server refuses from now on (simulates a revoked access token). */
+  reject: Set<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * `check` returns the caller's subject for a valid Authorization header, or undefined (→ 401).
+ * `issuer` is advertised in the protected-resource metadata when given.
+ */
+export async function startProtectedServer(options: {
+  check: (authorization: string | undefined, resource: string) => Promise<string | undefined>;
+  issuer?: string;
+  scopes?: string[];
+}): Promise<ProtectedServer> {
+  const seen: IncomingHttpHeaders[] = [];
+  const reject = new Set<string>();
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const resource = `${origin}/mcp`;
+  const metadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.url === '/.well-known/oauth-protected-resource/mcp' && options.issuer) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          resource,
+          authorization_servers: [options.issuer],
+          scopes_supported: options.scopes,
+        }),
+      );
+      return;
+    }
+    if (!req.url?.startsWith('/mcp')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const authorization = req.headers.authorization;
+    const token = authorization?.replace(/^Bearer\s+/i, '');
+    const subject =
+      token && reject.has(token)
+        ? undefined
+        : await options.check(authorization, resource).catch(() => undefined);
+    if (!subject) {
+      const scope = options.scopes ? `, scope="${options.scopes.join(' ')}"` : '';
+      res.writeHead(401, {
+        'content-type': 'application/json',
+        'www-authenticate': `Bearer resource_metadata="${metadataUrl}"${scope}`,
+      });
+      res.end(JSON.stringify({ error: 'invalid_token' }));
+      return;
+    }
+    seen.push(req.headers);
+    const mcp = new McpServer({ name: 'protected', version: '1.0.0' });
+    mcp.registerTool('whoami', { description: 'The caller as the server sees it' }, () => ({
+      content: [{ type: 'text', text: JSON.stringify({ subject, headers: req.headers }) }],
+    }));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  return {
+    url: resource,
+    seen,
+    reject,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Calls `whoami` with a real MCP client whose requests carry `headers()`; returns the parsed result. */
+export async function whoami(
+  url: string,
+  headers: () => Promise<Record<string, string>>,
+): Promise<{ subject: string; headers: IncomingHttpHeaders }> {
+  const client = new Client({ name: 'outbound-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: async (input, init) => {
+      const merged = new Headers(init?.headers);
+      for (const [k, v] of Object.entries(await headers())) merged.set(k, v);
+      return fetch(input, { ...init, headers: merged });
+    },
+  });
+  await client.connect(transport);
+  try {
+    const result = (await client.callTool({ name: 'whoami', arguments: {} })) as {
+      content: Array<{ type: string; text: string }>;
+    };
+    return JSON.parse(result.content[0]!.text) as { subject: string; headers: IncomingHttpHeaders };
+  } finally {
+    await client.close();
+  }
+}
