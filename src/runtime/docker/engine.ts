@@ -34,6 +34,9 @@ const STATES: readonly ContainerState[] = [
   'dead',
 ];
 
+/** Network modes every engine knows; anything else (without `:`) names a network. */
+const BUILTIN_NETWORK_MODES = new Set(['bridge', 'host', 'none', 'default']);
+
 /** HTTP status of a dockerode error, if it has one. */
 function statusOf(err: unknown): number | undefined {
   const code = (err as { statusCode?: unknown } | null)?.statusCode;
@@ -151,6 +154,16 @@ export class EngineRuntime implements ContainerRuntime {
         if (!existsSync(mount.source))
           throw usageError(`volume source path does not exist: ${mount.source} (mounted at ${mount.target})`);
     const labels = { ...spec.labels };
+    if (
+      !BUILTIN_NETWORK_MODES.has(spec.networkMode) &&
+      !spec.internalNetwork &&
+      !spec.networkMode.includes(':')
+    )
+      if (!(await this.networkExists(spec.networkMode)))
+        throw usageError(
+          `network ${spec.networkMode} does not exist; create it (e.g. \`podman network create ${spec.networkMode}\`) ` +
+            'or choose another --network (bridge, host, none or an existing network)',
+        );
     if (spec.internalNetwork) {
       await this.ensureNetwork(spec.networkMode, {
         internal: true,

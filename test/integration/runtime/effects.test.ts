@@ -1,0 +1,197 @@
+/**
+ * What a container built from a RunConfig really gets, checked from inside with the fixture
+ * server's tools: environment, mounts, capabilities, published ports, network modes and the
+ * permission profiles' network rules.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callResult, callText } from '../../fixtures/pipes-client.js';
+import { podmanCli } from '../../support/podman.js';
+import { Harness, uniqueName } from './harness.js';
+
+let harness: Harness;
+/** The default Podman bridge's gateway: the host as seen from a bridged container. */
+let gateway: string;
+/** A TCP server on the host, listening on the bridge gateway address and on loopback. */
+const servers: Server[] = [];
+let gatewayPort: number;
+let loopbackPort: number;
+
+function listen(host: string): Promise<number> {
+  const server = createServer((socket) => socket.end());
+  servers.push(server);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+beforeAll(async () => {
+  harness = await Harness.create();
+  const [network] = JSON.parse(await podmanCli(['network', 'inspect', 'podman'])) as Array<{
+    subnets: Array<{ gateway: string }>;
+  }>;
+  gateway = network!.subnets[0]!.gateway;
+  // The bridge exists once a container has used it; our first launch below guarantees that, but
+  // the gateway address is configured on the host only while the bridge is up, so start one now.
+  await harness.launch();
+  gatewayPort = await listen(gateway);
+  loopbackPort = await listen('127.0.0.1');
+});
+
+afterAll(async () => {
+  await harness.cleanup();
+  for (const server of servers) server.close();
+});
+
+describe('environment', () => {
+  it('passes the resolved environment and the transport variables', async () => {
+    const { client } = await harness.launch({}, { GREETING: 'hello world', QUOTED: 'a=b "c"' });
+    expect(await callText(client, 'get_env', { name: 'GREETING' })).toBe('hello world');
+    expect(await callText(client, 'get_env', { name: 'QUOTED' })).toBe('a=b "c"');
+    expect(await callText(client, 'get_env', { name: 'MCP_TRANSPORT' })).toBe('stdio');
+    expect((await callResult(client, 'get_env', { name: 'MCP_PORT' })).isError).toBe(true);
+  });
+});
+
+describe('mounts', () => {
+  it('mounts read entries read-only, write entries and -v read-write, and the host sees writes', async () => {
+    const readDir = mkdtempSync(join(tmpdir(), 'moat-ro-'));
+    const writeDir = mkdtempSync(join(tmpdir(), 'moat-rw-'));
+    const volumeDir = mkdtempSync(join(tmpdir(), 'moat-vol-'));
+    writeFileSync(join(readDir, 'in.txt'), 'from the host');
+    const { client } = await harness.launch({
+      permission_profile: { read: [`${readDir}:/ro`], write: [`${writeDir}:/rw`], network: { outbound: {} } },
+      volumes: [`${volumeDir}:/vol`, `${readDir}:/ro2:ro`],
+    });
+    expect(await callText(client, 'read_file', { path: '/ro/in.txt' })).toBe('from the host');
+    expect(await callResult(client, 'write_file', { path: '/ro/new.txt', content: 'x' })).toEqual({
+      text: 'EROFS',
+      isError: true,
+    });
+    expect(await callResult(client, 'write_file', { path: '/ro2/new.txt', content: 'x' })).toEqual({
+      text: 'EROFS',
+      isError: true,
+    });
+    expect(existsSync(join(readDir, 'new.txt'))).toBe(false);
+    expect(await callText(client, 'write_file', { path: '/rw/out.txt', content: 'written inside' })).toBe(
+      'ok',
+    );
+    expect(readFileSync(join(writeDir, 'out.txt'), 'utf8')).toBe('written inside');
+    expect(await callText(client, 'write_file', { path: '/vol/v.txt', content: 'volume' })).toBe('ok');
+    expect(readFileSync(join(volumeDir, 'v.txt'), 'utf8')).toBe('volume');
+  });
+
+  it('names a missing host path before the engine does', async () => {
+    await expect(harness.launch({ volumes: ['/nonexistent/moat-test-path:/x'] })).rejects.toMatchObject({
+      kind: 'usage',
+      message: expect.stringContaining('volume source path does not exist: /nonexistent/moat-test-path'),
+    });
+  });
+});
+
+describe('privileges', () => {
+  it('drops every capability and sets no-new-privileges', async () => {
+    const { client } = await harness.launch();
+    const who = JSON.parse(await callText(client, 'whoami')) as Record<string, unknown>;
+    expect(who).toMatchObject({ capEff: '0000000000000000', noNewPrivs: '1' });
+  });
+});
+
+describe('published ports', () => {
+  it('publishes the target port on 127.0.0.1 and adds -p bindings reachable from the host', async () => {
+    const hostPort = await listen('127.0.0.1').then(async (port) => {
+      // Free the port again: the container will bind it.
+      const server = servers.pop()!;
+      await new Promise((r) => server.close(r));
+      return port;
+    });
+    const { client, id } = await harness.launch({
+      transport: 'streamable-http',
+      target_port: 8080,
+      publish: [`${hostPort}:8080`],
+    });
+    expect(await callText(client, 'echo', { text: 'over http' })).toBe('over http');
+    const info = await harness.runtime.inspectContainer(id);
+    const bindings = info!.ports.filter((p) => p.containerPort === 8080);
+    expect(bindings.every((b) => b.hostIp === '127.0.0.1')).toBe(true);
+    expect(bindings.map((b) => b.hostPort)).toContain(hostPort);
+    expect(bindings).toHaveLength(2);
+    const response = await fetch(`http://127.0.0.1:${hostPort}/mcp`, { method: 'GET' });
+    // The server answered on the -p port (a GET without a session is refused, but by the server).
+    expect([400, 405, 406]).toContain(response.status);
+    expect(await callText(client, 'get_env', { name: 'MCP_HOST' })).toBe('0.0.0.0');
+  });
+});
+
+describe('networks and permission profiles', () => {
+  it('network profile on the default bridge: the server can reach the host through the gateway', async () => {
+    const { client, spec } = await harness.launch({ permission_profile_name_or_path: 'network' });
+    expect(spec.networkMode).toBe('bridge');
+    expect(await callText(client, 'try_connect', { host: gateway, port: gatewayPort })).toBe('connected');
+  });
+
+  it('none profile, stdio server: no network at all', async () => {
+    const { client, spec } = await harness.launch({ permission_profile_name_or_path: 'none' });
+    expect(spec.networkMode).toBe('none');
+    expect(await callText(client, 'try_connect', { host: gateway, port: gatewayPort })).toBe('ENETUNREACH');
+    expect(await callText(client, 'try_connect', { host: '192.0.2.1', port: 443 })).toBe('ENETUNREACH');
+  });
+
+  it('none profile, HTTP server: reachable by the proxy, but no route out; its network goes with it', async () => {
+    const { client, spec, id } = await harness.launch({
+      transport: 'streamable-http',
+      target_port: 8080,
+      permission_profile_name_or_path: 'none',
+    });
+    expect(spec.internalNetwork).toBe(true);
+    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(true);
+    expect(await callText(client, 'echo', { text: 'internal' })).toBe('internal');
+    expect(await callText(client, 'try_connect', { host: gateway, port: gatewayPort })).toBe('ENETUNREACH');
+    expect(await callText(client, 'try_connect', { host: '192.0.2.1', port: 443 })).toBe('ENETUNREACH');
+    await harness.runtime.removeContainer(id);
+    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(false);
+  });
+
+  it('--network none: no network even with the network profile', async () => {
+    const { client } = await harness.launch({
+      permission_profile: { network: { mode: 'none', outbound: { insecure_allow_all: true } } },
+    });
+    expect(await callText(client, 'try_connect', { host: gateway, port: gatewayPort })).toBe('ENETUNREACH');
+  });
+
+  it('--network host: the server shares the host network (reaches a loopback-only host server)', async () => {
+    const { client } = await harness.launch({
+      permission_profile: { network: { mode: 'host', outbound: { insecure_allow_all: true } } },
+    });
+    expect(await callText(client, 'try_connect', { host: '127.0.0.1', port: loopbackPort })).toBe(
+      'connected',
+    );
+  });
+
+  it('a named network: the container joins it; a missing one is a clear error', async () => {
+    const network = uniqueName('moat-net');
+    await harness.runtime.ensureNetwork(network, { internal: false, labels: { moat: 'true' } });
+    try {
+      const { id } = await harness.launch({
+        permission_profile: { network: { mode: network, outbound: { insecure_allow_all: true } } },
+      });
+      const info = await harness.runtime.inspectContainer(id);
+      expect(Object.keys(info!.ipAddresses)).toEqual([network]);
+      await harness.runtime.removeContainer(id);
+    } finally {
+      await harness.runtime.removeNetwork(network);
+    }
+    await expect(
+      harness.launch({
+        permission_profile: { network: { mode: network, outbound: { insecure_allow_all: true } } },
+      }),
+    ).rejects.toMatchObject({
+      kind: 'usage',
+      message: expect.stringContaining(`network ${network} does not exist`),
+    });
+  });
+});
