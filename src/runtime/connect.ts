@@ -102,9 +102,12 @@ async function probe(endpoint: string, env: NodeJS.ProcessEnv): Promise<EngineRu
 }
 
 /** Connects to the first endpoint that answers a ping; otherwise says what was tried and how to fix it. */
-export async function connectRuntime(env: NodeJS.ProcessEnv = process.env): Promise<ContainerRuntime> {
+export async function connectRuntime(
+  env: NodeJS.ProcessEnv = process.env,
+  candidates: readonly RuntimeEndpoint[] = runtimeEndpoints(env),
+): Promise<ContainerRuntime> {
   const tried: string[] = [];
-  for (const candidate of runtimeEndpoints(env)) {
+  for (const candidate of candidates) {
     try {
       return await probe(candidate.endpoint, env);
     } catch (err) {
