@@ -1,0 +1,46 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { imageProgressDisplay } from './progress.js';
+
+function capture(isTTY: boolean): { stream: PassThrough & { isTTY?: boolean }; output: () => string } {
+  const stream = Object.assign(new PassThrough(), {
+    isTTY,
+    // The cursor controls of a tty.WriteStream, as escape codes.
+    cursorTo: (x: number) => stream.write(`\u001b[${x + 1}G`),
+    clearLine: () => stream.write('\u001b[2K'),
+    moveCursor: () => true,
+  });
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return { stream, output: () => text };
+}
+
+describe('imageProgressDisplay', () => {
+  it('writes plain lines when the stream is not a TTY: one Pulling line, then the outcome', () => {
+    const { stream, output } = capture(false);
+    const display = imageProgressDisplay(stream, {});
+    display.onProgress({ phase: 'check', image: 'img:1', message: 'Checking image img:1' });
+    display.onProgress({ phase: 'pull', image: 'img:1', message: 'Pulling img:1...' });
+    display.onProgress({ phase: 'pull', image: 'img:1', message: 'abc Downloading 1MB/2MB' });
+    display.onProgress({ phase: 'done', image: 'img:1', message: 'Pulled img:1' });
+    expect(output()).toBe('Pulling img:1...\nPulled img:1\n');
+  });
+
+  it('uses a spinner on a TTY (a PassThrough marked isTTY stands in for a terminal) and ends with the outcome', () => {
+    const { stream, output } = capture(true);
+    const display = imageProgressDisplay(stream, {});
+    display.onProgress({ phase: 'check', image: 'img', message: 'Checking image img' });
+    display.onProgress({ phase: 'pull', image: 'img', message: 'Pulling img...' });
+    display.onProgress({ phase: 'done', image: 'img', message: 'Pulled img' });
+    expect(output()).toContain('Pulled img');
+    expect(output()).toMatch(/\u001b\[/); // cursor control: the spinner was drawn
+  });
+
+  it('falls back to plain lines on a TTY in CI', () => {
+    const { stream, output } = capture(true);
+    const display = imageProgressDisplay(stream, { CI: 'true' });
+    display.onProgress({ phase: 'pull', image: 'img', message: 'Pulling img...' });
+    display.fail();
+    expect(output()).toBe('Pulling img...\n');
+  });
+});

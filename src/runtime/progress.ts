@@ -1,0 +1,41 @@
+/**
+ * Shows image preparation to a person: an ora spinner on a TTY (per-layer status in its text),
+ * plain lines otherwise (`Pulling <image>...`, then the outcome), so logs stay readable.
+ */
+import ora from 'ora';
+import type { PullProgress } from './types.js';
+
+export interface ProgressDisplay {
+  onProgress(progress: PullProgress): void;
+  /** Ends the display after a failure (stops a spinner; the caller reports the error). */
+  fail(): void;
+}
+
+type Stream = NodeJS.WritableStream & { isTTY?: boolean };
+
+export function imageProgressDisplay(stream: Stream, env: NodeJS.ProcessEnv = process.env): ProgressDisplay {
+  const interactive = stream.isTTY === true && !env.CI && env.TERM !== 'dumb';
+  if (!interactive) {
+    let announced = false;
+    return {
+      onProgress({ phase, image, message }) {
+        if (phase === 'pull' && !announced) {
+          announced = true;
+          stream.write(`Pulling ${image}...\n`);
+        } else if (phase === 'done') stream.write(`${message}\n`);
+      },
+      fail() {},
+    };
+  }
+  const spinner = ora({ stream, isEnabled: true, discardStdin: false, color: env.NO_COLOR ? false : 'cyan' });
+  return {
+    onProgress({ phase, message }) {
+      if (phase === 'done') spinner.succeed(message);
+      else if (spinner.isSpinning) spinner.text = message;
+      else spinner.start(message);
+    },
+    fail() {
+      if (spinner.isSpinning) spinner.stop();
+    },
+  };
+}
