@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isMoatError } from '../util/errors.js';
 import { debugFromEnv, setDebug } from '../util/log.js';
 import { versionCommand } from './version.js';
+import { runCommand } from './run.js';
 import { secretCommand } from './secret.js';
 import { listCommand } from './list.js';
 import { stopCommand } from './stop.js';
@@ -32,6 +33,7 @@ export function buildProgram(io: CliIO): Command {
   program.hook('preAction', (cmd) => {
     setDebug(Boolean(cmd.optsWithGlobals().debug) || debugFromEnv());
   });
+  program.addCommand(runCommand(io));
   program.addCommand(versionCommand(io));
   program.addCommand(secretCommand(io));
   for (const lifecycle of [

@@ -89,6 +89,7 @@ export const remoteAuthConfigSchema = z.strictObject({
   cached_client_secret_ref: z.string().optional(),
   cached_secret_expiry: z.string().optional(),
   cached_reg_token_ref: z.string().optional(),
+  cached_cimd_client_id: z.string().optional(),
   cached_reg_client_uri: z.string().optional(),
   cached_token_auth_method: z.string().optional(),
   cached_dcr_callback_port: z.number().int().optional(),
@@ -216,6 +217,9 @@ export const runConfigSchema = z.strictObject({
   permission_profile_name_or_path: z.string().optional(),
   permission_profile: permissionProfileSchema.nullable().default(null),
   env_vars: stringMap.optional(),
+  /** Moat's own: one env file (--env-file), read when the container starts so values are not stored. */
+  env_file: z.string().optional(),
+  /** Env files directory (--env-file-dir), read when the container starts. */
   env_file_dir: z.string().optional(),
   debug: z.boolean().optional(),
   volumes: z.array(z.string()).optional(),

@@ -1,0 +1,1021 @@
+/**
+ * The flags of `moat run` as data: one row per flag of spec §2.1, with its type, default, help
+ * text, help section, the RunConfig field it fills and the feature it selects. The command
+ * (run-command.ts), the RunConfig builder (run-build.ts), the feature gate (run-gate.ts) and
+ * docs/cli.md are all driven by this table.
+ */
+
+export type FlagType = 'string' | 'stringArray' | 'strings' | 'int' | 'float' | 'duration' | 'bool';
+
+/** Help sections, in the order and with the titles of spec §2.1. */
+export const SECTIONS = {
+  identity: 'Workload identity, process and transport',
+  isolation: 'Isolation and permissions',
+  build: 'Build-time options (protocol schemes)',
+  proxy: 'HTTP proxy behavior',
+  tools: 'Tools',
+  policy: 'Audit, authorization and webhook files',
+  oidc: 'Incoming-client OIDC validation',
+  remoteAuth: 'Authentication to a remote MCP server',
+  tokenExchange: 'Token exchange',
+  telemetry: 'Telemetry',
+} as const;
+export type SectionId = keyof typeof SECTIONS;
+
+/**
+ * Features that flags select, and the issue that implements each. A flag whose feature is in
+ * PENDING_FEATURES fails with "not implemented yet" when the user sets it (see run-gate.ts).
+ */
+export const FEATURES = {
+  'proxy-options': { issue: 4, title: 'proxy HTTP options' },
+  'tool-filter': { issue: 4, title: 'tool filtering and overrides' },
+  'inbound-security': { issue: 5, title: 'inbound security (OIDC, authorization, audit, webhooks)' },
+  secrets: { issue: 6, title: 'the secrets manager' },
+  'outbound-auth': { issue: 6, title: 'authentication to remote servers' },
+  'secret-values': { issue: 6, title: 'secret values on the command line (they need the secrets manager)' },
+  telemetry: { issue: undefined, title: 'OpenTelemetry and Prometheus metrics' },
+  'image-verification': { issue: undefined, title: 'image signature verification' },
+  'protocol-builds': { issue: undefined, title: 'protocol-scheme builds (uvx://, npx://, go://)' },
+  'ignore-files': { issue: undefined, title: 'ignore files and overlays' },
+  'network-isolation': { issue: undefined, title: 'network isolation' },
+} as const satisfies Record<string, { issue: number | undefined; title: string }>;
+export type FeatureId = keyof typeof FEATURES;
+
+/**
+ * Features not implemented yet. The integrator removes an entry when its feature lands; the
+ * flags that select it then pass the gate with no other change.
+ */
+export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
+  'proxy-options',
+  'tool-filter',
+  'inbound-security',
+  'secrets',
+  'outbound-auth',
+  'secret-values',
+  'telemetry',
+  'image-verification',
+  'protocol-builds',
+  'ignore-files',
+  'network-isolation',
+]);
+
+export interface RunFlagSpec {
+  /** Long name without the dashes. */
+  readonly long: string;
+  readonly short?: string;
+  readonly type: FlagType;
+  /** Placeholder shown in help for flags that take a value. */
+  readonly value?: string;
+  /** Parsed default (milliseconds for durations); absent means "not set". */
+  readonly default?: boolean | number | string;
+  /** How help shows the default when it is not the literal value. */
+  readonly defaultText?: string;
+  readonly choices?: readonly string[];
+  /** Inclusive range for int/float flags. */
+  readonly min?: number;
+  readonly max?: number;
+  readonly help: string;
+  readonly section: SectionId;
+  /** RunConfig field(s) the flag fills (dotted paths); empty when it fills none. */
+  readonly runConfig: readonly string[];
+  /** The feature the flag selects (gated while pending). */
+  readonly feature?: FeatureId;
+  /** Only these values select the feature (default: any explicit value; `false` never does). */
+  readonly featureValues?: readonly string[];
+  /** What to use instead while the feature is pending. */
+  readonly hint?: string;
+}
+
+const PORT = { min: 1, max: 65535 } as const;
+
+export const RUN_FLAGS = [
+  // Workload identity, process and transport
+  {
+    long: 'name',
+    type: 'string',
+    value: '<name>',
+    defaultText: 'generated from the target',
+    help: 'Name of the MCP server',
+    section: 'identity',
+    runConfig: ['name', 'container_name', 'base_name'],
+  },
+  {
+    long: 'group',
+    type: 'string',
+    value: '<group>',
+    default: 'default',
+    help: 'Group the workload belongs to',
+    section: 'identity',
+    runConfig: ['group'],
+  },
+  {
+    long: 'foreground',
+    short: 'f',
+    type: 'bool',
+    default: false,
+    help: 'Block until the container exits',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
+    long: 'from-config',
+    type: 'string',
+    value: '<path>',
+    help: 'Load configuration from an exported file (replaces the target and all other configuration flags)',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
+    long: 'transport',
+    type: 'string',
+    value: '<transport>',
+    choices: ['sse', 'streamable-http', 'stdio'],
+    defaultText: 'streamable-http',
+    help: 'Transport of the MCP server',
+    section: 'identity',
+    runConfig: ['transport'],
+  },
+  {
+    long: 'proxy-mode',
+    type: 'string',
+    value: '<mode>',
+    choices: ['streamable-http', 'sse'],
+    default: 'streamable-http',
+    help: 'Proxy mode for stdio (sse is deprecated and will be removed)',
+    section: 'identity',
+    runConfig: ['proxy_mode'],
+  },
+  {
+    long: 'proxy-port',
+    type: 'int',
+    value: '<port>',
+    ...PORT,
+    defaultText: 'a free port',
+    help: 'Host port the HTTP proxy listens on',
+    section: 'identity',
+    runConfig: ['port'],
+  },
+  {
+    long: 'host',
+    type: 'string',
+    value: '<host>',
+    default: '127.0.0.1',
+    help: 'IPv4 address or hostname the HTTP proxy listens on',
+    section: 'identity',
+    runConfig: ['host'],
+  },
+  {
+    long: 'target-host',
+    type: 'string',
+    value: '<host>',
+    default: '127.0.0.1',
+    help: 'Host traffic is forwarded to; only for sse or streamable-http transport',
+    section: 'identity',
+    runConfig: ['target_host'],
+  },
+  {
+    long: 'target-port',
+    type: 'int',
+    value: '<port>',
+    ...PORT,
+    defaultText: 'a free port',
+    help: 'Port the container exposes; only for sse or streamable-http transport',
+    section: 'identity',
+    runConfig: ['target_port'],
+  },
+  {
+    long: 'publish',
+    short: 'p',
+    type: 'stringArray',
+    value: '<hostPort:containerPort>',
+    help: 'Publish a container port (repeatable)',
+    section: 'identity',
+    runConfig: ['publish'],
+  },
+  {
+    long: 'label',
+    short: 'l',
+    type: 'stringArray',
+    value: '<key=value>',
+    help: 'Container label (repeatable)',
+    section: 'identity',
+    runConfig: ['container_labels'],
+  },
+  {
+    long: 'volume',
+    short: 'v',
+    type: 'stringArray',
+    value: '<host-path:container-path[:ro]>',
+    help: 'Mount a host path into the container (repeatable; the host path must exist)',
+    section: 'identity',
+    runConfig: ['volumes'],
+  },
+  {
+    long: 'env',
+    short: 'e',
+    type: 'stringArray',
+    value: '<KEY=VALUE>',
+    help: 'Environment variable (repeatable; overrides --env-file and --env-file-dir)',
+    section: 'identity',
+    runConfig: ['env_vars'],
+  },
+  {
+    long: 'env-file',
+    type: 'string',
+    value: '<path>',
+    help: 'Load environment variables from one file when the container starts (values are not stored)',
+    section: 'identity',
+    runConfig: ['env_file'],
+  },
+  {
+    long: 'env-file-dir',
+    type: 'string',
+    value: '<dir>',
+    help: 'Load environment variables from all files in a directory (overrides --env-file)',
+    section: 'identity',
+    runConfig: ['env_file_dir'],
+  },
+  {
+    long: 'secret',
+    type: 'stringArray',
+    value: '<NAME,target=TARGET>',
+    help: 'Secret from the secrets manager set as environment variable TARGET (repeatable; overrides --env)',
+    section: 'identity',
+    runConfig: ['secrets'],
+    feature: 'secrets',
+  },
+  {
+    long: 'stateless',
+    type: 'bool',
+    default: false,
+    help: 'Declare the server stateless (POST-only, no SSE) for streamable-HTTP stateless mode',
+    section: 'identity',
+    runConfig: ['stateless'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'ignore-globally',
+    type: 'bool',
+    default: true,
+    help: 'Load global ignore patterns from the ignore file in the configuration directory',
+    section: 'identity',
+    runConfig: ['ignore_config.LoadGlobal'],
+    feature: 'ignore-files',
+  },
+  {
+    long: 'print-resolved-overlays',
+    type: 'bool',
+    default: false,
+    help: 'Debug: print resolved container paths of overlays',
+    section: 'identity',
+    runConfig: ['ignore_config.PrintOverlays'],
+    feature: 'ignore-files',
+  },
+  {
+    long: 'help',
+    short: 'h',
+    type: 'bool',
+    default: false,
+    help: 'Show help for run',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
+    long: 'debug',
+    type: 'bool',
+    default: false,
+    help: 'Enable debug mode (inherited; also MOAT_DEBUG=true)',
+    section: 'identity',
+    runConfig: ['debug'],
+  },
+
+  // Isolation and permissions
+  {
+    long: 'network',
+    type: 'string',
+    value: '<mode>',
+    defaultText: 'bridge',
+    help: 'Network to connect to (bridge, host, none or a network name); host and none drop isolation',
+    section: 'isolation',
+    runConfig: ['permission_profile.network.mode'],
+  },
+  {
+    long: 'isolate-network',
+    type: 'bool',
+    default: true,
+    help: 'Isolate the container network from the host (--isolate-network=false to opt out)',
+    section: 'isolation',
+    runConfig: ['isolate_network'],
+    feature: 'network-isolation',
+  },
+  {
+    long: 'allow-docker-gateway',
+    type: 'bool',
+    default: false,
+    help: "Allow outbound connections to the runtime's gateway addresses (only with --isolate-network)",
+    section: 'isolation',
+    runConfig: ['allow_docker_gateway'],
+    feature: 'network-isolation',
+  },
+  {
+    long: 'permission-profile',
+    type: 'string',
+    value: '<profile>',
+    defaultText: 'network',
+    help: 'Permission profile: none, network, or the path of a JSON profile',
+    section: 'isolation',
+    runConfig: ['permission_profile_name_or_path', 'permission_profile'],
+  },
+  {
+    long: 'image-verification',
+    type: 'string',
+    value: '<mode>',
+    choices: ['warn', 'enabled', 'disabled'],
+    default: 'warn',
+    help: 'Image signature verification',
+    section: 'isolation',
+    runConfig: ['image_verification'],
+    feature: 'image-verification',
+    featureValues: ['enabled'],
+  },
+
+  // Build-time options (protocol schemes)
+  {
+    long: 'build-with',
+    type: 'stringArray',
+    value: '<constraint>',
+    help: 'Build-time dependency constraint (uvx:// only: a PEP 508 specifier for --with; repeatable)',
+    section: 'build',
+    runConfig: ['runtime_config.build_with'],
+    feature: 'protocol-builds',
+  },
+  {
+    long: 'ca-cert',
+    type: 'string',
+    value: '<path>',
+    help: 'Custom CA certificate file used for container builds',
+    section: 'build',
+    runConfig: ['runtime_config.ca_cert_path'],
+    feature: 'protocol-builds',
+  },
+  {
+    long: 'runtime-add-package',
+    type: 'stringArray',
+    value: '<package>',
+    help: 'Extra package installed in the builder and runtime stages (repeatable)',
+    section: 'build',
+    runConfig: ['runtime_config.additional_packages'],
+    feature: 'protocol-builds',
+  },
+  {
+    long: 'runtime-image',
+    type: 'string',
+    value: '<image>',
+    help: 'Base image for protocol-scheme builds',
+    section: 'build',
+    runConfig: ['runtime_config.builder_image'],
+    feature: 'protocol-builds',
+  },
+  {
+    long: 'thv-ca-bundle',
+    type: 'string',
+    value: '<path>',
+    help: "CA certificate bundle for moat's own HTTP requests (JWKS, OIDC discovery)",
+    section: 'build',
+    runConfig: ['thv_ca_bundle'],
+    feature: 'inbound-security',
+  },
+
+  // HTTP proxy behavior
+  {
+    long: 'allowed-origins',
+    type: 'stringArray',
+    value: '<origin>',
+    defaultText: 'derived for loopback binds',
+    help: 'Exact-match allowlist for the HTTP Origin header (repeatable); recommended for public binds',
+    section: 'proxy',
+    runConfig: ['allowed_origins'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'endpoint-prefix',
+    type: 'string',
+    value: '<path>',
+    help: "Path prefix prepended to SSE endpoint URLs (must start with '/')",
+    section: 'proxy',
+    runConfig: ['endpoint_prefix'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'max-request-body-size',
+    type: 'int',
+    value: '<bytes>',
+    min: 0,
+    default: 0,
+    defaultText: '8 MiB',
+    help: 'Maximum inbound request body size in bytes; 0 uses the default',
+    section: 'proxy',
+    runConfig: ['max_request_body_size'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'proxy-read-timeout',
+    type: 'duration',
+    value: '<duration>',
+    default: 0,
+    defaultText: '30s',
+    help: 'Maximum time to read a full request; 0 uses the default',
+    section: 'proxy',
+    runConfig: ['proxy_read_timeout'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'session-ttl',
+    type: 'duration',
+    value: '<duration>',
+    default: 0,
+    defaultText: '2h',
+    help: 'Session inactivity timeout; 0 uses the default',
+    section: 'proxy',
+    runConfig: ['session_ttl'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'strict-protocol-validation',
+    type: 'bool',
+    default: false,
+    help: 'Streamable-HTTP only: reject an unknown MCP-Protocol-Version header with HTTP 400',
+    section: 'proxy',
+    runConfig: ['strict_protocol_validation'],
+    feature: 'proxy-options',
+  },
+  {
+    long: 'trust-proxy-headers',
+    type: 'bool',
+    default: false,
+    help: 'Trust X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Port and X-Forwarded-Prefix',
+    section: 'proxy',
+    runConfig: ['trust_proxy_headers'],
+    feature: 'proxy-options',
+  },
+
+  // Tools
+  {
+    long: 'tools',
+    type: 'strings',
+    value: '<names>',
+    help: "Filter the server's tools: comma-separated list of tool names (repeatable)",
+    section: 'tools',
+    runConfig: ['tools_filter'],
+    feature: 'tool-filter',
+  },
+  {
+    long: 'tools-override',
+    type: 'string',
+    value: '<path>',
+    help: 'JSON file overriding tool names and descriptions ({"toolsOverride": {...}})',
+    section: 'tools',
+    runConfig: ['tools_override'],
+    feature: 'tool-filter',
+  },
+
+  // Audit, authorization and webhook files
+  {
+    long: 'enable-audit',
+    type: 'bool',
+    default: false,
+    help: 'Enable audit logging with the default configuration',
+    section: 'policy',
+    runConfig: ['audit_config'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'audit-config',
+    type: 'string',
+    value: '<path>',
+    help: 'Audit configuration file',
+    section: 'policy',
+    runConfig: ['audit_config_path'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'authz-config',
+    type: 'string',
+    value: '<path>',
+    help: 'Authorization configuration file',
+    section: 'policy',
+    runConfig: ['authz_config_path'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'webhook-config',
+    type: 'stringArray',
+    value: '<path>',
+    help: 'Webhook configuration file (repeatable; files are merged, later names win)',
+    section: 'policy',
+    runConfig: ['validating_webhooks', 'mutating_webhooks'],
+    feature: 'inbound-security',
+  },
+
+  // Incoming-client OIDC validation
+  {
+    long: 'oidc-issuer',
+    type: 'string',
+    value: '<url>',
+    help: 'OIDC issuer URL',
+    section: 'oidc',
+    runConfig: ['oidc_config.Issuer'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-audience',
+    type: 'string',
+    value: '<audience>',
+    help: 'Expected token audience',
+    section: 'oidc',
+    runConfig: ['oidc_config.Audience'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-client-id',
+    type: 'string',
+    value: '<id>',
+    help: 'OIDC client ID',
+    section: 'oidc',
+    runConfig: ['oidc_config.ClientID'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-client-secret',
+    type: 'string',
+    value: '<secret>',
+    help: 'OIDC client secret, optional, for introspection',
+    section: 'oidc',
+    runConfig: ['oidc_config.ClientSecret'],
+    feature: 'secret-values',
+  },
+  {
+    long: 'oidc-introspection-url',
+    type: 'string',
+    value: '<url>',
+    help: 'Token introspection endpoint',
+    section: 'oidc',
+    runConfig: ['oidc_config.IntrospectionURL'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-jwks-url',
+    type: 'string',
+    value: '<url>',
+    help: 'URL to fetch the JWKS from',
+    section: 'oidc',
+    runConfig: ['oidc_config.JWKSURL'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-scopes',
+    type: 'strings',
+    value: '<scopes>',
+    defaultText: 'openid',
+    help: 'Scopes advertised in the protected-resource metadata (RFC 9728), comma-separated',
+    section: 'oidc',
+    runConfig: ['oidc_config.Scopes'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'oidc-insecure-allow-http',
+    type: 'bool',
+    default: false,
+    help: 'Allow HTTP (non-HTTPS) issuers for local development; insecure',
+    section: 'oidc',
+    runConfig: ['oidc_config.InsecureAllowHTTP'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'jwks-allow-private-ip',
+    type: 'bool',
+    default: false,
+    help: 'Allow JWKS/OIDC endpoints on private IP addresses',
+    section: 'oidc',
+    runConfig: ['oidc_config.AllowPrivateIP'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'jwks-auth-token-file',
+    type: 'string',
+    value: '<path>',
+    help: 'File holding a bearer token for JWKS/OIDC requests',
+    section: 'oidc',
+    runConfig: ['jwks_auth_token_file', 'oidc_config.AuthTokenFile'],
+    feature: 'inbound-security',
+  },
+  {
+    long: 'resource-url',
+    type: 'string',
+    value: '<url>',
+    help: 'Explicit resource URL for the OAuth discovery endpoint (RFC 9728)',
+    section: 'oidc',
+    runConfig: ['oidc_config.ResourceURL'],
+    feature: 'inbound-security',
+  },
+
+  // Authentication to a remote MCP server
+  {
+    long: 'remote-auth',
+    type: 'bool',
+    default: false,
+    help: 'Enable OAuth/OIDC authentication to the remote server',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.enabled'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-issuer',
+    type: 'string',
+    value: '<url>',
+    help: 'OAuth/OIDC issuer URL',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.issuer'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-authorize-url',
+    type: 'string',
+    value: '<url>',
+    help: 'Authorization endpoint; alternative to --remote-auth-issuer for non-OIDC OAuth',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.authorize_url'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-token-url',
+    type: 'string',
+    value: '<url>',
+    help: 'Token endpoint; alternative to --remote-auth-issuer for non-OIDC OAuth',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.token_url'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-client-id',
+    type: 'string',
+    value: '<id>',
+    help: 'OAuth client ID; optional if the server supports dynamic client registration',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.client_id'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-client-secret',
+    type: 'string',
+    value: '<secret>',
+    help: 'OAuth client secret; optional with dynamic client registration or PKCE',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.client_secret'],
+    feature: 'secret-values',
+    hint: 'use --remote-auth-client-secret-file',
+  },
+  {
+    long: 'remote-auth-client-secret-file',
+    type: 'string',
+    value: '<path>',
+    help: 'File holding the OAuth client secret; alternative to --remote-auth-client-secret',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.client_secret_file'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-bearer-token',
+    type: 'string',
+    value: '<token>',
+    help: 'Bearer token; alternative to OAuth',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.bearer_token'],
+    feature: 'secret-values',
+    hint: 'use --remote-auth-bearer-token-file',
+  },
+  {
+    long: 'remote-auth-bearer-token-file',
+    type: 'string',
+    value: '<path>',
+    help: 'File holding the bearer token; alternative to --remote-auth-bearer-token',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.bearer_token_file'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-scopes',
+    type: 'strings',
+    value: '<scopes>',
+    defaultText: 'openid,profile,email with OIDC',
+    help: 'Scopes to request, comma-separated',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.scopes'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-scope-param-name',
+    type: 'string',
+    value: '<name>',
+    help: 'Query parameter name used for scopes in the authorization URL',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.scope_param_name'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-resource',
+    type: 'string',
+    value: '<uri>',
+    help: 'OAuth 2.0 resource indicator (RFC 8707)',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.resource'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-callback-port',
+    type: 'int',
+    value: '<port>',
+    ...PORT,
+    default: 8666,
+    help: 'Port of the OAuth callback server',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.callback_port'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-skip-browser',
+    type: 'bool',
+    default: false,
+    help: 'Do not open a browser for the OAuth flow',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.skip_browser'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-auth-timeout',
+    type: 'duration',
+    value: '<duration>',
+    default: 30_000,
+    defaultText: '30s',
+    help: 'Timeout of the OAuth authentication flow',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.timeout'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-forward-headers',
+    type: 'stringArray',
+    value: '<Name=Value>',
+    help: 'Header injected into requests to the remote server (repeatable)',
+    section: 'remoteAuth',
+    runConfig: ['header_forward.add_plaintext_headers'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'remote-forward-headers-secret',
+    type: 'stringArray',
+    value: '<Name=secret-name>',
+    help: 'Header whose value comes from the secrets manager (repeatable)',
+    section: 'remoteAuth',
+    runConfig: ['header_forward.add_headers_from_secret'],
+    feature: 'secrets',
+  },
+
+  // Token exchange
+  {
+    long: 'token-exchange-url',
+    type: 'string',
+    value: '<url>',
+    help: 'OAuth 2.0 token-exchange endpoint; setting it enables token exchange',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.token_url'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-audience',
+    type: 'string',
+    value: '<audience>',
+    help: 'Target audience of exchanged tokens',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.audience'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-client-id',
+    type: 'string',
+    value: '<id>',
+    help: 'Client ID for exchange operations',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.client_id'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-client-secret',
+    type: 'string',
+    value: '<secret>',
+    help: 'Client secret for exchange operations',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.client_secret'],
+    feature: 'secret-values',
+    hint: 'use --token-exchange-client-secret-file',
+  },
+  {
+    long: 'token-exchange-client-secret-file',
+    type: 'string',
+    value: '<path>',
+    help: 'File holding the client secret; alternative to --token-exchange-client-secret',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.client_secret_file'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-header-name',
+    type: 'string',
+    value: '<header>',
+    defaultText: 'replaces the Authorization header',
+    help: 'Custom header that carries the exchanged token',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.external_token_header_name'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-scopes',
+    type: 'strings',
+    value: '<scopes>',
+    help: 'Scopes requested for exchanged tokens, comma-separated',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.scopes'],
+    feature: 'outbound-auth',
+  },
+  {
+    long: 'token-exchange-subject-token-type',
+    type: 'string',
+    value: '<type>',
+    choices: ['access_token', 'id_token'],
+    default: 'access_token',
+    help: 'Type of the subject token (id_token for security-token services that need it)',
+    section: 'tokenExchange',
+    runConfig: ['token_exchange_config.subject_token_type'],
+    feature: 'outbound-auth',
+  },
+
+  // Telemetry
+  {
+    long: 'otel-endpoint',
+    type: 'string',
+    value: '<url>',
+    help: 'OTLP endpoint URL',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.endpoint'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-insecure',
+    type: 'bool',
+    default: false,
+    help: 'Use HTTP instead of HTTPS to reach the OTLP endpoint',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.insecure'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-headers',
+    type: 'stringArray',
+    value: '<key=value>',
+    help: 'OTLP header (repeatable)',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.headers'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-service-name',
+    type: 'string',
+    value: '<name>',
+    defaultText: 'moat-<workload-name>',
+    help: 'Service name',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.serviceName'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-custom-attributes',
+    type: 'string',
+    value: '<key=value,...>',
+    help: 'Resource attributes, format key=value,key=value',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.customAttributes'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-env-vars',
+    type: 'strings',
+    value: '<names>',
+    help: 'Environment variable names included in spans (comma-separated, repeatable)',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.environmentVariables'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-sampling-rate',
+    type: 'float',
+    value: '<rate>',
+    min: 0,
+    max: 1,
+    default: 0.1,
+    help: 'Trace sampling rate, 0.0 to 1.0',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.samplingRate'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-tracing-enabled',
+    type: 'bool',
+    default: true,
+    help: 'Distributed tracing, effective when an OTLP endpoint is set',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.tracingEnabled'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-metrics-enabled',
+    type: 'bool',
+    default: true,
+    help: 'OTLP metrics export, effective when an OTLP endpoint is set',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.metricsEnabled'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-enable-prometheus-metrics-path',
+    type: 'bool',
+    default: false,
+    help: 'Serve Prometheus /metrics on a dedicated diagnostics port',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.enablePrometheusMetricsPath'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-metrics-on-transport-port',
+    type: 'bool',
+    default: true,
+    help: 'Also serve Prometheus /metrics on the transport port (deprecated; the default will become false)',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.metricsOnTransportPort'],
+    feature: 'telemetry',
+  },
+  {
+    long: 'otel-use-legacy-attributes',
+    type: 'bool',
+    default: true,
+    help: 'Emit legacy attribute names alongside the semantic-convention names',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.useLegacyAttributes'],
+    feature: 'telemetry',
+  },
+] as const satisfies readonly RunFlagSpec[];
+
+export type RunFlagRow = (typeof RUN_FLAGS)[number];
+export type RunFlagName = RunFlagRow['long'];
+
+/** `proxy-read-timeout` → `proxyReadTimeout`, as commander names option values. */
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+
+type ValueOf<R extends RunFlagRow> = R['type'] extends 'bool'
+  ? boolean
+  : R['type'] extends 'stringArray' | 'strings'
+    ? string[]
+    : R['type'] extends 'int' | 'float' | 'duration'
+      ? R extends { default: number }
+        ? number
+        : number | undefined
+      : R extends { choices: readonly (infer C)[]; default: string }
+        ? C
+        : R extends { choices: readonly (infer C)[] }
+          ? C | undefined
+          : R extends { default: string }
+            ? string
+            : string | undefined;
+
+/** Parsed flag values, keyed like commander's opts(); durations are milliseconds. */
+export type RunFlags = {
+  [R in RunFlagRow as R['long'] extends 'help' ? never : Camel<R['long']>]: ValueOf<R>;
+};
+
+export function attributeName(long: string): string {
+  return long.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+export function flagRow(long: RunFlagName): RunFlagRow {
+  return RUN_FLAGS.find((row) => row.long === long) as RunFlagRow;
+}
+
+/** The default values of every flag, as parsing with no flags would give. */
+export function defaultRunFlags(): RunFlags {
+  const flags: Record<string, unknown> = {};
+  for (const row of RUN_FLAGS as readonly RunFlagSpec[]) {
+    if (row.long === 'help') continue;
+    const isList = row.type === 'stringArray' || row.type === 'strings';
+    flags[attributeName(row.long)] = isList ? [] : row.default;
+  }
+  return flags as RunFlags;
+}
