@@ -6,11 +6,12 @@
 import type { Logger } from 'pino';
 import { DEFAULTS, type RunConfig } from '../config/runconfig.js';
 import { parseDuration } from '../util/duration.js';
-import { notImplemented, usageError } from '../util/errors.js';
+import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { createEdge, type EdgeRoute, type HealthReport } from './edge/server.js';
 import { buildPolicies } from './pipeline/build.js';
 import { createSessionStore, sessionTtlMs } from './sessions/index.js';
+import { createStdioBridge } from './transports/bridge/index.js';
 import { createHttpForwarder } from './transports/http/forwarder.js';
 import type {
   BackendSpec,
@@ -74,31 +75,6 @@ function readTimeoutMs(config: RunConfig): number {
   return ms;
 }
 
-/**
- * The stdio bridge (src/proxy/transports/bridge/index.ts) is expected to export:
- *   createStdioBridge(backend: StdioBackend, options: TransportOptions): TransportHandler | Promise<TransportHandler>
- * It is loaded by path so this module builds before the bridge lands.
- */
-const BRIDGE_MODULE: string = './transports/bridge/index.js';
-type BridgeFactory = (
-  backend: StdioBackend,
-  options: TransportOptions,
-) => TransportHandler | Promise<TransportHandler>;
-
-async function createStdioHandler(
-  backend: StdioBackend,
-  options: TransportOptions,
-): Promise<TransportHandler> {
-  let factory: BridgeFactory | undefined;
-  try {
-    factory = ((await import(BRIDGE_MODULE)) as { createStdioBridge?: BridgeFactory }).createStdioBridge;
-  } catch {
-    factory = undefined;
-  }
-  if (!factory) throw notImplemented('the proxy for stdio MCP servers');
-  return factory(backend, options);
-}
-
 /** The client-facing transport this proxy speaks, for /health. */
 function clientTransport(config: RunConfig, backend: BackendSpec): string {
   if (backend.kind === 'http') return backend.transport;
@@ -128,7 +104,7 @@ export async function startProxy(
     handler =
       backend.kind === 'http'
         ? createHttpForwarder(backend, { ...transportOptions, upstreamAuth: options.upstreamAuth })
-        : await createStdioHandler(backend, transportOptions);
+        : await createStdioBridge(backend, transportOptions);
   } catch (err) {
     if (!options.sessions) await sessions.close();
     throw err;

@@ -10,8 +10,8 @@ import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.j
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 export interface SeenRequest {
@@ -239,6 +239,27 @@ export async function startV2StreamableBackend(): Promise<HttpBackendServer> {
       await closeServer(http);
     },
   };
+}
+
+/** v2 createMcpHandler: serves the 2026-07-28 revision (and stateless 2025 traffic) per request. */
+export async function startV2StatelessBackend(): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const handler = toNodeHandler(
+    createMcpHandler(() => {
+      const server = new McpServerV2({ name: 'v2-stateless', version: '2.0.0' });
+      registerToolsV2(server);
+      return server;
+    }),
+  );
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    Promise.resolve(handler(req, res)).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, sessionIds: [], close: () => closeServer(http) };
 }
 
 /** v1 SSEServerTransport: GET /sse opens the stream, POST /messages?sessionId=… sends. */

@@ -32,7 +32,14 @@ import { LegacySseForwarder } from './legacy-sse.js';
 import { PendingRequests } from './pending.js';
 import { policyRewriter, relayJson, relayRaw, relaySse, type ServerSide } from './relay.js';
 import { SseWriter } from './sse.js';
-import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl, UpstreamClient } from './upstream.js';
+import {
+  clientHeaders,
+  discard,
+  headerValue,
+  upstreamHeaders,
+  upstreamUrl,
+  UpstreamClient,
+} from './upstream.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -205,7 +212,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   } catch (err) {
     // The client went away or the backend broke the stream; both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
-    upstream.body.destroy();
+    discard(upstream.body);
   }
   res.end();
 }

@@ -27,7 +27,7 @@ import {
 } from './context.js';
 import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from './sse.js';
-import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl } from './upstream.js';
+import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream.js';
 
 const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
 
@@ -84,7 +84,7 @@ export class LegacySseForwarder {
     const outHeaders = clientHeaders(upstream.headers, isSse);
     if (!isSse || upstream.statusCode !== 200) {
       res.writeHead(upstream.statusCode, outHeaders);
-      await relayRaw(upstream.body, res).catch(() => upstream.body.destroy());
+      await relayRaw(upstream.body, res).catch(() => discard(upstream.body));
       res.end();
       return;
     }
@@ -117,7 +117,7 @@ export class LegacySseForwarder {
       await relaySse(upstream.body, writer, rewrite);
     } catch (err) {
       fc.options.logger.debug({ err: String(err) }, 'SSE stream from the MCP backend ended early');
-      upstream.body.destroy();
+      discard(upstream.body);
     } finally {
       writer.stop();
       if (sessionId) {
@@ -201,7 +201,7 @@ export class LegacySseForwarder {
     });
     if (upstream.statusCode === 404) await endSession(fc, session.id);
     request.res.writeHead(upstream.statusCode, clientHeaders(upstream.headers, false));
-    await relayRaw(upstream.body, request.res).catch(() => upstream.body.destroy());
+    await relayRaw(upstream.body, request.res).catch(() => discard(upstream.body));
     request.res.end();
   }
 

@@ -41,9 +41,8 @@ export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
 
 /** A JSON body, buffered and passed through the policies. */
 export async function relayJson(body: Body, res: ServerResponse, side: ServerSide): Promise<void> {
-  const text = await transformMessageText(await body.text(), side);
-  res.setHeader('content-length', Buffer.byteLength(text));
-  res.end(text);
+  // Headers are already sent (without Content-Length), so the rewritten body goes out chunked.
+  res.end(await transformMessageText(await body.text(), side));
 }
 
 export type EventRewriter = (event: SseEvent) => Promise<string> | string;

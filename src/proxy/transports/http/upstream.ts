@@ -165,7 +165,7 @@ export class UpstreamClient {
         signal: AbortSignal.timeout(3000),
         dispatcher: this.#agent,
       });
-      response.body.destroy();
+      discard(response.body);
       const latency_ms = Date.now() - started;
       if (response.statusCode >= 500) {
         return { reachable: false, latency_ms, error: `HTTP ${response.statusCode}`, checked_at };
@@ -179,6 +179,12 @@ export class UpstreamClient {
   close(): Promise<void> {
     return this.#agent.close();
   }
+}
+
+/** Drops a response body without reading it (destroying an unread undici body emits an abort error). */
+export function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 /**
