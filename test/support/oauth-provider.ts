@@ -32,7 +32,13 @@ export interface TestOAuthProvider {
   exchangeClient: { clientId: string; clientSecret: string };
   /** Audience of tokens minted by `inboundToken` (what a client presents to the proxy). */
   inboundAudience: string;
-  counts: { registrations: number; authorizationCodes: number; refreshes: number; exchanges: number };
+  counts: {
+    registrations: number;
+    authorizationCodes: number;
+    refreshes: number;
+    refreshErrors: number;
+    exchanges: number;
+  };
   /** A JWT access token for a user, as an inbound identity provider would issue it. */
   inboundToken(userId: string): Promise<string>;
   /** Verifies an access token issued by this provider for `audience`; throws when invalid. */
@@ -50,7 +56,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const inboundAudience = `${issuer}/inbound-proxy`;
   const exchangeClient = { clientId: 'moat-exchanger', clientSecret: 'exchange-secret-not-real' };
-  const counts = { registrations: 0, authorizationCodes: 0, refreshes: 0, exchanges: 0 };
+  const counts = { registrations: 0, authorizationCodes: 0, refreshes: 0, refreshErrors: 0, exchanges: 0 };
   const ttl = options.accessTokenTtlSeconds ?? 600;
   const resourceScope = options.resourceScope ?? 'mcp:tools';
 
@@ -88,6 +94,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
     }),
     features: {
       devInteractions: { enabled: true },
+      revocation: { enabled: true },
       registration: { enabled: options.registration ?? true },
       resourceIndicators: {
         enabled: true,
@@ -149,6 +156,10 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
     const grantType = (ctx.oidc.params as { grant_type?: string }).grant_type;
     if (grantType === 'authorization_code') counts.authorizationCodes += 1;
     if (grantType === 'refresh_token') counts.refreshes += 1;
+  });
+  provider.on('grant.error', (ctx) => {
+    if ((ctx.oidc.params as { grant_type?: string } | undefined)?.grant_type === 'refresh_token')
+      counts.refreshErrors += 1;
   });
   const handle = provider.callback();
   server.on('request', (req, res) => void handle(req, res));

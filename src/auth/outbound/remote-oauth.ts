@@ -62,6 +62,7 @@ export class RemoteOAuth {
   private tokens: StoredTokens | undefined;
   private refreshing: Promise<boolean> | undefined;
   private reauthReason: string | undefined;
+  private lastState: RemoteAuthStatus['state'] | undefined;
   private client: ClientCredentials | undefined;
   private config: oidc.Configuration | undefined;
   private readonly fetch: Fetch;
@@ -219,9 +220,12 @@ export class RemoteOAuth {
       this.setStatus({ state: 'authenticated' });
       return true;
     } catch (err) {
-      if (err instanceof oidc.ResponseBodyError) {
+      const refused = oauthErrorOf(err);
+      if (refused) {
         await this.deps.store.forgetTokens(this.settings.workload);
-        this.markReauth(`the authorization server refused the refresh token (${err.error}); log in again`);
+        this.markReauth(
+          `the authorization server refused the refresh token (${refused.error}); log in again`,
+        );
         return false;
       }
       // A network failure is transient: keep the tokens and let the request fail this time.
@@ -268,8 +272,11 @@ export class RemoteOAuth {
     }
   }
 
+  /** Reports a status change (not a repeat of the current state). */
   private setStatus(status: RemoteAuthStatus): void {
     if (status.state === 'authenticated') this.reauthReason = undefined;
+    if (status.state === this.lastState) return;
+    this.lastState = status.state;
     this.deps.onStatus?.(status);
   }
 
@@ -281,15 +288,24 @@ export class RemoteOAuth {
   }
 }
 
+/** The OAuth error of a token-endpoint answer: in the JSON body, or (for a 401) in its WWW-Authenticate challenge. */
+function oauthErrorOf(err: unknown): { error: string; error_description?: string } | undefined {
+  if (err instanceof oidc.ResponseBodyError) return err;
+  if (err instanceof oidc.WWWAuthenticateChallengeError) {
+    const parameters = err.cause[0]?.parameters;
+    return { error: parameters?.error ?? 'unauthorized', error_description: parameters?.error_description };
+  }
+  return undefined;
+}
+
 /** Turns openid-client errors into one line naming the step, the server and its OAuth error. */
 export function describeOAuthError(err: unknown, what: string, issuer: string): MoatError {
   if (isMoatError(err)) return err;
-  if (err instanceof oidc.ResponseBodyError) {
-    const hint =
-      err.error === 'invalid_client' ? ': check the client ID and secret (--remote-auth-client-*)' : '';
-    return runtimeError(
-      `${issuer} refused to ${what}: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}${hint}`,
-    );
+  const oauthError = oauthErrorOf(err);
+  if (oauthError) {
+    const hint = oauthError.error === 'invalid_client' ? ': check the client ID and secret' : '';
+    const description = oauthError.error_description ? ` (${oauthError.error_description})` : '';
+    return runtimeError(`${issuer} refused to ${what}: ${oauthError.error}${description}${hint}`);
   }
   if (err instanceof oidc.AuthorizationResponseError) {
     return runtimeError(
@@ -320,10 +336,12 @@ async function resolveServer(settings: RemoteOAuthSettings, fetchImpl: Fetch): P
         `no OAuth metadata found for --remote-auth-issuer ${settings.issuer} (tried RFC 8414 and OpenID discovery); give --remote-auth-authorize-url and --remote-auth-token-url instead`,
       );
     }
+    // An OpenID provider (found through OIDC discovery, or advertising the openid scope) gets the OIDC defaults.
+    const isOidc = found.oidc || Boolean(found.metadata.scopes_supported?.includes('openid'));
     return {
       metadata: found.metadata,
       resource: settings.resource,
-      scopes: settings.scopes ?? (found.oidc ? OIDC_DEFAULT_SCOPES : []),
+      scopes: settings.scopes ?? (isOidc ? OIDC_DEFAULT_SCOPES : []),
     };
   }
   const discovered = await discoverResource(remoteUrl, fetchImpl);
@@ -436,7 +454,6 @@ async function registerClient(
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: method,
-    ...(server.scopes.length > 0 ? { scope: server.scopes.join(' ') } : {}),
   };
   let response: Response;
   try {

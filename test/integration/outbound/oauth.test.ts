@@ -52,15 +52,19 @@ function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_conf
 function harness(options: { now?: () => number; user?: string } = {}) {
   const logins: Array<Promise<{ status: number; body: string }>> = [];
   const statuses: RemoteAuthStatus[] = [];
+  const urls: URL[] = [];
   return {
     logins,
     statuses,
+    urls,
     deps: {
       secrets,
       now: options.now,
       notify: (message: string) => {
         const url = /https?:\/\/\S+$/.exec(message)?.[0];
-        if (url) logins.push(op.login(url, options.user ?? 'alice'));
+        if (!url) return;
+        urls.push(new URL(url));
+        logins.push(op.login(url, options.user ?? 'alice'));
       },
       onStatus: (s: RemoteAuthStatus) => statuses.push(s),
     },
@@ -124,5 +128,163 @@ describe('OAuth to a remote MCP server', () => {
     expect(op.counts.registrations).toBe(1);
     expect(op.counts.authorizationCodes).toBe(2);
     expect((await whoami(remote.url, () => fresh!.headers(local))).subject).toBe('bob');
+  });
+
+  it('refreshes before expiry, after a restart with an expired token, and on an upstream 401', async () => {
+    const port = await freePort();
+    let offset = 0;
+    const now = () => Date.now() + offset;
+    const first = harness({ now });
+    const auth = await createUpstreamAuth(config('oauth-refresh', { callback_port: port }), first.deps);
+    const before = (await auth!.headers(local)).Authorization;
+    const refreshes = op.counts.refreshes;
+
+    offset = 599_000; // inside the one-minute margin of the 600 s token
+    const after = (await auth!.headers(local)).Authorization;
+    expect(op.counts.refreshes).toBe(refreshes + 1);
+    expect(after).not.toBe(before);
+    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+
+    // A restart with the stored token already expired: refreshed at start, no login.
+    offset = 2 * 599_000;
+    const restart = harness({ now });
+    const restarted = await createUpstreamAuth(
+      config('oauth-refresh', { callback_port: port }),
+      restart.deps,
+    );
+    expect(restart.logins).toHaveLength(0);
+    expect(op.counts.refreshes).toBe(refreshes + 2);
+    expect(restart.statuses).toEqual([{ state: 'authenticated' }]);
+
+    // The remote stops accepting the current token: a 401 triggers one refresh and the retry works.
+    const current = (await restarted!.headers(local)).Authorization!;
+    remote.reject.add(current.slice('Bearer '.length));
+    const denied = await fetch(remote.url, { method: 'POST', headers: { authorization: current } });
+    expect(denied.status).toBe(401);
+    expect(await restarted!.onUnauthorized!(denied.headers.get('www-authenticate') ?? undefined)).toBe(true);
+    expect(op.counts.refreshes).toBe(refreshes + 3);
+    expect((await restarted!.headers(local)).Authorization).not.toBe(current);
+    expect((await whoami(remote.url, () => restarted!.headers(local))).subject).toBe('alice');
+  });
+
+  it('reports that a new login is needed once, instead of retrying a refused refresh token', async () => {
+    const port = await freePort();
+    let offset = 0;
+    const h = harness({ now: () => Date.now() + offset });
+    const auth = await createUpstreamAuth(config('oauth-revoked', { callback_port: port }), h.deps);
+    const tokens = JSON.parse((await secrets.get(tokensSecretName('oauth-revoked')))!);
+    const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
+    const revoked = await fetch(`${op.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
+    });
+    expect(revoked.status).toBe(200);
+
+    offset = 600_000;
+    const errors = op.counts.refreshErrors;
+    await expect(auth!.headers(local)).rejects.toThrow(
+      /needs a new OAuth login .*run: moat restart oauth-revoked/,
+    );
+    await expect(auth!.headers(local)).rejects.toThrow(/needs a new OAuth login/);
+    expect(await auth!.onUnauthorized!(undefined)).toBe(false);
+    expect(op.counts.refreshErrors).toBe(errors + 1);
+    expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required']);
+    // The dead tokens are gone, so a restart goes straight to a login.
+    expect(await secrets.get(tokensSecretName('oauth-revoked'))).toBeUndefined();
+  });
+
+  it('uses --remote-auth-issuer discovery with the OpenID default scopes', async () => {
+    const h = harness();
+    const auth = await createUpstreamAuth(
+      config('oauth-issuer', { issuer: op.issuer, resource: remote.url, callback_port: await freePort() }),
+      h.deps,
+    );
+    expect(h.urls[0]!.searchParams.get('scope')).toBe('openid profile email');
+    expect(h.urls[0]!.searchParams.get('resource')).toBe(remote.url);
+    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+  });
+});
+
+describe('OAuth bad inputs', () => {
+  it('names an unreachable issuer', async () => {
+    const closed = await freePort();
+    await expect(
+      createUpstreamAuth(config('bad-issuer', { issuer: `http://127.0.0.1:${closed}` }), harness().deps),
+    ).rejects.toThrow(new RegExp(`cannot reach the authorization server http://127.0.0.1:${closed}`));
+  });
+
+  it('names a wrong client secret at the code exchange', async () => {
+    const port = await freePort();
+    const registered = await fetch(`${op.issuer}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        redirect_uris: [`http://127.0.0.1:${port}/callback`],
+        grant_types: ['authorization_code', 'refresh_token'],
+        application_type: 'native',
+      }),
+    });
+    const client = (await registered.json()) as { client_id: string };
+    const secretFile = join(dir, 'wrong-secret');
+    await import('node:fs/promises').then((fs) => fs.writeFile(secretFile, 'not-the-secret\n'));
+    const h = harness();
+    await expect(
+      createUpstreamAuth(
+        config('bad-secret', {
+          issuer: op.issuer,
+          resource: remote.url,
+          client_id: client.client_id,
+          client_secret_file: secretFile,
+          callback_port: port,
+        }),
+        h.deps,
+      ),
+    ).rejects.toThrow(
+      /refused to exchange the authorization code: invalid_client.*check the client ID and secret/,
+    );
+    expect(h.statuses.at(-1)?.state).toBe('reauth_required');
+  });
+
+  it('ignores a callback with the wrong state, then completes the real one', async () => {
+    const port = await freePort();
+    let wrongState: Response | undefined;
+    const logins: Array<Promise<unknown>> = [];
+    const pending = createUpstreamAuth(config('bad-state', { callback_port: port }), {
+      secrets,
+      notify: (message: string) => {
+        const url = /https?:\/\/\S+$/.exec(message)![0];
+        logins.push(
+          fetch(`http://127.0.0.1:${port}/callback?code=forged&state=not-the-state`).then(async (r) => {
+            wrongState = r;
+            return op.login(url, 'carol');
+          }),
+        );
+      },
+    });
+    const auth = await pending;
+    expect(wrongState!.status).toBe(400);
+    expect(await wrongState!.text()).toContain('state parameter does not match');
+    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('carol');
+  });
+
+  it('times out when nobody logs in, naming the flag, with the scope under --remote-auth-scope-param-name', async () => {
+    const urls: string[] = [];
+    await expect(
+      createUpstreamAuth(config('timeout', { callback_port: 0, timeout: 1e9, scope_param_name: 'scopes' }), {
+        secrets,
+        notify: (m: string) => urls.push(/https?:\/\/\S+$/.exec(m)![0]),
+      }),
+    ).rejects.toThrow(
+      'remote authentication timed out after 1s waiting for the browser login (raise --remote-auth-timeout)',
+    );
+    const url = new URL(urls[0]!);
+    expect(url.searchParams.get('scopes')).toBe('mcp:tools');
+    expect(url.searchParams.has('scope')).toBe(false);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('resource')).toBe(remote.url);
   });
 });
