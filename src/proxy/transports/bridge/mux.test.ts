@@ -1,0 +1,255 @@
+/**
+ * The multiplexer's bookkeeping, driven directly: the "server" is a recorder of the lines the
+ * multiplexer writes upstream, answered by the test (the real stdio server is exercised in
+ * test/integration/proxy/stdio-*.test.ts).
+ */
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JsonRpcMessage, JsonRpcResponse, MessageContext } from '../../types.js';
+import { BridgeSession, Multiplexer, type RequestSink } from './mux.js';
+
+const ctx: MessageContext = {
+  identity: { subject: 'local', groups: [], claims: {}, local: true },
+  serverName: 't',
+  transport: 'streamable-http',
+  clientAddress: '127.0.0.1',
+  headers: {},
+};
+
+function setup(timeoutMs = 60_000) {
+  const sent: JsonRpcMessage[] = [];
+  const mux = new Multiplexer({
+    send: (m) => (sent.push(m), true),
+    policies: [],
+    requestTimeoutMs: timeoutMs,
+    logger: pino({ level: 'silent' }),
+  });
+  const last = () =>
+    sent[sent.length - 1] as Record<string, unknown> & {
+      id?: number;
+      params: { _meta: { progressToken: unknown } };
+    };
+  return { mux, sent, last };
+}
+
+function sink() {
+  const responses: Array<{ response: JsonRpcResponse; status?: number }> = [];
+  const related: JsonRpcMessage[] = [];
+  const s: RequestSink = {
+    related: (m) => (related.push(m), true),
+    respond: (response, status) => responses.push({ response, status }),
+  };
+  return { s, responses, related };
+}
+
+function session(id: string, capabilities?: Record<string, unknown>): BridgeSession {
+  const s = new BridgeSession(id, 'streamable-http');
+  s.capabilities = capabilities;
+  return s;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Multiplexer', () => {
+  it('initializes the server once and answers later sessions from the cache with their version', async () => {
+    const { mux, sent } = setup();
+    const first = mux.initialize({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { sampling: {} },
+        clientInfo: { name: 'a', version: '1' },
+      },
+    });
+    const second = mux.initialize({
+      jsonrpc: '2.0',
+      id: 'x',
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'b', version: '1' } },
+    });
+    expect(sent).toHaveLength(1);
+    const upstream = sent[0] as { id: number; params: { clientInfo: { name: string } } };
+    expect(upstream.params.clientInfo.name).toBe('a');
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      id: upstream.id,
+      result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 's', version: '1' } },
+    });
+    expect((await first).protocolVersion).toBe('2025-11-25');
+    expect((await second).protocolVersion).toBe('2025-03-26');
+    expect(sent.map((m) => ('method' in m ? m.method : 'response'))).toEqual([
+      'initialize',
+      'notifications/initialized',
+    ]);
+    // A client asking for a version the server did not negotiate gets the server's.
+    const newer = await mux.initialize({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'initialize',
+      params: { protocolVersion: '2099-01-01' },
+    });
+    expect(newer.protocolVersion).toBe('2025-11-25');
+  });
+
+  it('rewrites ids and progress tokens upstream and restores them exactly', () => {
+    const { mux, sent, last } = setup();
+    const a = session('a');
+    const b = session('b');
+    mux.addSession(a);
+    mux.addSession(b);
+    const sa = sink();
+    const sb = sink();
+    mux.forwardRequest(
+      a,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { _meta: { progressToken: 1 } } },
+      sa.s,
+      ctx,
+    );
+    const upA = last();
+    mux.forwardRequest(
+      b,
+      { jsonrpc: '2.0', id: '1', method: 'tools/call', params: { _meta: { progressToken: 1 } } },
+      sb.s,
+      ctx,
+    );
+    const upB = last();
+    expect(upA.id).not.toBe(upB.id);
+    expect(upA.params._meta.progressToken).not.toBe(upB.params._meta.progressToken);
+
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: upB.params._meta.progressToken, progress: 5 },
+    });
+    expect(sb.related).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 5 } },
+    ]);
+    expect(sa.related).toEqual([]);
+
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: upB.id as number, result: { b: true } });
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: upA.id as number, result: { a: true } });
+    expect(sb.responses[0]?.response).toEqual({ jsonrpc: '2.0', id: '1', result: { b: true } });
+    expect(sa.responses[0]?.response).toEqual({ jsonrpc: '2.0', id: 1, result: { a: true } });
+    expect(sent.filter((m) => 'id' in m)).toHaveLength(2);
+  });
+
+  it('times out a request: a JSON-RPC error with 504 and a cancellation upstream', () => {
+    vi.useFakeTimers();
+    const { mux, last } = setup(1000);
+    const a = session('a');
+    mux.addSession(a);
+    const sa = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 9, method: 'tools/call' }, sa.s, ctx);
+    const upstreamId = last().id;
+    vi.advanceTimersByTime(1001);
+    expect(sa.responses[0]?.status).toBe(504);
+    expect(sa.responses[0]?.response.error?.message).toMatch(/did not answer tools\/call within 1s/);
+    expect(last()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: upstreamId, reason: 'timeout' },
+    });
+    // A late answer is dropped.
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: upstreamId as number, result: {} });
+    expect(sa.responses).toHaveLength(1);
+  });
+
+  it('attributes a server request to the only session with an interactive request in flight', () => {
+    const { mux, sent, last } = setup();
+    const a = session('a', { sampling: {} });
+    const b = session('b', { sampling: {} });
+    mux.addSession(a);
+    mux.addSession(b);
+    const sa = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, sa.s, ctx);
+    mux.forwardRequest(b, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, sink().s, ctx); // not interactive
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {} });
+    expect(sa.related).toEqual([
+      { jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {} },
+    ]);
+    // Only a's answer is accepted, and it goes upstream with the server's id.
+    expect(mux.forwardClientResponse(b, { jsonrpc: '2.0', id: 'srv-1', result: {} })).toBe(false);
+    expect(mux.forwardClientResponse(a, { jsonrpc: '2.0', id: 'srv-1', result: { ok: 1 } })).toBe(true);
+    expect(last()).toEqual({ jsonrpc: '2.0', id: 'srv-1', result: { ok: 1 } });
+    expect(sent.length).toBe(3);
+  });
+
+  it('refuses ambiguous server requests and answers server pings itself', () => {
+    const { mux, last } = setup();
+    const a = session('a', {});
+    const b = session('b', {});
+    mux.addSession(a);
+    mux.addSession(b);
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, sink().s, ctx);
+    mux.forwardRequest(b, { jsonrpc: '2.0', id: 1, method: 'prompts/get' }, sink().s, ctx);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 7, method: 'elicitation/create', params: {} });
+    expect(last()).toMatchObject({
+      id: 7,
+      error: { code: -32603, message: expect.stringMatching(/could not attribute/) },
+    });
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 8, method: 'ping' });
+    expect(last()).toEqual({ jsonrpc: '2.0', id: 8, result: {} });
+  });
+
+  it('ending a session cancels its requests upstream and refuses the server requests waiting on it', () => {
+    const { mux, sent } = setup();
+    const a = session('a', { roots: {} });
+    mux.addSession(a);
+    const sa = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, sa.s, ctx);
+    const upstreamId = (sent[0] as { id: number }).id;
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 'r', method: 'roots/list' });
+    mux.endSession(a, 'gone');
+    expect(sent.slice(1)).toEqual([
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: upstreamId, reason: 'gone' },
+      },
+      { jsonrpc: '2.0', id: 'r', error: { code: -32603, message: 'The client session ended (gone)' } },
+    ]);
+    expect(sa.responses[0]?.response.error?.message).toBe('gone');
+  });
+
+  it('reference-counts resource subscriptions upstream', () => {
+    const { mux, sent } = setup();
+    const a = session('a');
+    const b = session('b');
+    mux.addSession(a);
+    mux.addSession(b);
+    const subscribe = (s: BridgeSession) => {
+      const k = sink();
+      mux.forwardRequest(
+        s,
+        { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'u' } },
+        k.s,
+        ctx,
+      );
+      return k;
+    };
+    subscribe(a);
+    const up = sent[0] as { id: number };
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: up.id, result: {} });
+    const second = subscribe(b); // answered locally
+    expect(second.responses[0]?.response).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(sent).toHaveLength(1);
+
+    const channelA: JsonRpcMessage[] = [];
+    a.channel = { send: (m) => (channelA.push(m), true), close: () => {} };
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      method: 'notifications/resources/updated',
+      params: { uri: 'u' },
+    });
+    expect(channelA).toHaveLength(1);
+
+    mux.endSession(a, 'bye');
+    expect(sent).toHaveLength(1); // b still subscribed
+    mux.endSession(b, 'bye');
+    expect(sent[1]).toMatchObject({ method: 'resources/unsubscribe', params: { uri: 'u' } });
+  });
+});
