@@ -25,7 +25,7 @@ function setup(timeoutMs = 60_000) {
     logger: pino({ level: 'silent' }),
   });
   const last = () =>
-    sent[sent.length - 1] as Record<string, unknown> & {
+    sent[sent.length - 1] as unknown as Record<string, unknown> & {
       id?: number;
       params: { _meta: { progressToken: unknown } };
     };
@@ -72,7 +72,7 @@ describe('Multiplexer', () => {
       params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'b', version: '1' } },
     });
     expect(sent).toHaveLength(1);
-    const upstream = sent[0] as { id: number; params: { clientInfo: { name: string } } };
+    const upstream = sent[0] as unknown as { id: number; params: { clientInfo: { name: string } } };
     expect(upstream.params.clientInfo.name).toBe('a');
     mux.onUpstreamMessage({
       jsonrpc: '2.0',
