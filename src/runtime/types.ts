@@ -161,7 +161,10 @@ export interface ContainerRuntime {
   logs(idOrName: string, options?: LogsOptions): Promise<Readable>;
   /**
    * Attaches to a stdio server's stdin/stdout/stderr (with an empty request body, so Podman
-   * does not feed the attach options into stdin). Call before or after start.
+   * does not feed the attach options into stdin). Attach before `startContainer` so no early
+   * output is lost. stdout ends when the server exits. On Podman, closing the attachment
+   * closes the server's stdin (most stdio servers then exit): keep one attachment per run
+   * and restart the container rather than re-attaching.
    */
   attachStdio(idOrName: string): Promise<AttachedStdio>;
   networkExists(name: string): Promise<boolean>;

@@ -93,4 +93,67 @@ describe('raw attach', () => {
     expect(first).toBe(line);
     pipes.close();
   });
+
+  it('closing the attachment ends the server stdin (Podman), so one attachment serves one run', async () => {
+    const { id } = await harness.createOnly({
+      image: await nodeBaseImage(),
+      cmd_args: ['-e', "process.stdin.pipe(process.stdout); process.stdin.on('end', () => process.exit(7))"],
+    });
+    const pipes = await harness.runtime.attachStdio(id);
+    await harness.runtime.startContainer(id);
+    pipes.stdin.write('one\n');
+    expect(await firstLine(pipes.stdout)).toBe('one\n');
+    const exited = harness.runtime.waitContainer(id);
+    pipes.close();
+    // The server saw EOF on stdin and exited with its own code.
+    expect(await exited).toBe(7);
+  });
+
+  it('ends stdout when the server exits', async () => {
+    const { id } = await harness.createOnly({
+      image: await nodeBaseImage(),
+      cmd_args: ['-e', 'process.stdin.pipe(process.stdout)'],
+    });
+    const pipes = await harness.runtime.attachStdio(id);
+    await harness.runtime.startContainer(id);
+    pipes.stdin.write('two\n');
+    expect(await firstLine(pipes.stdout)).toBe('two\n');
+    const ended = new Promise<void>((resolve) => pipes.stdout.once('end', resolve));
+    pipes.stdout.resume();
+    await harness.runtime.stopContainer(id, 5);
+    await ended;
+  });
 });
+
+describe('logs', () => {
+  it('follows stdout and stderr until the container exits', async () => {
+    const { id } = await harness.createOnly({
+      image: await nodeBaseImage(),
+      cmd_args: [
+        '-e',
+        "console.log('out 1'); console.error('err 1'); setTimeout(() => { console.log('out 2'); }, 1500);",
+      ],
+      transport: 'stdio',
+    });
+    await harness.runtime.startContainer(id);
+    const followed = await text(await harness.runtime.logs(id, { follow: true }));
+    expect(followed.split('\n').filter(Boolean).sort()).toEqual(['err 1', 'out 1', 'out 2']);
+    expect(await harness.runtime.waitContainer(id)).toBe(0);
+    expect(await text(await harness.runtime.logs(id, { stderr: false }))).toBe('out 1\nout 2\n');
+    expect(await text(await harness.runtime.logs(id, { tail: 1, stderr: false }))).toBe('out 2\n');
+  });
+});
+
+function firstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      if (seen.includes('\n')) {
+        stream.off('data', onData);
+        resolve(seen);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
