@@ -3,10 +3,12 @@
  * Each piece lives in its own module under test/support/.
  */
 import { startPodmanService } from './podman.js';
+import { checkRedisTools } from './redis.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const teardowns: Array<() => Promise<void>> = [];
   teardowns.push(await startPodmanService());
+  teardowns.push(checkRedisTools());
   return async () => {
     for (const teardown of teardowns.reverse()) await teardown();
   };

@@ -102,6 +102,8 @@ export class RedisSessionStore implements SessionStore {
     });
     try {
       await client.connect();
+      // A missing password only shows on the first command: check now, not on a client's request.
+      await client.ping();
       connected = true;
     } catch (err) {
       client.destroy();
