@@ -23,7 +23,7 @@ import type { InboundAuthSettings } from './settings.js';
 import { TokenRejectedError, TokenValidator, type TokenValidatorOptions } from './token-validator.js';
 
 /** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
-export const MAX_TOKEN_LENGTH = 16 * 1024;
+export const MAX_TOKEN_LENGTH = 8 * 1024;
 
 export interface InboundAuth {
   middleware: EdgeMiddleware;
