@@ -27,7 +27,7 @@ export function detectTarget(raw: string): Target {
     if (pkg === '') throw usageError(`target ${raw}: a package is missing after ${scheme}://`);
     return { kind: 'protocol', scheme, pkg, local: isLocalPackage(scheme, pkg), raw };
   }
-  if (!isValidImageRef(raw)) {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) || !isValidImageRef(raw)) {
     throw usageError(
       `target ${JSON.stringify(raw)} is not a registry name, image reference, http(s) URL or protocol scheme ` +
         '(allowed: name, [registry/]path[:tag][@digest], https://host/path, uvx://pkg, npx://pkg, go://pkg)',

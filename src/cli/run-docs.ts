@@ -1,0 +1,83 @@
+/**
+ * docs/cli.md, generated from the flag table so the documentation cannot drift from the
+ * command (run-docs.test.ts fails when the file is stale; `npx tsx src/cli/run-docs.ts` rewrites
+ * it).
+ */
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import {
+  FEATURES,
+  PENDING_FEATURES,
+  RUN_FLAGS,
+  SECTIONS,
+  type RunFlagSpec,
+  type SectionId,
+} from './run-flags.js';
+
+const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
+
+function defaultText(row: RunFlagSpec): string {
+  if (row.defaultText !== undefined) return row.defaultText;
+  if (row.default === undefined) return '';
+  return String(row.default);
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+function status(row: RunFlagSpec): string {
+  if (row.feature === undefined || !PENDING_FEATURES.has(row.feature)) return '';
+  const { issue } = FEATURES[row.feature] as { issue: number | undefined };
+  const values = row.featureValues ? ` (value ${row.featureValues.join(', ')})` : '';
+  return `not implemented yet${values}${issue === undefined ? '' : `, issue ${issue}`}`;
+}
+
+export function renderRunFlagsMarkdown(): string {
+  const lines = [
+    '# moat run',
+    '',
+    '<!-- Generated from src/cli/run-flags.ts by `npx tsx src/cli/run-docs.ts`; do not edit by hand. -->',
+    '',
+    '```',
+    'moat run [flags] SERVER_OR_IMAGE_OR_PROTOCOL [-- ARGS...]',
+    'moat run --from-config <path> [--foreground] [--debug]',
+    '```',
+    '',
+    'The target is a registry name or image reference, a protocol scheme (`uvx://`, `npx://`, `go://`) or an',
+    'http(s) URL of a remote MCP server. Everything after the first `--` is passed to the server verbatim.',
+    '',
+    'Types: `string`; `stringArray` (repeatable); `strings` (comma-separated and repeatable); `int`; `float`;',
+    '`duration` (`30s`, `1m`, `2m30s`); `bool` (`--flag`, `--flag=true`, `--flag=false`).',
+    '',
+    'Environment precedence in the container (lowest first): `--env-file`, `--env-file-dir`, `-e/--env`, then',
+    '`--secret`. Env files are read when the container starts; their values are never stored.',
+    '',
+    'Usage errors (a bad value, a flag that does not apply to the target, a feature that is not implemented',
+    'yet) exit with code 2 and name the flag and what is allowed.',
+  ];
+  for (const [id, title] of Object.entries(SECTIONS) as [SectionId, string][]) {
+    lines.push(
+      '',
+      `## ${title}`,
+      '',
+      '| Flag | Type | Default | Description | RunConfig | Status |',
+      '|---|---|---|---|---|---|',
+    );
+    for (const row of ROWS.filter((r) => r.section === id)) {
+      const flag = `${row.short ? `\`-${row.short}\`, ` : ''}\`--${row.long}${row.value ? ` ${row.value}` : ''}\``;
+      const choices = row.choices ? ` One of ${row.choices.map((c) => `\`${c}\``).join(', ')}.` : '';
+      const range = row.max !== undefined ? ` Range ${row.min ?? 0} to ${row.max}.` : '';
+      const fields = row.runConfig.map((f) => `\`${f}\``).join(', ');
+      lines.push(
+        `| ${cell(flag)} | ${row.type} | ${cell(defaultText(row))} | ${cell(row.help)}.${choices}${range} | ${fields} | ${status(row)} |`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+// Run directly: rewrite docs/cli.md.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(new URL('../../docs/cli.md', import.meta.url), renderRunFlagsMarkdown());
+}

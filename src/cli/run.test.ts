@@ -1,0 +1,109 @@
+/**
+ * `moat run` through the whole CLI in-process (runCli): help, exit codes and error rendering.
+ * Every case here fails before a workload would start, so no runtime is needed.
+ */
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './program.js';
+import { parseRunArgv } from './run-command.js';
+import { RUN_FLAGS, SECTIONS, type RunFlagSpec } from './run-flags.js';
+import { resolveRunConfig } from './run.js';
+
+async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await runCli(argv, { stdout, stderr });
+  return { code, stdout: out, stderr: err };
+}
+
+describe('moat run --help', () => {
+  it('lists all 93 long flags, each in its spec section, sections in spec order', async () => {
+    const { code, stdout } = await cli(['run', '--help']);
+    expect(code).toBe(0);
+    const headings = Object.values(SECTIONS).map((title) => stdout.indexOf(`\n${title}:\n`));
+    expect(headings.every((i) => i > 0)).toBe(true);
+    expect([...headings].sort((a, b) => a - b)).toEqual(headings);
+    for (const row of RUN_FLAGS as readonly RunFlagSpec[]) {
+      const line = new RegExp(`^  ${row.short ? `-${row.short}, ` : ''}--${row.long}[ \\n]`, 'm');
+      const match = line.exec(stdout);
+      expect(match, `--${row.long} in help`).not.toBeNull();
+      const section = Object.keys(SECTIONS).indexOf(row.section);
+      expect(match!.index).toBeGreaterThan(headings[section]!);
+      if (section + 1 < headings.length) expect(match!.index).toBeLessThan(headings[section + 1]!);
+    }
+    const listed = stdout.match(/^ {2}(?:-\w, )?--[a-z0-9-]+/gm) ?? [];
+    expect(listed).toHaveLength(93);
+  });
+
+  it('-h shows the same help', async () => {
+    expect((await cli(['run', '-h'])).stdout).toBe((await cli(['run', '--help'])).stdout);
+  });
+
+  it('shows defaults and choices', async () => {
+    const { stdout } = await cli(['run', '--help']);
+    expect(stdout).toMatch(
+      /--session-ttl <duration> +Session inactivity timeout; 0 uses the default \(default: 2h\)/,
+    );
+    expect(stdout).toMatch(
+      /--image-verification <mode> .*choices: "warn", "enabled", "disabled", default: "warn"/,
+    );
+  });
+});
+
+describe('moat run usage errors exit 2 with one line and no stack trace', () => {
+  it.each([
+    [
+      ['run', '--proxy-port', 'abc', 'img'],
+      /--proxy-port.*'abc' is invalid\. expected an integer from 1 to 65535/,
+    ],
+    [['run', '--transport', 'tcp', 'img'], /--transport.*Allowed choices are sse, streamable-http, stdio/],
+    [['run', '--isolate-network=perhaps', 'img'], /--isolate-network takes true or false, got "perhaps"/],
+    [['run'], /missing target: moat run needs SERVER_OR_IMAGE_OR_PROTOCOL/],
+    [['run', 'img', 'other'], /run takes one target, got 2/],
+    [['run', '--bogus', 'img'], /unknown option '--bogus'/],
+    [['run', '--endpoint-prefix', 'x', 'img'], /--endpoint-prefix/],
+    [['run', '--otel-endpoint', 'https://o', 'img'], /--otel-endpoint \(OpenTelemetry.*not implemented yet/],
+    [
+      ['run', '--from-config', 'f.json', '--name', 'x'],
+      /--from-config cannot be used with other configuration flags: --name/,
+    ],
+    [['run', '--from-config', '/nonexistent/f.json'], /cannot read run configuration \/nonexistent\/f\.json/],
+    [['run', '--host', '::1', 'img'], /IPv6 addresses are not supported/],
+    [['run', '-e', 'NOVALUE', 'img'], /--env: invalid value "NOVALUE": expected KEY=VALUE/],
+    [['run', 'Not A Valid Image'], /is not a registry name, image reference/],
+  ])('%j', async (argv, message) => {
+    const { code, stderr } = await cli(argv);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('resolveRunConfig', () => {
+  it('prints the --proxy-mode sse deprecation warning on stderr', async () => {
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const config = await resolveRunConfig(
+      parseRunArgv(['--transport', 'stdio', '--proxy-mode', 'sse', 'img']),
+      {
+        stdout: new PassThrough(),
+        stderr,
+      },
+    );
+    expect(config.proxy_mode).toBe('sse');
+    expect(err).toMatch(/^Warning: the 'sse' proxy mode is deprecated/);
+  });
+
+  it('builds the basic run path without tripping the gate', async () => {
+    const config = await resolveRunConfig(
+      parseRunArgv(['--name', 'n', '-e', 'A=1', '--proxy-port', '8080', 'ghcr.io/acme/x:1', '--', '--flag']),
+      { stdout: new PassThrough(), stderr: new PassThrough() },
+    );
+    expect(config).toMatchObject({ name: 'n', port: 8080, env_vars: { A: '1' }, cmd_args: ['--flag'] });
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * `moat run` through the built binary (node dist/cli/main.js): exit codes and messages as a
+ * user sees them. These cases stop before a workload starts.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, moat, moatHome, removeHome } from '../support/moat-cli.js';
+
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  home = moatHome();
+}, 300_000);
+
+afterAll(() => removeHome(home));
+
+describe('moat run (built binary)', () => {
+  it('--help exits 0 and lists the flags by section', async () => {
+    const result = await moat(home, ['run', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: moat run [flags] SERVER_OR_IMAGE_OR_PROTOCOL [-- ARGS...]');
+    expect(result.stdout).toMatch(/\nTelemetry:\n(?:.*\n)*? {2}--otel-use-legacy-attributes/);
+  });
+
+  it.each([
+    [['run', '--proxy-port', '0', 'img'], /--proxy-port.*expected an integer from 1 to 65535/, {}],
+    [['run', '--stateless', 'img'], /--stateless \(proxy HTTP options, issue 4\) is not implemented yet/, {}],
+    [['run', '--tools', 'a,,b', 'img'], /--tools.*without empty items/, { MOAT_DEBUG: 'true' }],
+  ])('%j exits 2 without a stack trace', async (args, message, env) => {
+    const result = await moat(home, args, env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('--from-config with other flags names them', async () => {
+    const file = join(home, 'exported.json');
+    writeFileSync(file, '{}');
+    const result = await moat(home, ['run', '--from-config', file, '-e', 'A=1', '--group', 'g']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      '--from-config cannot be used with other configuration flags: --group --env',
+    );
+  });
+
+  it('--from-config with a bad file names the field', async () => {
+    const file = join(home, 'bad.json');
+    writeFileSync(file, JSON.stringify({ image: 'i', name: 'n', transport: 'tcp', host: 'h', port: 1 }));
+    const result = await moat(home, ['run', '--from-config', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /field transport: Invalid option: expected one of "stdio"\|"sse"\|"streamable-http"/,
+    );
+  });
+
+  it('moat version prints the version', async () => {
+    const result = await moat(home, ['version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^moat \d+\.\d+\.\d+ \(node /);
+  });
+});
