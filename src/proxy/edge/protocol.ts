@@ -72,6 +72,24 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 /**
+ * After a policy rewrote the message (a mutating webhook), makes the `Mcp-Method`/`Mcp-Name`
+ * headers going upstream mirror the new body again. Only headers the client sent are touched.
+ */
+export function mirrorHeaders(headers: Record<string, string>, message: JsonRpcMessage): void {
+  if (!('method' in message)) return;
+  if (headers['mcp-method'] !== undefined && headers['mcp-method'] !== message.method) {
+    headers['mcp-method'] = message.method;
+  }
+  const field = NAME_SOURCE[message.method];
+  const expected = field === undefined ? undefined : message.params?.[field];
+  const sent = headers['mcp-name'];
+  if (sent === undefined || typeof expected !== 'string' || decodeHeaderValue(sent) === expected) return;
+  headers['mcp-name'] = /^[\x20-\x7e]*$/.test(expected)
+    ? expected
+    : `${BASE64_PREFIX}${Buffer.from(expected, 'utf8').toString('base64')}${BASE64_SUFFIX}`;
+}
+
+/**
  * 2026-07-28: `Mcp-Method` must equal the body's method (required on requests) and `Mcp-Name`
  * must equal `params.name` / `params.uri` for tools/call, prompts/get and resources/read.
  * Routing and policy on headers is only safe once they are known to match the body.

@@ -10,7 +10,7 @@ import { ProxyRejection, sessionNotFound } from '../../pipeline/errors.js';
 import { isRequest } from '../../pipeline/jsonrpc.js';
 import { readMessage } from '../../pipeline/message.js';
 import { inspectsResponses, runClientPolicies } from '../../pipeline/run.js';
-import { isStatelessRevision } from '../../edge/protocol.js';
+import { isStatelessRevision, mirrorHeaders } from '../../edge/protocol.js';
 import type {
   EdgeRequest,
   JsonRpcMessage,
@@ -127,6 +127,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
     clientAddress: request.clientAddress,
     externalBaseUrl: request.externalBaseUrl,
   });
+  if (message) mirrorHeaders(headers, message);
   if (session?.backendSessionId !== undefined) headers['mcp-session-id'] = session.backendSessionId;
   if (stateless) delete headers['last-event-id'];
 
