@@ -39,7 +39,13 @@ export class MemorySessionStore implements SessionStore {
   }
 
   create(record: SessionRecord): Promise<void> {
-    if (!this.#sessions.has(record.id) && this.#sessions.size >= this.#maxSessions) this.#makeRoom();
+    if (!this.#sessions.has(record.id) && this.#sessions.size >= this.#maxSessions) {
+      try {
+        this.#makeRoom();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     this.#sessions.delete(record.id);
     this.#sessions.set(record.id, { ...record, metadata: { ...record.metadata } });
     return Promise.resolve();

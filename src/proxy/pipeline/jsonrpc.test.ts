@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ProxyRejection } from './errors.js';
+import { annotate, isNotification, isRequest, isResponse, messageTarget, parseJsonRpc } from './jsonrpc.js';
+import type { RequestAnnotations } from '../types.js';
+
+function rejection(body: string): ProxyRejection {
+  try {
+    parseJsonRpc(body);
+  } catch (err) {
+    if (err instanceof ProxyRejection) return err;
+    throw err;
+  }
+  throw new Error(`accepted: ${body}`);
+}
+
+describe('parseJsonRpc', () => {
+  it('classifies requests, notifications and responses', () => {
+    const request = parseJsonRpc('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    expect(isRequest(request)).toBe(true);
+    const notification = parseJsonRpc(Buffer.from('{"jsonrpc":"2.0","method":"notifications/initialized"}'));
+    expect(isNotification(notification)).toBe(true);
+    expect(isResponse(parseJsonRpc('{"jsonrpc":"2.0","id":"a","result":{}}'))).toBe(true);
+    expect(
+      isResponse(parseJsonRpc('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}')),
+    ).toBe(true);
+  });
+
+  it.each([
+    ['{"jsonrpc":', -32700, null],
+    ['[{"jsonrpc":"2.0","id":1,"method":"a"}]', -32600, null],
+    ['"text"', -32600, null],
+    ['{"id":4,"method":"a"}', -32600, 4],
+    ['{"jsonrpc":"2.0","id":5,"method":""}', -32600, 5],
+    ['{"jsonrpc":"2.0","id":6,"method":"a","params":[1]}', -32600, 6],
+    ['{"jsonrpc":"2.0","id":{},"method":"a"}', -32600, null],
+    ['{"jsonrpc":"2.0","id":7}', -32600, 7],
+    ['{"jsonrpc":"2.0","id":8,"result":1,"error":{"code":1,"message":"x"}}', -32600, 8],
+    ['{"jsonrpc":"2.0","id":9,"error":"bad"}', -32600, 9],
+  ])('refuses %s with 400 and %i', (body, code, id) => {
+    const err = rejection(body);
+    expect(err.httpStatus).toBe(400);
+    expect(err.rpcError.code).toBe(code);
+    expect(err.id).toBe(id);
+  });
+
+  it('says batching is not supported', () => {
+    expect(rejection('[]').rpcError.message).toMatch(/batch/);
+  });
+});
+
+describe('annotations', () => {
+  it('records method, id and target', () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch"}}', 'fetch'],
+      ['{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}', 'p'],
+      ['{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}', 'file:///a'],
+      ['{"jsonrpc":"2.0","id":1,"method":"tools/list"}', undefined],
+    ];
+    for (const [body, target] of cases) {
+      const message = parseJsonRpc(body);
+      expect(messageTarget(message)).toBe(target);
+      const annotations: RequestAnnotations = {};
+      annotate(annotations, message);
+      expect(annotations).toEqual({ method: JSON.parse(body).method, id: 1, ...(target ? { target } : {}) });
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { runClientPolicies, runServerPolicies, inspectsResponses } from './run.js';
+import type { JsonRpcRequest, MessageContext, MessagePolicy } from '../types.js';
+
+const ctx: MessageContext = {
+  identity: { subject: 'u', groups: [], claims: {}, local: true },
+  serverName: 's',
+  transport: 'streamable-http',
+  clientAddress: '127.0.0.1',
+  headers: {},
+};
+const request: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+
+function tagging(name: string, trail: string[]): MessagePolicy {
+  return {
+    name,
+    onClientMessage: (message) => {
+      trail.push(`client:${name}`);
+      return {
+        action: 'forward',
+        message: {
+          ...message,
+          params: { ...('params' in message ? message.params : {}), [name]: true },
+        } as typeof message,
+      };
+    },
+    onServerResponse: (response) => {
+      trail.push(`server:${name}`);
+      return { ...response, result: { ...(response.result as object), [name]: true } };
+    },
+  };
+}
+
+describe('policy chains', () => {
+  it('runs client hooks in order and server hooks in reverse order, passing rewrites along', async () => {
+    const trail: string[] = [];
+    const policies = [tagging('a', trail), tagging('b', trail)];
+    const verdict = await runClientPolicies(policies, request, ctx);
+    expect(verdict).toEqual({ action: 'forward', message: { ...request, params: { a: true, b: true } } });
+    const response = await runServerPolicies(policies, { jsonrpc: '2.0', id: 1, result: {} }, request, ctx);
+    expect(response.result).toEqual({ a: true, b: true });
+    expect(trail).toEqual(['client:a', 'client:b', 'server:b', 'server:a']);
+  });
+
+  it('stops at the first rejection and names the policy', async () => {
+    const trail: string[] = [];
+    const deny: MessagePolicy = {
+      name: 'deny',
+      onClientMessage: () => ({ action: 'reject', httpStatus: 403, error: { code: -32600, message: 'no' } }),
+    };
+    const verdict = await runClientPolicies([deny, tagging('after', trail)], request, ctx);
+    expect(verdict).toEqual({
+      action: 'reject',
+      httpStatus: 403,
+      error: { code: -32600, message: 'no' },
+      policy: 'deny',
+    });
+    expect(trail).toEqual([]);
+  });
+
+  it('skips policies without the hook and reports whether responses need parsing', async () => {
+    const clientOnly: MessagePolicy = {
+      name: 'c',
+      onClientMessage: (message) => ({ action: 'forward', message }),
+    };
+    expect(inspectsResponses([clientOnly])).toBe(false);
+    expect(inspectsResponses([clientOnly, tagging('x', [])])).toBe(true);
+    const response = { jsonrpc: '2.0' as const, id: 1, result: { same: true } };
+    expect(await runServerPolicies([clientOnly], response, request, ctx)).toBe(response);
+  });
+});

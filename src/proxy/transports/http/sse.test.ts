@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { formatEvent, SseParser, withData } from './sse.js';
+import { upstreamHeaders, upstreamUrl, clientHeaders } from './upstream.js';
+
+describe('SseParser', () => {
+  it('splits events across chunk boundaries and multi-byte characters, LF or CRLF', () => {
+    const parser = new SseParser();
+    const bytes = Buffer.from(
+      'id: 1\nevent: message\ndata: {"a":"é"}\n\n: comment\n\ndata: x\r\ndata: y\r\n\r\ndata: tail',
+    );
+    const events = [];
+    for (let i = 0; i < bytes.length; i += 3) events.push(...parser.push(bytes.subarray(i, i + 3)));
+    expect(events.map((e) => [e.event, e.data])).toEqual([
+      ['message', '{"a":"é"}'],
+      [undefined, undefined],
+      [undefined, 'x\ny'],
+    ]);
+    expect(events[0]?.raw).toBe('id: 1\nevent: message\ndata: {"a":"é"}\n\n');
+    expect(parser.flush()).toBe('data: tail');
+  });
+
+  it('replaces data and keeps the other fields', () => {
+    const [event] = new SseParser().push('id: 7\nevent: message\ndata: old\nretry: 5\n\n');
+    expect(withData(event as never, 'new\nlines')).toBe(
+      'id: 7\nevent: message\nretry: 5\ndata: new\ndata: lines\n\n',
+    );
+    expect(formatEvent('endpoint', '/m')).toBe('event: endpoint\ndata: /m\n\n');
+  });
+});
+
+describe('upstream requests', () => {
+  it('keeps the path for containers and uses the remote URL for remote backends', () => {
+    const container = {
+      kind: 'http' as const,
+      url: 'http://127.0.0.1:8080/mcp',
+      transport: 'streamable-http' as const,
+      remote: false,
+    };
+    expect(upstreamUrl(container, '/mcp?x=1')).toBe('http://127.0.0.1:8080/mcp?x=1');
+    const remote = { ...container, url: 'https://api.example/v1/mcp?key=k', remote: true };
+    expect(upstreamUrl(remote, '/anything?y=2')).toBe('https://api.example/v1/mcp?key=k&y=2');
+    expect(upstreamUrl(remote, '/')).toBe('https://api.example/v1/mcp?key=k');
+  });
+
+  it('never forwards the client credentials, cookies, hop-by-hop or session headers', () => {
+    const out = upstreamHeaders(
+      {
+        authorization: 'Bearer t',
+        cookie: 'c=1',
+        connection: 'keep-alive',
+        'mcp-session-id': 'client-id',
+        'x-forwarded-for': 'spoofed',
+        'mcp-protocol-version': '2025-11-25',
+        accept: 'text/event-stream',
+        'last-event-id': '5',
+      },
+      { remote: true, clientAddress: '127.0.0.1', externalBaseUrl: 'http://p:1' },
+    );
+    expect(out).toEqual({
+      'mcp-protocol-version': '2025-11-25',
+      accept: 'text/event-stream',
+      'last-event-id': '5',
+      'accept-encoding': 'identity',
+    });
+    const local = upstreamHeaders(
+      {},
+      { remote: false, clientAddress: '10.0.0.9', externalBaseUrl: 'https://gw:8443/x' },
+    );
+    expect(local).toMatchObject({
+      'x-forwarded-for': '10.0.0.9',
+      'x-forwarded-host': 'gw:8443',
+      'x-forwarded-proto': 'https',
+    });
+    expect(
+      clientHeaders(
+        { 'mcp-session-id': 'b', 'www-authenticate': 'Bearer', 'content-length': '5', 'content-type': 'x' },
+        true,
+      ),
+    ).toEqual({ 'content-type': 'x' });
+  });
+});
