@@ -4,7 +4,7 @@
  * `minIdleMs`; a session in active use is never evicted (creation fails instead).
  */
 import type { SessionRecord, SessionStore } from '../types.js';
-import { runtimeError } from '../../util/errors.js';
+import { runtimeError, type MoatError } from '../../util/errors.js';
 
 export interface MemorySessionStoreOptions {
   ttlMs: number;
@@ -40,11 +40,8 @@ export class MemorySessionStore implements SessionStore {
 
   create(record: SessionRecord): Promise<void> {
     if (!this.#sessions.has(record.id) && this.#sessions.size >= this.#maxSessions) {
-      try {
-        this.#makeRoom();
-      } catch (err) {
-        return Promise.reject(err);
-      }
+      const full = this.#makeRoom();
+      if (full) return Promise.reject(full);
     }
     this.#sessions.delete(record.id);
     this.#sessions.set(record.id, { ...record, metadata: { ...record.metadata } });
@@ -96,15 +93,16 @@ export class MemorySessionStore implements SessionStore {
     return now - record.lastAccess >= this.#ttlMs;
   }
 
-  #makeRoom(): void {
+  /** Frees one slot, or returns the error to give when every session is in use. */
+  #makeRoom(): MoatError | undefined {
     this.sweep();
-    if (this.#sessions.size < this.#maxSessions) return;
+    if (this.#sessions.size < this.#maxSessions) return undefined;
     const [oldestId, oldest] = this.#sessions.entries().next().value ?? [];
     if (oldestId !== undefined && oldest && this.#now() - oldest.lastAccess >= this.#minIdleMs) {
       this.#sessions.delete(oldestId);
-      return;
+      return undefined;
     }
-    throw runtimeError(`too many active MCP sessions (limit ${this.#maxSessions}); try again later`, {
+    return runtimeError(`too many active MCP sessions (limit ${this.#maxSessions}); try again later`, {
       httpStatus: 503,
     });
   }
