@@ -1,0 +1,145 @@
+/**
+ * The load generator, in its own process. argv[2] is a JSON job:
+ *   {"target":"http","url":...,"concurrency":n,"requests":n,"maxMs":n}     tools/call over HTTP
+ *   {"target":"stdio","command":[...],"concurrency":n,"requests":n,"maxMs":n}  tools/call over a stdio server's pipes
+ *   {"target":"sessions","url":...,"concurrency":n,"requests":n,"maxMs":n}   initialize only (new sessions)
+ * Each worker keeps one request outstanding; every call has distinct arguments. Prints one JSON
+ * line: {requests, seconds, rps, p50Ms, p99Ms, errors}. Bounded by request count and by time.
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+
+interface Job {
+  target: 'http' | 'stdio' | 'sessions';
+  url?: string;
+  command?: string[];
+  concurrency: number;
+  requests: number;
+  maxMs: number;
+  warmup?: number;
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as Job;
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const initBody = (id: number) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  });
+const callBody = (id: number) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { n: id } },
+  });
+
+type Send = (id: number) => Promise<void>;
+
+async function httpSender(
+  url: string,
+  connections: number,
+  sessions: boolean,
+): Promise<{ send: Send; close(): Promise<void> }> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  const post = async (body: string, headers: Record<string, string>) => {
+    const response = await pool.request({ path: target.pathname, method: 'POST', headers, body });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    return response;
+  };
+  if (sessions)
+    return { send: (id) => post(initBody(id), HEADERS).then(() => undefined), close: () => pool.close() };
+  const init = await post(initBody(0), HEADERS);
+  const sessionId = init.headers['mcp-session-id'];
+  const headers: Record<string, string> = { ...HEADERS, 'mcp-protocol-version': '2025-11-25' };
+  if (typeof sessionId === 'string') headers['mcp-session-id'] = sessionId;
+  await pool
+    .request({
+      path: target.pathname,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+    .then((r) => r.body.text());
+  return { send: (id) => post(callBody(id), headers).then(() => undefined), close: () => pool.close() };
+}
+
+async function stdioSender(command: string[]): Promise<{ send: Send; close(): Promise<void> }> {
+  const [file, ...args] = command;
+  const child = spawn(file!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = new Map<number, () => void>();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const id = (JSON.parse(line) as { id: number }).id;
+    waiting.get(id)?.();
+    waiting.delete(id);
+  });
+  const request = (id: number, body: string) =>
+    new Promise<void>((resolve) => {
+      waiting.set(id, resolve);
+      child.stdin.write(`${body}\n`);
+    });
+  await request(0, initBody(0));
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return {
+    send: (id) => request(id, callBody(id)),
+    close: async () => {
+      child.kill('SIGTERM');
+      await Promise.resolve();
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  const sender =
+    job.target === 'stdio'
+      ? await stdioSender(job.command!)
+      : await httpSender(job.url!, job.concurrency, job.target === 'sessions');
+  let nextId = 1;
+  // Warm-up (not measured), bounded.
+  for (let i = 0; i < (job.warmup ?? 0); i++) await sender.send(nextId++);
+
+  const latencies: number[] = [];
+  let errors = 0;
+  let issued = 0;
+  const started = process.hrtime.bigint();
+  const deadline = Date.now() + job.maxMs;
+  const worker = async () => {
+    while (issued < job.requests && Date.now() < deadline) {
+      issued++;
+      const id = nextId++;
+      const t0 = process.hrtime.bigint();
+      try {
+        await sender.send(id);
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      } catch (err) {
+        if (errors++ === 0) process.stderr.write(`load: ${String(err)}\n`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: job.concurrency }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await sender.close();
+  latencies.sort((a, b) => a - b);
+  process.stdout.write(
+    `${JSON.stringify({
+      requests: latencies.length,
+      seconds,
+      rps: latencies.length / seconds,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      errors,
+    })}\n`,
+  );
+}
+
+await main();

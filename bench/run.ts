@@ -1,0 +1,245 @@
+/**
+ * Moat's proxy benchmark: `npm run bench` (or `node --import tsx bench/run.ts`).
+ *
+ * Separate processes for the load generator (bench/load.ts), the proxy (bench/proxy.ts) and the
+ * backend (bench/backend-*.ts), all on loopback. Every proxied figure is reported as a ratio to a
+ * direct connection to the same backend measured in the same run:
+ *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32
+ *   2. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
+ *   3. proxy RSS idle and after load; memory per idle session (10 000 sessions, memory store)
+ * Prints a Markdown report. Every loop is bounded by request count and by time.
+ */
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const TSX = ['--import', 'tsx'];
+const STDIO_BACKEND = [process.execPath, ...TSX, here('./backend-stdio.ts')];
+const CELL_MAX_MS = 20_000;
+const SESSIONS = 10_000;
+const MB = 1024 * 1024;
+
+interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+interface Memory {
+  rss: number;
+  heapUsed: number;
+}
+
+const started: ChildProcess[] = [];
+
+async function firstLine(child: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  const [line] = (await Promise.race([
+    once(lines, 'line'),
+    once(child, 'exit').then(() => {
+      throw new Error('a benchmark process exited early');
+    }),
+  ])) as [string];
+  lines.close();
+  return line;
+}
+
+async function startHttpBackend(): Promise<string> {
+  const child = spawn(process.execPath, [...TSX, here('./backend-http.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  started.push(child);
+  return (JSON.parse(await firstLine(child)) as { url: string }).url;
+}
+
+interface ProxyProcess {
+  url: string;
+  memory(): Promise<Memory>;
+  stop(): Promise<void>;
+}
+
+async function startProxy(backend: object): Promise<ProxyProcess> {
+  const child = fork(here('./proxy.ts'), [JSON.stringify(backend)], {
+    execArgv: ['--expose-gc', '--no-warnings'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  started.push(child);
+  const [ready] = (await once(child, 'message')) as [{ url: string }];
+  return {
+    url: ready.url,
+    memory: async () => {
+      child.send({ type: 'memory' });
+      const [m] = (await once(child, 'message')) as [Memory];
+      return { rss: m.rss, heapUsed: m.heapUsed };
+    },
+    stop: async () => {
+      child.send({ type: 'stop' });
+      await once(child, 'exit');
+    },
+  };
+}
+
+async function load(job: object): Promise<LoadResult> {
+  const child = spawn(process.execPath, [...TSX, here('./load.ts'), JSON.stringify(job)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  started.push(child);
+  const result = JSON.parse(await firstLine(child)) as LoadResult;
+  await once(child, 'exit').catch(() => undefined);
+  return result;
+}
+
+const requestsFor = (concurrency: number) => (concurrency === 1 ? 3000 : 10_000);
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const mb = (bytes: number) => `${fmt(bytes / MB, 1)} MB`;
+
+interface Row {
+  path: string;
+  concurrency: number;
+  direct: LoadResult;
+  proxied: LoadResult;
+}
+
+async function compare(path: string, concurrency: number, direct: object, proxied: object): Promise<Row> {
+  const common = { concurrency, requests: requestsFor(concurrency), maxMs: CELL_MAX_MS, warmup: 300 };
+  const d = await load({ ...direct, ...common });
+  const p = await load({ ...proxied, ...common });
+  process.stderr.write(
+    `  ${path} c=${concurrency}: direct ${fmt(d.rps, 0)} rps, proxied ${fmt(p.rps, 0)} rps\n`,
+  );
+  return { path, concurrency, direct: d, proxied: p };
+}
+
+async function sessionMemory(proxy: ProxyProcess): Promise<{ before: Memory; after: Memory }> {
+  const before = await proxy.memory();
+  const result = await load({
+    target: 'sessions',
+    url: proxy.url,
+    concurrency: 16,
+    requests: SESSIONS,
+    maxMs: 120_000,
+  });
+  if (result.requests !== SESSIONS) throw new Error(`only ${result.requests} sessions were created`);
+  return { before, after: await proxy.memory() };
+}
+
+/** The proxy runs from dist/ like the moat binary: build it first. */
+function build(): void {
+  const result = spawnSync(
+    process.execPath,
+    [here('../node_modules/typescript/bin/tsc'), '-p', here('../tsconfig.build.json')],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (result.status !== 0 && !existsSync(here('../dist/proxy/index.js'))) throw new Error('the build failed');
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
+  build();
+  const backendUrl = await startHttpBackend();
+  const httpProxy = await startProxy({ kind: 'http', url: backendUrl });
+  const idle = await httpProxy.memory();
+
+  const rows: Row[] = [];
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      await compare(
+        'streamable HTTP',
+        concurrency,
+        { target: 'http', url: backendUrl },
+        { target: 'http', url: httpProxy.url },
+      ),
+    );
+  }
+  const afterLoad = await httpProxy.memory();
+  const httpSessions = await sessionMemory(httpProxy);
+  await httpProxy.stop();
+
+  const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND });
+  const stdioIdle = await stdioProxy.memory();
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      await compare(
+        'stdio',
+        concurrency,
+        { target: 'stdio', command: STDIO_BACKEND },
+        { target: 'http', url: stdioProxy.url },
+      ),
+    );
+  }
+  const stdioSessions = await sessionMemory(stdioProxy);
+  await stdioProxy.stop();
+
+  const lines: string[] = [];
+  lines.push(
+    `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}.`,
+  );
+  lines.push('');
+  lines.push(
+    '| path | concurrency | direct req/s | proxied req/s | throughput ratio | direct p50 / p99 (ms) | proxied p50 / p99 (ms) | p50 ratio | p99 ratio |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    lines.push(
+      `| ${r.path} | ${r.concurrency} | ${fmt(r.direct.rps, 0)} | ${fmt(r.proxied.rps, 0)} | ${fmt(r.proxied.rps / r.direct.rps)}× | ` +
+        `${fmt(r.direct.p50Ms, 3)} / ${fmt(r.direct.p99Ms, 3)} | ${fmt(r.proxied.p50Ms, 3)} / ${fmt(r.proxied.p99Ms, 3)} | ` +
+        `${fmt(r.proxied.p50Ms / r.direct.p50Ms)}× | ${fmt(r.proxied.p99Ms / r.direct.p99Ms)}× |`,
+    );
+  }
+  const errors = rows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
+  lines.push('');
+  lines.push(`Errors during load: ${errors}.`);
+  lines.push('');
+  const perSession = (s: { before: Memory; after: Memory }) => ({
+    rss: (s.after.rss - s.before.rss) / SESSIONS,
+    heap: (s.after.heapUsed - s.before.heapUsed) / SESSIONS,
+  });
+  const httpPer = perSession(httpSessions);
+  const stdioPer = perSession(stdioSessions);
+  lines.push('| memory (proxy process, after GC) | value |');
+  lines.push('|---|---|');
+  lines.push(`| idle RSS after start (HTTP backend) | ${mb(idle.rss)} (heap ${mb(idle.heapUsed)}) |`);
+  lines.push(
+    `| idle RSS after start (stdio backend) | ${mb(stdioIdle.rss)} (heap ${mb(stdioIdle.heapUsed)}) |`,
+  );
+  lines.push(`| RSS after the HTTP load runs | ${mb(afterLoad.rss)} (heap ${mb(afterLoad.heapUsed)}) |`);
+  lines.push(
+    `| per idle session, HTTP forwarder (${SESSIONS} sessions) | ${fmt(httpPer.heap / 1024)} KB heap, ${fmt(httpPer.rss / 1024)} KB RSS |`,
+  );
+  lines.push(
+    `| per idle session, stdio bridge (${SESSIONS} sessions) | ${fmt(stdioPer.heap / 1024)} KB heap, ${fmt(stdioPer.rss / 1024)} KB RSS |`,
+  );
+  lines.push('');
+  const c32 = rows.find((r) => r.path === 'streamable HTTP' && r.concurrency === 32)!;
+  const c1 = rows.find((r) => r.path === 'streamable HTTP' && r.concurrency === 1)!;
+  const target = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const worstSession = Math.max(httpPer.heap, httpPer.rss, stdioPer.heap, stdioPer.rss) / 1024;
+  lines.push('| target | measured | |');
+  lines.push('|---|---|---|');
+  lines.push(
+    `| throughput ≥ 0.6× direct at concurrency 32, no policies | ${fmt(c32.proxied.rps / c32.direct.rps)}× | ${target(c32.proxied.rps / c32.direct.rps >= 0.6)} |`,
+  );
+  lines.push(
+    `| p50 at concurrency 1 ≤ 1.5× direct | ${fmt(c1.proxied.p50Ms / c1.direct.p50Ms)}× | ${target(c1.proxied.p50Ms / c1.direct.p50Ms <= 1.5)} |`,
+  );
+  lines.push(`| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} | ${target(idle.rss <= 80 * MB)} |`);
+  lines.push(
+    `| ≤ 10 KB per idle session (memory store) | ${fmt(worstSession)} KB (worst of heap/RSS, both paths) | ${target(worstSession <= 10)} |`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+try {
+  await main();
+} finally {
+  for (const child of started)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+}
