@@ -513,8 +513,8 @@ const CASES: FlagCase[] = [
     defaults: { oidc_config: U, secretsToStore: [] },
     valid: ['--oidc-client-secret', 's3cr3t'],
     expect: {
-      'oidc_config.ClientSecret': 'OIDC_CLIENT_SECRET_acme-server,target=oidc_client_secret',
-      secretsToStore: [{ name: 'OIDC_CLIENT_SECRET_acme-server', value: 's3cr3t' }],
+      'oidc_config.ClientSecret': '__moat_workloads_OIDC_CLIENT_SECRET_acme-server,target=oidc_client_secret',
+      secretsToStore: [{ kind: 'oidcClientSecret', value: 's3cr3t' }],
     },
   },
   {
@@ -629,8 +629,8 @@ const CASES: FlagCase[] = [
     defaults: { 'remote_auth_config.client_secret': U },
     valid: ['--remote-auth-client-secret', 'csecret'],
     expect: {
-      'remote_auth_config.client_secret': 'OAUTH_CLIENT_SECRET_example,target=oauth_secret',
-      secretsToStore: [{ name: 'OAUTH_CLIENT_SECRET_example', value: 'csecret' }],
+      'remote_auth_config.client_secret': '__moat_workloads_OAUTH_CLIENT_SECRET_example,target=oauth_secret',
+      secretsToStore: [{ kind: 'remoteClientSecret', value: 'csecret' }],
     },
     invalid: [
       [
@@ -653,8 +653,8 @@ const CASES: FlagCase[] = [
     defaults: { 'remote_auth_config.bearer_token': U },
     valid: ['--remote-auth-bearer-token', 'tok'],
     expect: {
-      'remote_auth_config.bearer_token': 'BEARER_TOKEN_example,target=bearer_token',
-      secretsToStore: [{ name: 'BEARER_TOKEN_example', value: 'tok' }],
+      'remote_auth_config.bearer_token': '__moat_workloads_BEARER_TOKEN_example,target=bearer_token',
+      secretsToStore: [{ kind: 'bearerToken', value: 'tok' }],
     },
     invalid: [
       [
@@ -775,8 +775,8 @@ const CASES: FlagCase[] = [
     valid: ['--token-exchange-client-secret', 'te-secret'],
     expect: {
       'token_exchange_config.client_secret':
-        'TOKEN_EXCHANGE_CLIENT_SECRET_acme-server,target=token_exchange_secret',
-      secretsToStore: [{ name: 'TOKEN_EXCHANGE_CLIENT_SECRET_acme-server', value: 'te-secret' }],
+        '__moat_workloads_TOKEN_EXCHANGE_CLIENT_SECRET_acme-server,target=token_exchange_client_secret',
+      secretsToStore: [{ kind: 'tokenExchangeClientSecret', value: 'te-secret' }],
     },
     invalid: [
       [
@@ -926,6 +926,10 @@ function typeInvalid(flag: RunFlagName): [string[], RegExp][] {
       return [[[`--${flag}`, '10'], new RegExp(`--${flag}.*'10' is invalid. expected a duration`)]];
     case 'strings':
       return [[[`--${flag}`, 'a,,b'], new RegExp(`--${flag}.*without empty items`)]];
+    case 'stringArray':
+      return 'commaSeparated' in row
+        ? [[[`--${flag}`, 'a,,b'], new RegExp(`--${flag}.*without empty items`)]]
+        : [];
     default:
       return [];
   }

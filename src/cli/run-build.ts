@@ -3,9 +3,10 @@
  * contents, whether a path exists, the working directory, where warnings go) comes through a
  * BuildContext, so the same flags always give the same RunConfig.
  *
- * Environment precedence in the container (lowest first): --env-file, --env-file-dir, -e/--env,
- * then --secret. Env files are stored as paths and read when the container starts, so their
- * values never land in the RunConfig.
+ * Environment precedence in the container (lowest first): --env-file-dir, --env-file, -e/--env,
+ * then --secret (a single named file is more specific than a directory; workloads/env.ts applies
+ * it). Env files are stored as paths and read when the container starts, so their values never
+ * land in the RunConfig.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -20,6 +21,7 @@ import {
 } from '../config/runconfig.js';
 import { parsePublish, validateLabel } from '../runtime/container-spec.js';
 import { builtinProfile, parsePermissionProfile, parseVolume } from '../runtime/permissions.js';
+import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
 import { formatDuration } from '../util/duration.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
@@ -69,9 +71,13 @@ export function fsBuildContext(warn: (message: string) => void, cwd = process.cw
   };
 }
 
-/** A secret value given on the command line, to be stored in the secrets manager under `name`. */
+/**
+ * A secret value given on the command line. The workload layer stores it with the secrets
+ * module's `storeFlagSecret(provider, kind, workload, value)` once the workload name is claimed;
+ * the RunConfig already holds the reference that call returns.
+ */
 export interface SecretToStore {
-  name: string;
+  kind: FlagSecret;
   value: string;
 }
 
@@ -254,12 +260,11 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
 
   const secretsToStore: SecretToStore[] = [];
-  /** Stores a command-line secret value and returns its reference `NAME,target=TARGET`. */
-  const secretRef = (prefix: string, value: string | undefined, refTarget: string): string | undefined => {
+  /** Records a command-line secret value to store and returns its reference `NAME,target=TARGET`. */
+  const secretRef = (kind: FlagSecret, value: string | undefined): string | undefined => {
     if (value === undefined) return undefined;
-    const secretName = `${prefix}_${name}`;
-    secretsToStore.push({ name: secretName, value });
-    return `${secretName},target=${refTarget}`;
+    secretsToStore.push({ kind, value });
+    return `${flagSecretName(kind, name)},target=${FLAG_SECRETS[kind].target}`;
   };
 
   const container = target.kind !== 'remote';
@@ -413,7 +418,7 @@ function isolation({ flags, explicit }: ParsedRun, ctx: BuildContext): Partial<R
   return { isolate_network: isolate, ...(flags.allowDockerGateway ? { allow_docker_gateway: true } : {}) };
 }
 
-type SecretRefFn = (prefix: string, value: string | undefined, target: string) => string | undefined;
+type SecretRefFn = (kind: FlagSecret, value: string | undefined) => string | undefined;
 type ExistingFn = (flag: RunFlagName, path: string | undefined, kind?: 'file' | 'dir') => string | undefined;
 
 function oidcConfig(
@@ -435,7 +440,7 @@ function oidcConfig(
     Audience: flags.oidcAudience,
     JWKSURL: url('oidc-jwks-url', flags.oidcJwksUrl),
     ClientID: flags.oidcClientId,
-    ClientSecret: secretRef('OIDC_CLIENT_SECRET', flags.oidcClientSecret, 'oidc_client_secret'),
+    ClientSecret: secretRef('oidcClientSecret', flags.oidcClientSecret),
     CACertPath: existing('thv-ca-bundle', flags.thvCaBundle),
     AuthTokenFile: existing('jwks-auth-token-file', flags.jwksAuthTokenFile),
     AllowPrivateIP: flags.jwksAllowPrivateIp || undefined,
@@ -459,7 +464,7 @@ function remoteAuthConfig(
   }
   return dropUndefined({
     client_id: flags.remoteAuthClientId,
-    client_secret: secretRef('OAUTH_CLIENT_SECRET', flags.remoteAuthClientSecret, 'oauth_secret'),
+    client_secret: secretRef('remoteClientSecret', flags.remoteAuthClientSecret),
     client_secret_file: existing('remote-auth-client-secret-file', flags.remoteAuthClientSecretFile),
     scopes: flags.remoteAuthScopes.length > 0 ? flags.remoteAuthScopes : undefined,
     skip_browser: flags.remoteAuthSkipBrowser || undefined,
@@ -473,7 +478,7 @@ function remoteAuthConfig(
     authorize_url: url('remote-auth-authorize-url', flags.remoteAuthAuthorizeUrl),
     token_url: url('remote-auth-token-url', flags.remoteAuthTokenUrl),
     scope_param_name: flags.remoteAuthScopeParamName,
-    bearer_token: secretRef('BEARER_TOKEN', flags.remoteAuthBearerToken, 'bearer_token'),
+    bearer_token: secretRef('bearerToken', flags.remoteAuthBearerToken),
     bearer_token_file: existing('remote-auth-bearer-token-file', flags.remoteAuthBearerTokenFile),
     enabled: flags.remoteAuth || undefined,
   });
@@ -489,11 +494,7 @@ function tokenExchangeConfig(
   return dropUndefined({
     token_url: flags.tokenExchangeUrl,
     client_id: flags.tokenExchangeClientId,
-    client_secret: secretRef(
-      'TOKEN_EXCHANGE_CLIENT_SECRET',
-      flags.tokenExchangeClientSecret,
-      'token_exchange_secret',
-    ),
+    client_secret: secretRef('tokenExchangeClientSecret', flags.tokenExchangeClientSecret),
     client_secret_file: existing('token-exchange-client-secret-file', flags.tokenExchangeClientSecretFile),
     audience: flags.tokenExchangeAudience,
     scopes: flags.tokenExchangeScopes.length > 0 ? flags.tokenExchangeScopes : undefined,

@@ -104,17 +104,20 @@ function checkRange(row: RunFlagSpec, n: number, what: string): number {
   return n;
 }
 
+function appendCommaSeparated(value: string, previous: unknown): string[] {
+  const items = value.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) invalid('expected a comma-separated list without empty items');
+  return [...((previous as string[] | undefined) ?? []), ...items];
+}
+
 /** commander's value parser for a row's type; lists accumulate across repeats. */
 function valueParser(row: RunFlagSpec): ((value: string, previous: unknown) => unknown) | undefined {
   switch (row.type) {
     case 'stringArray':
+      if (row.commaSeparated) return appendCommaSeparated;
       return (value, previous) => [...((previous as string[] | undefined) ?? []), value];
     case 'strings':
-      return (value, previous) => {
-        const items = value.split(',').map((s) => s.trim());
-        if (items.some((s) => s === '')) invalid('expected a comma-separated list without empty items');
-        return [...((previous as string[] | undefined) ?? []), ...items];
-      };
+      return appendCommaSeparated;
     case 'int':
       return (value) => {
         if (!/^-?\d+$/.test(value.trim())) invalid(`expected an integer${rangeText(row)}`);

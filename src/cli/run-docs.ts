@@ -50,7 +50,7 @@ export function renderRunFlagsMarkdown(): string {
     'Types: `string`; `stringArray` (repeatable); `strings` (comma-separated and repeatable); `int`; `float`;',
     '`duration` (`30s`, `1m`, `2m30s`); `bool` (`--flag`, `--flag=true`, `--flag=false`).',
     '',
-    'Environment precedence in the container (lowest first): `--env-file`, `--env-file-dir`, `-e/--env`, then',
+    'Environment precedence in the container (lowest first): `--env-file-dir`, `--env-file`, `-e/--env`, then',
     '`--secret`. Env files are read when the container starts; their values are never stored.',
     '',
     'Usage errors (a bad value, a flag that does not apply to the target, a feature that is not implemented',
@@ -69,8 +69,9 @@ export function renderRunFlagsMarkdown(): string {
       const choices = row.choices ? ` One of ${row.choices.map((c) => `\`${c}\``).join(', ')}.` : '';
       const range = row.max !== undefined ? ` Range ${row.min ?? 0} to ${row.max}.` : '';
       const fields = row.runConfig.map((f) => `\`${f}\``).join(', ');
+      const type = row.commaSeparated ? `${row.type} (comma-separated)` : row.type;
       lines.push(
-        `| ${cell(flag)} | ${row.type} | ${cell(defaultText(row))} | ${cell(row.help)}.${choices}${range} | ${fields} | ${status(row)} |`,
+        `| ${cell(flag)} | ${type} | ${cell(defaultText(row))} | ${cell(row.help)}.${choices}${range} | ${fields} | ${status(row)} |`,
       );
     }
   }

@@ -71,6 +71,8 @@ export interface RunFlagSpec {
   /** How help shows the default when it is not the literal value. */
   readonly defaultText?: string;
   readonly choices?: readonly string[];
+  /** A stringArray whose values are also split on commas (the spec's help says "comma-separated"). */
+  readonly commaSeparated?: boolean;
   /** Inclusive range for int/float flags. */
   readonly min?: number;
   readonly max?: number;
@@ -223,7 +225,7 @@ export const RUN_FLAGS = [
     long: 'env-file',
     type: 'string',
     value: '<path>',
-    help: 'Load environment variables from one file when the container starts (values are not stored)',
+    help: 'Load environment variables from one file when the container starts (overrides --env-file-dir)',
     section: 'identity',
     runConfig: ['env_file'],
   },
@@ -231,7 +233,7 @@ export const RUN_FLAGS = [
     long: 'env-file-dir',
     type: 'string',
     value: '<dir>',
-    help: 'Load environment variables from all files in a directory (overrides --env-file)',
+    help: 'Load environment variables from all files in a directory when the container starts',
     section: 'identity',
     runConfig: ['env_file_dir'],
   },
@@ -462,7 +464,8 @@ export const RUN_FLAGS = [
   // Tools
   {
     long: 'tools',
-    type: 'strings',
+    type: 'stringArray',
+    commaSeparated: true,
     value: '<names>',
     help: "Filter the server's tools: comma-separated list of tool names (repeatable)",
     section: 'tools',
@@ -908,7 +911,8 @@ export const RUN_FLAGS = [
   },
   {
     long: 'otel-env-vars',
-    type: 'strings',
+    type: 'stringArray',
+    commaSeparated: true,
     value: '<names>',
     help: 'Environment variable names included in spans (comma-separated, repeatable)',
     section: 'telemetry',
