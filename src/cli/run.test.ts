@@ -4,8 +4,9 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './program.js';
-import { parseRunArgv } from './run-command.js';
+import type { Command } from 'commander';
+import { buildProgram, runCli } from './program.js';
+import { parseRunArgv, readParsedRun, type ParsedRun } from './run-command.js';
 import { RUN_FLAGS, SECTIONS, type RunFlagSpec } from './run-flags.js';
 import { resolveRunConfig } from './run.js';
 
@@ -105,5 +106,53 @@ describe('resolveRunConfig', () => {
       { stdout: new PassThrough(), stderr: new PassThrough() },
     );
     expect(config).toMatchObject({ name: 'n', port: 8080, env_vars: { A: '1' }, cmd_args: ['--flag'] });
+  });
+});
+
+describe('the run command inside the moat program', () => {
+  /** Parses a full command line with the real program, capturing what the run action would get. */
+  async function parseWithProgram(argv: string[]): Promise<{ parsed: ParsedRun; debug: boolean }> {
+    const program = buildProgram({ stdout: new PassThrough(), stderr: new PassThrough() });
+    const run = program.commands.find((c) => c.name() === 'run') as Command;
+    let result: { parsed: ParsedRun; debug: boolean } | undefined;
+    run.action(() => {
+      const rawArgs = (program as unknown as { rawArgs: string[] }).rawArgs;
+      result = { parsed: readParsedRun(run, rawArgs), debug: Boolean(run.optsWithGlobals().debug) };
+    });
+    await program.parseAsync(argv, { from: 'user' });
+    return result!;
+  }
+
+  it.each([
+    [['run', 'img', '--', '-v', '--port', '8080', '--debug', '-h']],
+    [['run', '--name', 'x', 'img', '--', '-v', '--port', '8080', '--debug', '-h']],
+    [['--debug', 'run', '-e', 'A=1', 'img', '--', '-v', '--port', '8080', '--debug', '-h']],
+  ])('passes the arguments after -- verbatim: %j', async (argv) => {
+    const { parsed } = await parseWithProgram(argv);
+    expect(parsed.target).toBe('img');
+    expect(parsed.serverArgs).toEqual(['-v', '--port', '8080', '--debug', '-h']);
+    expect(parsed.flags.volume).toEqual([]);
+  });
+
+  it('takes the inherited --debug before or after run', async () => {
+    expect((await parseWithProgram(['--debug', 'run', 'img'])).debug).toBe(true);
+    expect((await parseWithProgram(['run', '--debug', 'img'])).debug).toBe(true);
+    expect((await parseWithProgram(['run', 'img'])).debug).toBe(false);
+  });
+
+  it('accepts --x=false for booleans', async () => {
+    const { parsed } = await parseWithProgram([
+      'run',
+      '--isolate-network=false',
+      '--ignore-globally=false',
+      'img',
+    ]);
+    expect(parsed.flags).toMatchObject({ isolateNetwork: false, ignoreGlobally: false });
+  });
+
+  it('--from-config with no target and server args after -- is told apart', async () => {
+    const { parsed } = await parseWithProgram(['run', '--from-config', 'f.json', '--', 'x']);
+    expect(parsed.target).toBeUndefined();
+    expect(parsed.serverArgs).toEqual(['x']);
   });
 });
