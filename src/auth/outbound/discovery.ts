@@ -48,6 +48,8 @@ export interface AuthorizationServerMetadata {
 }
 
 export interface ResourceDiscovery {
+  /** The remote answered the probe with 401. */
+  unauthorized: boolean;
   /** The challenge of the remote's 401, when it answered with one. */
   challenge?: BearerChallenge;
   metadata?: ProtectedResourceMetadata;
@@ -83,6 +85,7 @@ export async function discoverResource(
   fetchImpl: Fetch = fetch,
 ): Promise<ResourceDiscovery> {
   let challenge: BearerChallenge | undefined;
+  let unauthorized: boolean;
   try {
     const response = await fetchImpl(remoteUrl, {
       method: 'POST',
@@ -99,8 +102,8 @@ export async function discoverResource(
       }),
     });
     await response.body?.cancel();
-    if (response.status === 401)
-      challenge = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? undefined);
+    unauthorized = response.status === 401;
+    if (unauthorized) challenge = parseWwwAuthenticate(response.headers.get('www-authenticate') ?? undefined);
   } catch (err) {
     throw runtimeError(`cannot reach the remote server ${remoteUrl}: ${(err as Error).message}`);
   }
@@ -109,9 +112,10 @@ export async function discoverResource(
     : wellKnown(remoteUrl, 'oauth-protected-resource');
   for (const url of candidates) {
     const metadata = (await getJson(fetchImpl, url)) as ProtectedResourceMetadata | undefined;
-    if (metadata && typeof metadata === 'object') return { challenge, metadata, metadataUrl: url };
+    if (metadata && typeof metadata === 'object')
+      return { unauthorized, challenge, metadata, metadataUrl: url };
   }
-  return { challenge };
+  return { unauthorized, challenge };
 }
 
 /** The MCP order: oauth-authorization-server (inserted), openid-configuration (inserted, then appended). */
@@ -141,6 +145,7 @@ export interface DiscoveredServer {
 export async function discoverAuthorizationServer(
   issuer: string,
   fetchImpl: Fetch = fetch,
+  options: { legacy?: boolean } = {},
 ): Promise<DiscoveredServer | undefined> {
   for (const { url, oidc } of authorizationServerMetadataUrls(issuer)) {
     let metadata: AuthorizationServerMetadata | undefined;
@@ -150,7 +155,11 @@ export async function discoverAuthorizationServer(
       throw runtimeError(`cannot reach the authorization server ${issuer}: ${(err as Error).message}`);
     }
     if (!metadata || typeof metadata !== 'object') continue;
-    if (stripSlash(metadata.issuer) !== stripSlash(issuer)) {
+    // RFC 8414 §3.3: the issuer must be the one asked for. A 2025-03-26 server (its own authorization
+    // server, found at its origin) may name a path below that origin instead.
+    const sameIssuer = stripSlash(metadata.issuer) === stripSlash(issuer);
+    const legacyOk = options.legacy === true && sameOrigin(metadata.issuer, issuer);
+    if (!sameIssuer && !legacyOk) {
       throw runtimeError(
         `the authorization server metadata at ${url} names issuer ${JSON.stringify(metadata.issuer)}, not ${issuer}; refused`,
       );
@@ -158,6 +167,14 @@ export async function discoverAuthorizationServer(
     return { metadata, oidc };
   }
   return undefined;
+}
+
+function sameOrigin(a: unknown, b: string): boolean {
+  try {
+    return typeof a === 'string' && new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }
 
 function stripSlash(url: unknown): string {

@@ -78,8 +78,16 @@ export class RemoteOAuth {
   }
 
   /** Discovers, gets a client and a usable token (stored, refreshed, or through a browser login). */
-  static async start(settings: RemoteOAuthSettings, deps: RemoteOAuthDeps): Promise<RemoteOAuth> {
+  /** Undefined when the remote does not ask for authentication at all (nothing to log in to). */
+  static async start(settings: RemoteOAuthSettings, deps: RemoteOAuthDeps): Promise<RemoteOAuth | undefined> {
     const server = await resolveServer(settings, deps.fetch ?? fetch);
+    if (!server) {
+      log().warn(
+        { workload: settings.workload, remote: settings.remoteUrl },
+        'the remote server did not ask for authentication (no 401, no protected-resource metadata); continuing without OAuth',
+      );
+      return undefined;
+    }
     const oauth = new RemoteOAuth(settings, deps, server);
     const client = await existingClient(settings, server, deps.store);
     if (client) oauth.useClient(client);
@@ -316,7 +324,11 @@ export function describeOAuthError(err: unknown, what: string, issuer: string): 
 }
 
 /** The authorization server, the RFC 8707 resource and the scopes to ask for. */
-async function resolveServer(settings: RemoteOAuthSettings, fetchImpl: Fetch): Promise<ResolvedServer> {
+/** Undefined when the remote neither answers 401 nor publishes protected-resource metadata. */
+async function resolveServer(
+  settings: RemoteOAuthSettings,
+  fetchImpl: Fetch,
+): Promise<ResolvedServer | undefined> {
   const { remoteUrl } = settings;
   if (settings.authorizeUrl && settings.tokenUrl) {
     return {
@@ -352,10 +364,12 @@ async function resolveServer(settings: RemoteOAuthSettings, fetchImpl: Fetch): P
     metadata = (await discoverAuthorizationServer(issuer, fetchImpl))?.metadata;
     if (!metadata)
       throw runtimeError(`no OAuth metadata found for the authorization server ${issuer} of ${remoteUrl}`);
+  } else if (!discovered.unauthorized) {
+    return undefined;
   } else {
     // 2025-03-26 servers: the authorization server is the MCP server's origin, with default endpoints.
     metadata =
-      (await discoverAuthorizationServer(new URL(remoteUrl).origin, fetchImpl))?.metadata ??
+      (await discoverAuthorizationServer(new URL(remoteUrl).origin, fetchImpl, { legacy: true }))?.metadata ??
       defaultEndpoints(remoteUrl);
   }
   for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
@@ -500,8 +514,20 @@ function clientAuth(client: ClientCredentials): oidc.ClientAuth {
     case 'none':
       return oidc.None();
     default:
-      return client.clientSecret ? oidc.ClientSecretBasic(client.clientSecret) : oidc.None();
+      return client.clientSecret ? clientSecretBasic(client.clientSecret) : oidc.None();
   }
+}
+
+/**
+ * client_secret_basic with the plain form encoding of RFC 6749 §2.3.1. openid-client also escapes
+ * characters such as '-', which servers that skip the URL-decoding step (several do) then reject.
+ */
+export function clientSecretBasic(secret: string): oidc.ClientAuth {
+  const encode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
+  return (_as, client, _body, headers) => {
+    const credentials = `${encode(client.client_id)}:${encode(secret)}`;
+    headers.set('authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
+  };
 }
 
 export function buildConfiguration(

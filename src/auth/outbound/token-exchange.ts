@@ -13,7 +13,7 @@ import type { SecretsProvider } from '../../secrets/types.js';
 import { runtimeError, usageError } from '../../util/errors.js';
 import type { Fetch } from './discovery.js';
 import { readSecretFile } from './oauth-settings.js';
-import { describeOAuthError } from './remote-oauth.js';
+import { clientSecretBasic, describeOAuthError } from './remote-oauth.js';
 import { validateForwardHeaderName } from './static-headers.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -102,7 +102,7 @@ export class TokenExchange {
       { issuer: origin, token_endpoint: settings.tokenUrl },
       settings.clientId ?? '',
       undefined,
-      settings.clientSecret ? oidc.ClientSecretBasic(settings.clientSecret) : oidc.None(),
+      settings.clientSecret ? clientSecretBasic(settings.clientSecret) : oidc.None(),
     );
     const fetchImpl = deps.fetch ?? fetch;
     this.config[oidc.customFetch] = (url, options) => fetchImpl(url, options);

@@ -132,7 +132,7 @@ describe('token exchange', () => {
     remote = await startProtectedServer({
       check: async (authorization, resource) => {
         const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? ((await op.verify(token, resource)).sub) : undefined;
+        return token ? (await op.verify(token, resource)).sub : undefined;
       },
     });
     secretFile = join(dir, 'te-secret');
