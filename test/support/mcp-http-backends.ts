@@ -127,12 +127,18 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** v1 StreamableHTTPServerTransport, one transport per session, at /mcp. */
-export async function startV1StreamableBackend(options: { json?: boolean } = {}): Promise<HttpBackendServer> {
+export async function startV1StreamableBackend(
+  options: { json?: boolean; bearer?: () => string } = {},
+): Promise<HttpBackendServer> {
   const seen: SeenRequest[] = [];
   const sessionIds: string[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    if (options.bearer && req.headers.authorization !== `Bearer ${options.bearer()}`) {
+      res.writeHead(401, { 'www-authenticate': 'Bearer realm="backend"' }).end();
+      return;
+    }
     void (async () => {
       const sid = req.headers['mcp-session-id'];
       let transport = typeof sid === 'string' ? transports.get(sid) : undefined;

@@ -1,0 +1,127 @@
+/**
+ * Session lifecycle through the HTTP forwarder: sliding expiry (404 once idle for a whole TTL),
+ * resumption with Last-Event-ID passed to the backend under its own session id, and a session
+ * store outage answered with 503 instead of a false "Session not found".
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
+import { MemorySessionStore } from '../../../src/proxy/sessions/memory.js';
+import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
+import { INIT_BODY, memoryLogger, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
+import { startRedis } from '../../support/redis.js';
+
+let backend: HttpBackendServer;
+beforeAll(async () => {
+  backend = await startV1StreamableBackend();
+});
+afterAll(() => backend.close());
+
+const VERSION = { 'mcp-protocol-version': '2025-11-25' };
+
+async function initialize(proxy: RunningProxy): Promise<Record<string, string>> {
+  const init = await post(`${proxy.url}/mcp`, INIT_BODY);
+  expect(init.status).toBe(200);
+  const headers = { 'mcp-session-id': init.headers.get('mcp-session-id') as string, ...VERSION };
+  expect(
+    (await post(`${proxy.url}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status,
+  ).toBe(202);
+  return headers;
+}
+
+describe('sliding session TTL', () => {
+  it('keeps a session used within the TTL and forgets one idle for a whole TTL', async () => {
+    let now = Date.now();
+    const sessions = new MemorySessionStore({ ttlMs: 60_000, now: () => now });
+    const proxy = await startProxy(
+      testConfig(),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger, sessions },
+    );
+    try {
+      const headers = await initialize(proxy);
+      const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+      now += 45_000;
+      expect((await post(`${proxy.url}/mcp`, list, headers)).status).toBe(200);
+      now += 45_000;
+      expect((await post(`${proxy.url}/mcp`, list, headers)).status).toBe(200);
+      now += 61_000;
+      const expired = await post(`${proxy.url}/mcp`, list, headers);
+      expect(expired.status).toBe(404);
+      expect(expired.json).toMatchObject({ error: { code: -32001, message: 'Session not found' } });
+    } finally {
+      await proxy.close();
+      await sessions.close();
+    }
+  });
+});
+
+describe('resumption', () => {
+  it('passes Last-Event-ID to the backend, which replays the rest of the stream', async () => {
+    const proxy = await startProxy(
+      testConfig(),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+    try {
+      const headers = await initialize(proxy);
+      const call = await post(
+        `${proxy.url}/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/call',
+          params: { name: 'progress', arguments: { tag: 'r' }, _meta: { progressToken: 'p1' } },
+        },
+        headers,
+      );
+      const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
+      expect(ids.length).toBeGreaterThanOrEqual(3);
+      // Pretend the connection broke after the first event.
+      const res = await fetch(`${proxy.url}/mcp`, {
+        headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
+      });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('"id":5')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+      const replayed = sseMessages(text);
+      expect(replayed.at(-1)).toMatchObject({ id: 5, result: { content: [{ text: 'done:r' }] } });
+      // What followed the first event on the original stream (the backend's replay order may differ).
+      const events = call.text.split(/\n\n/);
+      const first = events.findIndex((e) => e.includes(`id: ${ids[0]}`));
+      const expected = sseMessages(events.slice(first + 1).join('\n\n'));
+      expect(replayed).toHaveLength(expected.length);
+      expect(replayed).toEqual(expect.arrayContaining(expected));
+      const resumeRequest = backend.seen.find((r) => r.headers['last-event-id'] === ids[0]);
+      expect(resumeRequest?.headers['mcp-session-id']).toBe(backend.sessionIds.at(-1));
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('session store outage', () => {
+  it('answers 503 while Redis is down, not "Session not found"', async () => {
+    const redis = await startRedis();
+    const proxy = await startProxy(
+      testConfig({ scaling_config: { session_redis: { address: redis.address } } }),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+    try {
+      const headers = await initialize(proxy);
+      await redis.stop();
+      const res = await post(`${proxy.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
+      expect(res.status).toBe(503);
+      expect(res.json).toMatchObject({ error: { code: -32000, message: 'Session store unavailable' } });
+    } finally {
+      await proxy.close();
+      await redis.stop();
+    }
+  });
+});
