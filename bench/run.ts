@@ -12,14 +12,15 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
 const STDIO_BACKEND = [process.execPath, ...TSX, here('./backend-stdio.ts')];
-const CELL_MAX_MS = 20_000;
+const CELL_MAX_MS = 30_000;
+const ROUNDS = 3;
 const SESSIONS = 10_000;
 const MB = 1024 * 1024;
 
@@ -106,14 +107,45 @@ interface Row {
   proxied: LoadResult;
 }
 
+/** The run whose value is the median of `pick` across rounds. */
+function median(results: LoadResult[], pick: (r: LoadResult) => number): number {
+  const values = results.map(pick).sort((a, b) => a - b);
+  return values[Math.floor(values.length / 2)]!;
+}
+
+function summarize(results: LoadResult[]): LoadResult {
+  return {
+    requests: results.reduce((n, r) => n + r.requests, 0),
+    seconds: results.reduce((n, r) => n + r.seconds, 0),
+    rps: median(results, (r) => r.rps),
+    p50Ms: median(results, (r) => r.p50Ms),
+    p99Ms: median(results, (r) => r.p99Ms),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+  };
+}
+
+/**
+ * Direct and proxied runs interleaved over ROUNDS rounds, medians reported: the machine is
+ * shared, so a burst of outside load hits both sides instead of skewing one.
+ */
 async function compare(path: string, concurrency: number, direct: object, proxied: object): Promise<Row> {
-  const common = { concurrency, requests: requestsFor(concurrency), maxMs: CELL_MAX_MS, warmup: 300 };
-  const d = await load({ ...direct, ...common });
-  const p = await load({ ...proxied, ...common });
+  const common = {
+    concurrency,
+    requests: Math.ceil(requestsFor(concurrency) / ROUNDS),
+    maxMs: CELL_MAX_MS / ROUNDS,
+    warmup: 200,
+  };
+  const d: LoadResult[] = [];
+  const p: LoadResult[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    d.push(await load({ ...direct, ...common }));
+    p.push(await load({ ...proxied, ...common }));
+  }
+  const row = { path, concurrency, direct: summarize(d), proxied: summarize(p) };
   process.stderr.write(
-    `  ${path} c=${concurrency}: direct ${fmt(d.rps, 0)} rps, proxied ${fmt(p.rps, 0)} rps\n`,
+    `  ${path} c=${concurrency}: direct ${fmt(row.direct.rps, 0)} rps, proxied ${fmt(row.proxied.rps, 0)} rps\n`,
   );
-  return { path, concurrency, direct: d, proxied: p };
+  return row;
 }
 
 async function sessionMemory(proxy: ProxyProcess): Promise<{ before: Memory; after: Memory }> {
@@ -143,6 +175,7 @@ function build(): void {
 
 async function main(): Promise<void> {
   process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
+  const loadAtStart = loadavg();
   build();
   const backendUrl = await startHttpBackend();
   const httpProxy = await startProxy({ kind: 'http', url: backendUrl });
@@ -180,7 +213,8 @@ async function main(): Promise<void> {
 
   const lines: string[] = [];
   lines.push(
-    `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}.`,
+    `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ` +
+      `load average at start ${loadAtStart.map((l) => fmt(l)).join(' ')}; medians of ${ROUNDS} interleaved rounds per cell.`,
   );
   lines.push('');
   lines.push(
