@@ -26,7 +26,11 @@ describe('moat run (built binary)', () => {
 
   it.each([
     [['run', '--proxy-port', '0', 'img'], /--proxy-port.*expected an integer from 1 to 65535/, {}],
-    [['run', '--stateless', 'img'], /--stateless \(proxy HTTP options, issue 4\) is not implemented yet/, {}],
+    [
+      ['run', '--otel-insecure', 'img'],
+      /--otel-insecure \(OpenTelemetry and Prometheus metrics\) is not implemented/,
+      {},
+    ],
     [['run', '--tools', 'a,,b', 'img'], /--tools.*without empty items/, { MOAT_DEBUG: 'true' }],
   ])('%j exits 2 without a stack trace', async (args, message, env) => {
     const result = await moat(home, args, env);
