@@ -367,7 +367,7 @@ const CASES: FlagCase[] = [
   {
     flag: 'thv-ca-bundle',
     defaults: { thv_ca_bundle: U, oidc_config: U },
-    valid: ['--thv-ca-bundle', caFile],
+    valid: ['--thv-ca-bundle', caFile, '--oidc-issuer', 'https://idp.example.com'],
     expect: { thv_ca_bundle: caFile, 'oidc_config.CACertPath': caFile },
     invalid: [[['--thv-ca-bundle', missing], /--thv-ca-bundle: file not found/]],
   },
@@ -552,7 +552,7 @@ const CASES: FlagCase[] = [
   {
     flag: 'jwks-auth-token-file',
     defaults: { jwks_auth_token_file: U },
-    valid: ['--jwks-auth-token-file', tokenFile],
+    valid: ['--jwks-auth-token-file', tokenFile, '--oidc-jwks-url', 'https://idp.example.com/jwks'],
     expect: { jwks_auth_token_file: tokenFile, 'oidc_config.AuthTokenFile': tokenFile },
     invalid: [[['--jwks-auth-token-file', missing], /--jwks-auth-token-file: file not found/]],
   },
@@ -1050,6 +1050,12 @@ describe('rules across flags', () => {
     expect(json).not.toContain('super-secret-1');
     expect(json).not.toContain('super-secret-2');
     expect(built.secretsToStore.map((s) => s.value)).toEqual(['super-secret-1', 'super-secret-2']);
+  });
+
+  it('--thv-ca-bundle and --jwks-auth-token-file alone do not create an OIDC config', () => {
+    const { config } = build(['--thv-ca-bundle', caFile, '--jwks-auth-token-file', tokenFile]);
+    expect(config).toMatchObject({ thv_ca_bundle: caFile, jwks_auth_token_file: tokenFile });
+    expect(config.oidc_config).toBeUndefined();
   });
 
   it('remote targets get no container fields', () => {

@@ -135,6 +135,7 @@ const TOKEN_EXCHANGE: readonly RunFlagName[] = [
   'token-exchange-scopes',
   'token-exchange-subject-token-type',
 ];
+/** Flags that configure inbound OIDC (--thv-ca-bundle and --jwks-auth-token-file only refine it). */
 const OIDC: readonly RunFlagName[] = [
   'oidc-issuer',
   'oidc-audience',
@@ -145,9 +146,7 @@ const OIDC: readonly RunFlagName[] = [
   'oidc-scopes',
   'oidc-insecure-allow-http',
   'jwks-allow-private-ip',
-  'jwks-auth-token-file',
   'resource-url',
-  'thv-ca-bundle',
 ];
 /** Pairs where a value and a file holding it are alternatives. */
 const EXCLUSIVE_PAIRS: readonly (readonly [RunFlagName, RunFlagName])[] = [
