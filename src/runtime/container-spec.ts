@@ -7,7 +7,12 @@
  * - outbound denied: stdio servers get no network at all (`none`); HTTP servers get their own
  *   internal network (no route out). Engines cannot publish ports from an internal network,
  *   so the proxy reaches such a server at its container IP (see `httpTarget`), which works
- *   for rootful Podman and Docker on Linux.
+ *   for rootful Podman and Docker on Linux;
+ * - outbound allowlist (allow_host/allow_port): the workload's internal network plus an egress
+ *   proxy container that is its only way out (see `egress/`).
+ *
+ * Known gap: on an internal network the host still answers at the network's gateway address,
+ * so host services listening on all interfaces stay reachable from the container.
  *
  * HTTP servers listen on 0.0.0.0 inside their own network namespace (MCP_HOST), because a
  * published port or a bridge peer arrives on the container's interface, not on loopback; the
@@ -99,6 +104,7 @@ export function parsePublish(value: string): PortBinding {
 interface NetworkPlan {
   networkMode: string;
   internalNetwork: boolean;
+  egress?: { allowHosts: string[]; allowPorts: number[] };
 }
 
 function planNetwork(config: RunConfig, profile: PermissionProfile, containerName: string): NetworkPlan {
@@ -109,15 +115,24 @@ function planNetwork(config: RunConfig, profile: PermissionProfile, containerNam
       `--network none leaves an ${config.transport} server unreachable; use it with --transport stdio, ` +
         'or the `none` permission profile to deny outbound traffic',
     );
-  if (outboundPolicy(profile) === 'allow-all') return { networkMode: mode, internalNetwork: false };
+  const policy = outboundPolicy(profile);
+  if (policy.kind === 'allow-all') return { networkMode: mode, internalNetwork: false };
+  // Stricter than the profile asks: nothing gets out.
   if (mode === 'none') return { networkMode: 'none', internalNetwork: false };
   if (mode !== 'bridge')
     throw usageError(
-      `the permission profile denies outbound network access, which cannot be enforced with --network ${mode}; ` +
+      `the permission profile restricts outbound network access, which cannot be enforced with --network ${mode}; ` +
         'drop --network or use a profile that allows the network (e.g. `network`)',
     );
+  const internal = `moat-${containerName}-internal`;
+  if (policy.kind === 'allowlist')
+    return {
+      networkMode: internal,
+      internalNetwork: true,
+      egress: { allowHosts: policy.allowHosts, allowPorts: policy.allowPorts },
+    };
   if (!http) return { networkMode: 'none', internalNetwork: false };
-  return { networkMode: `moat-${containerName}-internal`, internalNetwork: true };
+  return { networkMode: internal, internalNetwork: true };
 }
 
 /** The container for a workload; `env` is the resolved environment (env files, -e, secrets). */
@@ -188,6 +203,7 @@ export function buildContainerSpec(
     ports,
     networkMode: network.networkMode,
     internalNetwork: network.internalNetwork,
+    ...(network.egress ? { egress: network.egress } : {}),
     attachStdio: config.transport === 'stdio',
     privileged: profile.privileged === true,
     capDrop: ['ALL'],

@@ -21,9 +21,9 @@ function profileFile(name: string, content: string): string {
 
 describe('builtin profiles', () => {
   it('none and its alias stdio deny outbound; network allows it', () => {
-    expect(outboundPolicy(builtinProfile('none')!)).toBe('deny-all');
-    expect(outboundPolicy(builtinProfile('stdio')!)).toBe('deny-all');
-    expect(outboundPolicy(builtinProfile('network')!)).toBe('allow-all');
+    expect(outboundPolicy(builtinProfile('none')!)).toEqual({ kind: 'deny-all' });
+    expect(outboundPolicy(builtinProfile('stdio')!)).toEqual({ kind: 'deny-all' });
+    expect(outboundPolicy(builtinProfile('network')!)).toEqual({ kind: 'allow-all' });
     expect(builtinProfile('other')).toBeUndefined();
   });
 
@@ -71,14 +71,28 @@ describe('loadPermissionProfile', () => {
 
 describe('outboundPolicy', () => {
   it('treats a profile without a network section as deny-all (least privilege)', () => {
-    expect(outboundPolicy({ read: ['/x'] })).toBe('deny-all');
+    expect(outboundPolicy({ read: ['/x'] })).toEqual({ kind: 'deny-all' });
   });
 
-  it('fails loudly for allowlists instead of allowing everything', () => {
-    expect(() => outboundPolicy({ network: { outbound: { allow_host: ['example.com'] } } })).toThrow(
-      /not implemented/,
+  it('turns allow_host/allow_port into an allowlist and checks host entries', () => {
+    expect(
+      outboundPolicy({ network: { outbound: { allow_host: ['api.github.com', '.example.com'] } } }),
+    ).toEqual({
+      kind: 'allowlist',
+      allowHosts: ['api.github.com', '.example.com'],
+      allowPorts: [],
+    });
+    expect(outboundPolicy({ network: { outbound: { allow_port: [443] } } })).toEqual({
+      kind: 'allowlist',
+      allowHosts: [],
+      allowPorts: [443],
+    });
+    expect(() => outboundPolicy({ network: { outbound: { allow_host: ['http://x.com/'] } } })).toThrow(
+      /allow_host entry "http:\/\/x.com\/" is not a hostname/,
     );
-    expect(() => outboundPolicy({ network: { outbound: { allow_port: [443] } } })).toThrow(/not implemented/);
+  });
+
+  it('fails loudly for inbound allowlists', () => {
     expect(() => outboundPolicy({ network: { inbound: { allow_host: ['a'] } } })).toThrow(/not implemented/);
   });
 });

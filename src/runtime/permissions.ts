@@ -4,8 +4,8 @@
  * or a JSON file validated strictly (an unknown key or a wrong type names the field and file).
  *
  * Moat differs from ToolHive on purpose where ToolHive is permissive: a profile without a
- * `network` section gets NO outbound access (least privilege), and outbound allowlists that
- * need an egress proxy fail loudly instead of silently allowing everything.
+ * `network` section gets NO outbound access (least privilege), and outbound allowlists are
+ * enforced whatever the isolation flag says (ToolHive drops them with --isolate-network=false).
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
@@ -150,20 +150,31 @@ export function collectMounts(
 // Network
 
 /** What the profile allows out of the container. */
-export type OutboundPolicy = 'allow-all' | 'deny-all';
+export type OutboundPolicy =
+  | { kind: 'allow-all' }
+  | { kind: 'deny-all' }
+  /** Only through the egress proxy, to these hosts and ports (an empty list allows any). */
+  | { kind: 'allowlist'; allowHosts: string[]; allowPorts: number[] };
 
-/** `allow-all` or `deny-all`; allowlists (allow_host/allow_port) and inbound rules are not implemented yet. */
+/** Host allowlist entries: a hostname or IP, or `.domain` for a domain and its subdomains. */
+const ALLOW_HOST =
+  /^\.?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$|^[\d.]+$|^\[?[\da-fA-F:]+\]?$/;
+
 export function outboundPolicy(profile: PermissionProfile): OutboundPolicy {
   const outbound = profile.network?.outbound;
   if ((profile.network?.inbound?.allow_host ?? []).length > 0)
     throw notImplemented('inbound host allowlists in permission profiles (network.inbound.allow_host)');
-  if (outbound?.insecure_allow_all) return 'allow-all';
-  if ((outbound?.allow_host ?? []).length > 0 || (outbound?.allow_port ?? []).length > 0)
-    throw notImplemented(
-      'outbound allowlists in permission profiles (network.outbound.allow_host/allow_port need an egress proxy); ' +
-        'use the `network` profile (insecure_allow_all) or `none`',
-    );
-  return 'deny-all';
+  if (outbound?.insecure_allow_all) return { kind: 'allow-all' };
+  const allowHosts = outbound?.allow_host ?? [];
+  const allowPorts = outbound?.allow_port ?? [];
+  if (allowHosts.length === 0 && allowPorts.length === 0) return { kind: 'deny-all' };
+  for (const host of allowHosts)
+    if (!ALLOW_HOST.test(host))
+      throw usageError(
+        `permission profile: network.outbound.allow_host entry ${JSON.stringify(host)} is not a hostname, ` +
+          '.domain (domain and subdomains) or IP address',
+      );
+  return { kind: 'allowlist', allowHosts, allowPorts };
 }
 
 /** `bridge` for the default network, else the mode as given (`host`, `none`, a network name). */

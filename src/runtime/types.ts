@@ -18,6 +18,10 @@ export const LABELS = {
   group: 'moat-group',
   /** The workload's own internal network, removed together with the container. */
   internalNetwork: 'moat-internal-network',
+  /** On a workload: the name of its egress proxy container. */
+  egress: 'moat-egress',
+  /** On an egress proxy container: the workload it serves (it is not a workload itself). */
+  egressFor: 'moat-egress-for',
 } as const;
 
 export interface BindMount {
@@ -57,6 +61,12 @@ export interface ContainerSpec {
   internalNetwork: boolean;
   /** Stdio servers: stdin kept open for attaching, no TTY. */
   attachStdio: boolean;
+  /**
+   * Outbound allowlist: the container is on its internal network and an egress proxy
+   * (`<name>-egress`) is its only way out; `createContainer` starts the proxy and sets
+   * HTTP(S)_PROXY. Empty lists allow any host or port.
+   */
+  egress?: { allowHosts: string[]; allowPorts: number[] };
   /** Only when a permission profile asks for it (warned about loudly). */
   privileged: boolean;
   capDrop: string[];

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { connectRuntime } from '../../src/runtime/connect.js';
 import type { ContainerRuntime } from '../../src/runtime/types.js';
@@ -27,7 +28,7 @@ export function podmanEnv(): NodeJS.ProcessEnv {
   return { ...process.env, CONTAINERS_CONF };
 }
 
-export async function podmanCli(args: string[], input?: Buffer): Promise<string> {
+export async function podmanCli(args: string[], input?: Buffer | Readable): Promise<string> {
   const run = promisify(execFile);
   if (input === undefined) {
     const { stdout } = await run('podman', args, { env: podmanEnv(), maxBuffer: 64 * 1024 * 1024 });
@@ -45,7 +46,8 @@ export async function podmanCli(args: string[], input?: Buffer): Promise<string>
         ? resolve(out)
         : reject(new Error(`podman ${args.join(' ')} failed (${code}): ${err.trim()}`)),
     );
-    child.stdin.end(input);
+    if (Buffer.isBuffer(input)) child.stdin.end(input);
+    else input.pipe(child.stdin);
   });
 }
 

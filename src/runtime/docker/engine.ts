@@ -8,6 +8,8 @@ import type { Socket } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
+import { ensureEgressImage } from '../egress/image.js';
+import { EGRESS_PROXY_PORT } from '../egress/proxy-source.js';
 import { isFloatingImageRef } from '../image-ref.js';
 import {
   LABELS,
@@ -164,12 +166,29 @@ export class EngineRuntime implements ContainerRuntime {
           `network ${spec.networkMode} does not exist; create it (e.g. \`podman network create ${spec.networkMode}\`) ` +
             'or choose another --network (bridge, host, none or an existing network)',
         );
+    const env = { ...spec.env };
     if (spec.internalNetwork) {
       await this.ensureNetwork(spec.networkMode, {
         internal: true,
         labels: { [LABELS.managed]: 'true', [LABELS.name]: spec.labels[LABELS.name] ?? spec.name },
       });
       labels[LABELS.internalNetwork] = spec.networkMode;
+    }
+    if (spec.egress) {
+      const egress = await this.startEgressProxy(spec).catch(async (err: unknown) => {
+        await this.removeNetwork(spec.networkMode).catch(() => undefined);
+        throw err;
+      });
+      labels[LABELS.egress] = egress;
+      const proxy = `http://${egress}:${EGRESS_PROXY_PORT}`;
+      Object.assign(env, {
+        HTTP_PROXY: proxy,
+        HTTPS_PROXY: proxy,
+        http_proxy: proxy,
+        https_proxy: proxy,
+        NO_PROXY: 'localhost,127.0.0.1,::1',
+        no_proxy: 'localhost,127.0.0.1,::1',
+      });
     }
     const exposed: Record<string, object> = {};
     const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
@@ -187,7 +206,7 @@ export class EngineRuntime implements ContainerRuntime {
         Image: spec.image,
         Cmd: spec.cmd,
         ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
-        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+        Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
         Labels: labels,
         ExposedPorts: exposed,
         Tty: false,
@@ -214,6 +233,8 @@ export class EngineRuntime implements ContainerRuntime {
       });
       return container.id;
     } catch (err) {
+      const egress = labels[LABELS.egress];
+      if (egress) await this.removeQuietly(egress);
       if (spec.internalNetwork) await this.removeNetwork(spec.networkMode).catch(() => undefined);
       // Docker answers 409 for a taken name; Podman 500 with "name is already in use".
       if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
@@ -230,7 +251,58 @@ export class EngineRuntime implements ContainerRuntime {
     }
   }
 
+  /**
+   * The egress proxy for a spec with an allowlist: on the default bridge (its way out) and on
+   * the workload's internal network (where the server reaches it by name). Started at once.
+   */
+  private async startEgressProxy(spec: ContainerSpec): Promise<string> {
+    const name = `${spec.name}-egress`;
+    const image = await ensureEgressImage(this.docker);
+    let id: string | undefined;
+    try {
+      const container = await this.docker.createContainer({
+        name,
+        Image: image,
+        Env: [`MOAT_EGRESS_CONFIG=${JSON.stringify({ ...spec.egress, port: EGRESS_PROXY_PORT })}`],
+        Labels: { [LABELS.egressFor]: spec.name },
+        HostConfig: {
+          NetworkMode: 'bridge',
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      id = container.id;
+      await this.docker.getNetwork(spec.networkMode).connect({ Container: id });
+      await container.start();
+      return name;
+    } catch (err) {
+      if (id) await this.removeQuietly(id);
+      if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
+        throw runtimeError(`a container named ${name} already exists; remove it first`, { cause: err });
+      throw runtimeError(`cannot start the egress proxy ${name}: ${engineMessage(err)}`, { cause: err });
+    }
+  }
+
+  private async removeQuietly(idOrName: string): Promise<void> {
+    await this.docker
+      .getContainer(idOrName)
+      .remove({ force: true, v: true })
+      .catch(() => undefined);
+  }
+
+  /** The egress proxy container of a workload, if it has one. */
+  private async egressOf(idOrName: string): Promise<string | undefined> {
+    return (await this.inspectContainer(idOrName))?.labels[LABELS.egress];
+  }
+
   async startContainer(idOrName: string): Promise<void> {
+    const egress = await this.egressOf(idOrName);
+    if (egress) await this.startOne(egress);
+    await this.startOne(idOrName);
+  }
+
+  private async startOne(idOrName: string): Promise<void> {
     try {
       await this.docker.getContainer(idOrName).start();
     } catch (err) {
@@ -240,6 +312,12 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   async stopContainer(idOrName: string, timeoutSeconds = 10): Promise<void> {
+    const egress = await this.egressOf(idOrName);
+    await this.stopOne(idOrName, timeoutSeconds);
+    if (egress) await this.stopOne(egress, timeoutSeconds);
+  }
+
+  private async stopOne(idOrName: string, timeoutSeconds: number): Promise<void> {
     try {
       await this.docker.getContainer(idOrName).stop({ t: timeoutSeconds });
     } catch (err) {
@@ -252,12 +330,22 @@ export class EngineRuntime implements ContainerRuntime {
   async removeContainer(idOrName: string): Promise<void> {
     const info = await this.inspectContainer(idOrName);
     if (!info) return;
-    try {
-      await this.docker.getContainer(info.id).remove({ force: true, v: true });
-    } catch (err) {
-      if (statusOf(err) !== 404)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.docker.getContainer(info.id).remove({ force: true, v: true });
+        break;
+      } catch (err) {
+        if (statusOf(err) === 404) break;
+        // Podman refuses while the container is between states (e.g. exiting after its stdin closed).
+        if (attempt < 10 && /state improper|could not be stopped/.test(engineMessage(err))) {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          continue;
+        }
         throw runtimeError(`cannot remove container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+      }
     }
+    const egress = info.labels[LABELS.egress];
+    if (egress) await this.removeQuietly(egress);
     const network = info.labels[LABELS.internalNetwork];
     if (network) await this.removeNetwork(network);
   }

@@ -1,0 +1,95 @@
+/**
+ * Outbound allowlists (allow_host/allow_port) on real Podman: the server sits on its own
+ * internal network and its only way out is the egress proxy container, which allows exactly
+ * the profile's hosts and ports.
+ */
+import { createServer, type Server } from 'node:net';
+import { text } from 'node:stream/consumers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../../src/runtime/types.js';
+import { callText } from '../../fixtures/pipes-client.js';
+import { podmanCli } from '../../support/podman.js';
+import { Harness } from './harness.js';
+
+let harness: Harness;
+let gateway: string;
+let allowedPort: number;
+let otherPort: number;
+const servers: Server[] = [];
+
+function listen(host: string): Promise<number> {
+  const server = createServer((socket) => socket.end('hello from the host\n'));
+  servers.push(server);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+beforeAll(async () => {
+  harness = await Harness.create();
+  // A bridged container keeps the default bridge (and its gateway address on the host) up.
+  await harness.launch();
+  const [network] = JSON.parse(await podmanCli(['network', 'inspect', 'podman'])) as Array<{
+    subnets: Array<{ gateway: string }>;
+  }>;
+  gateway = network!.subnets[0]!.gateway;
+  allowedPort = await listen(gateway);
+  otherPort = await listen(gateway);
+});
+
+afterAll(async () => {
+  await harness.cleanup();
+  for (const server of servers) server.close();
+});
+
+const allowlist = () => ({
+  network: { outbound: { allow_host: [gateway], allow_port: [allowedPort] } },
+});
+
+describe('egress allowlist', () => {
+  it('lets a stdio server reach exactly the allowed host and port through the proxy, nothing directly', async () => {
+    const { client, spec, id } = await harness.launch({ permission_profile: allowlist() });
+    expect(spec).toMatchObject({
+      internalNetwork: true,
+      egress: { allowHosts: [gateway], allowPorts: [allowedPort] },
+    });
+    const egressName = `${spec.name}-egress`;
+    expect(await callText(client, 'get_env', { name: 'HTTP_PROXY' })).toBe(`http://${egressName}:3128`);
+
+    expect(await callText(client, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
+    expect(await callText(client, 'proxy_connect', { host: gateway, port: otherPort })).toBe('403');
+    expect(await callText(client, 'proxy_connect', { host: 'example.com', port: allowedPort })).toBe('403');
+    // No way around the proxy: the internal network has no route to the bridge.
+    expect(await callText(client, 'try_connect', { host: gateway, port: allowedPort })).toBe('ENETUNREACH');
+
+    // The proxy is not a workload of its own, and it goes away with the workload.
+    const egress = await harness.runtime.inspectContainer(egressName);
+    expect(egress).toMatchObject({ running: true, labels: { [LABELS.egressFor]: spec.name } });
+    expect((await harness.runtime.listContainers()).map((c) => c.name)).not.toContain(egressName);
+    const decisions = await text(await harness.runtime.logs(egressName));
+    expect(decisions).toContain(`"egress":"deny","method":"CONNECT","host":"${gateway}","port":${otherPort}`);
+
+    await harness.runtime.removeContainer(id);
+    expect(await harness.runtime.inspectContainer(egressName)).toBeUndefined();
+    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(false);
+  });
+
+  it('stops and starts the proxy with the workload (an HTTP server, reached on its internal network)', async () => {
+    const { client, spec, id } = await harness.launch({
+      transport: 'streamable-http',
+      target_port: 8080,
+      permission_profile: allowlist(),
+    });
+    const egressName = `${spec.name}-egress`;
+    expect(await callText(client, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
+
+    await harness.runtime.stopContainer(id, 5);
+    expect((await harness.runtime.inspectContainer(egressName))?.running).toBe(false);
+    await harness.runtime.startContainer(id);
+    expect((await harness.runtime.inspectContainer(egressName))?.running).toBe(true);
+    const again = await harness.connectHttp(id, spec, 8080);
+    expect(await callText(again, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
+    expect(await callText(again, 'proxy_connect', { host: gateway, port: otherPort })).toBe('403');
+  });
+});
