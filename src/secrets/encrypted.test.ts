@@ -71,9 +71,9 @@ describe('EncryptedSecretsProvider', () => {
   it('loses no update when many writers race', async () => {
     const writers = Array.from({ length: 12 }, () => open('pw'));
     await Promise.all(writers.map((w, i) => w.set(`KEY_${i}`, `value-${i}`)));
-    const names = await open('pw').list();
-    expect(names).toHaveLength(12);
-    for (let i = 0; i < 12; i++) expect(await open('pw').get(`KEY_${i}`)).toBe(`value-${i}`);
+    const reader = open('pw');
+    expect(await reader.list()).toHaveLength(12);
+    for (let i = 0; i < 12; i++) expect(await reader.get(`KEY_${i}`)).toBe(`value-${i}`);
   });
 
   it('asks for the password once per provider', async () => {

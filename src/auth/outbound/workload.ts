@@ -1,0 +1,46 @@
+/**
+ * Outbound authentication for a workload, as the workload layer uses it: the secrets provider is
+ * opened from the environment (a detached supervisor gets the password from its parent), and the
+ * status hook receives the re-authentication state for the workload's status file.
+ */
+import type { RunConfig } from '../../config/runconfig.js';
+import type { UpstreamAuth } from '../../proxy/types.js';
+import { openSecretsProvider } from '../../secrets/manager.js';
+import type { SecretsProvider } from '../../secrets/types.js';
+import { createUpstreamAuth, type RemoteAuthStatus } from './index.js';
+import { remoteOAuthRequested } from './oauth-settings.js';
+
+export interface WorkloadAuthOptions {
+  /** May a browser login start (foreground runs, or the terminal before detaching)? */
+  interactive: boolean;
+  onStatus?: (status: RemoteAuthStatus) => void;
+  /** Where the login URL is shown (default stderr). */
+  notify?: (message: string) => void;
+  secrets?: SecretsProvider;
+}
+
+/** The UpstreamAuth for the workload's proxy; undefined when it configures none. */
+export async function workloadUpstreamAuth(
+  config: RunConfig,
+  options: WorkloadAuthOptions,
+): Promise<UpstreamAuth | undefined> {
+  return createUpstreamAuth(config, {
+    secrets: options.secrets ?? (await openSecretsProvider()),
+    interactive: options.interactive,
+    onStatus: options.onStatus,
+    notify: options.notify,
+  });
+}
+
+/**
+ * Logs in to the remote now (in the terminal, before a detached supervisor starts) when the
+ * workload uses OAuth and has no usable stored token; the supervisor then finds the tokens.
+ */
+export async function loginBeforeDetach(
+  config: RunConfig,
+  secrets: SecretsProvider,
+  notify?: (message: string) => void,
+): Promise<void> {
+  if (!remoteOAuthRequested(config)) return;
+  await createUpstreamAuth(config, { secrets, interactive: true, notify });
+}
