@@ -89,7 +89,7 @@ describe('resolveRunConfig', () => {
     const stderr = new PassThrough();
     let err = '';
     stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const config = await resolveRunConfig(
+    const { config } = await resolveRunConfig(
       parseRunArgv(['--transport', 'stdio', '--proxy-mode', 'sse', 'img']),
       {
         stdout: new PassThrough(),
@@ -101,7 +101,7 @@ describe('resolveRunConfig', () => {
   });
 
   it('builds the basic run path without tripping the gate', async () => {
-    const config = await resolveRunConfig(
+    const { config } = await resolveRunConfig(
       parseRunArgv(['--name', 'n', '-e', 'A=1', '--proxy-port', '8080', 'ghcr.io/acme/x:1', '--', '--flag']),
       { stdout: new PassThrough(), stderr: new PassThrough() },
     );
