@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { RunConfig } from '../config/runconfig.js';
+import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';
 
 export const EVENT_TYPES = [
@@ -106,10 +107,6 @@ export function parseAuditConfig(text: string, source: string): AuditConfigFile 
 
 export function validateAuditConfig(value: unknown, source: string): AuditConfigFile {
   const result = auditConfigSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0] as z.core.$ZodIssue;
-    const field = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    throw usageError(`audit config ${source}: ${field}: ${issue.message}`);
-  }
+  if (!result.success) throw usageError(`audit config ${source}: ${describeIssues(result.error)}`);
   return result.data;
 }

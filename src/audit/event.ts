@@ -119,7 +119,11 @@ export function buildEvent(facts: EventFacts): AuditEvent {
     },
     subjects: {
       user_id: identity.subject,
-      user: identity.name ?? stringClaim(identity.claims.preferred_username) ?? identity.email ?? 'anonymous',
+      user:
+        identity.name ??
+        stringClaim(identity.claims.preferred_username) ??
+        identity.email ??
+        identity.subject,
       ...(identity.email ? { email: identity.email } : {}),
       ...(identity.local ? { local: true as const } : {}),
     },

@@ -17,6 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';
 
 export const DEFAULT_GROUP_ENTITY_TYPE = 'MoatGroup';
@@ -97,11 +98,7 @@ export function parseAuthzConfig(text: string, source: string): LoadedAuthzConfi
 /** Validates an already-parsed config (e.g. RunConfig.authz_config). */
 export function validateAuthzConfig(value: unknown, source: string): AuthzConfig {
   const result = authzConfigSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0] as z.core.$ZodIssue;
-    const field = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    throw usageError(`authorization config ${source}: ${field}: ${issue.message}`);
-  }
+  if (!result.success) throw usageError(`authorization config ${source}: ${describeIssues(result.error)}`);
   return result.data;
 }
 

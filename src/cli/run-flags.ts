@@ -48,7 +48,6 @@ export type FeatureId = keyof typeof FEATURES;
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
   'proxy-options',
   'tool-filter',
-  'inbound-security',
   'secrets',
   'outbound-auth',
   'secret-values',

@@ -4,7 +4,8 @@
  * wiring.
  */
 import type { RunConfig } from '../config/runconfig.js';
-import { startProxy } from '../proxy/index.js';
+import { startProxy, type RunningProxy as ListeningProxy } from '../proxy/index.js';
+import { createInboundSecurity } from '../proxy/security.js';
 import type { BackendSpec } from '../proxy/types.js';
 import { connectRuntime } from '../runtime/connect.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
@@ -42,7 +43,29 @@ export const platform: Platform = {
   connectRuntime: () => connectRuntime(),
   containerSpec: (config, env) => buildContainerSpec(config, env),
   startProxy: async (config, backend) => {
-    const proxy = await startProxy(config, backend);
-    return { url: clientUrl(config, proxy.url), port: proxy.port, close: () => proxy.close() };
+    const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
+    const security = await createInboundSecurity(config, {
+      mcpPath: new URL(clientUrl(config, 'http://proxy')).pathname,
+      transport: mode === 'sse' ? 'sse' : 'streamable-http',
+    });
+    let proxy: ListeningProxy;
+    try {
+      proxy = await startProxy(config, backend, {
+        middlewares: security.middlewares,
+        policies: security.policies,
+        routes: security.routes,
+      });
+    } catch (err) {
+      await security.close();
+      throw err;
+    }
+    return {
+      url: clientUrl(config, proxy.url),
+      port: proxy.port,
+      close: async () => {
+        await proxy.close();
+        await security.close();
+      },
+    };
   },
 };
