@@ -14,7 +14,7 @@ import {
   unknownWorkload,
 } from '../workloads/lifecycle.js';
 import { resolveProxyPort } from '../workloads/ports.js';
-import { runForeground, startDetached } from '../workloads/run.js';
+import { prepareSecrets, runForeground, startDetached } from '../workloads/run.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
 
@@ -35,11 +35,12 @@ export function startCommand(io: CliIO): Command {
       await forEachWorkload(selected, io.stderr, async (name) => {
         const workload = await loadWorkload(store, name);
         if (!workload.config) throw unknownWorkload(name);
+        const secretsEnv = await prepareSecrets(workload.config);
         await stopWorkload(store, workload, runtime);
         await resolveProxyPort(workload.config.host, workload.config.port);
         await store.updateStatus(name, { status: 'starting', context: 'starting on request', process_id: 0 });
-        if (opts.foreground) await runForeground(store, name, io, { removeAfter: false });
-        else await startDetached(store, name, io);
+        if (opts.foreground) await runForeground(store, name, io, { removeAfter: false, secretsEnv });
+        else await startDetached(store, name, io, secretsEnv);
       });
     });
 }

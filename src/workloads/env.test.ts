@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunConfig } from '../config/runconfig.js';
 import { containerEnvironment, parseDotenv } from './env.js';
 
@@ -36,9 +36,21 @@ describe('containerEnvironment', () => {
     }
   });
 
-  it('fails loudly on secret references instead of skipping them', async () => {
-    await expect(containerEnvironment({ ...base, secrets: ['gh,target=TOKEN'] })).rejects.toThrow(
-      /not implemented/,
-    );
+  it('adds --secret values from the secrets manager last, and fails loudly on a missing one', async () => {
+    vi.stubEnv('MOAT_SECRETS_PROVIDER', 'environment');
+    vi.stubEnv('MOAT_SECRET_gh', 'from-the-manager');
+    try {
+      const env = await containerEnvironment({
+        ...base,
+        env_vars: { TOKEN: 'flag' },
+        secrets: ['gh,target=TOKEN'],
+      });
+      expect(env).toEqual({ TOKEN: 'from-the-manager' });
+      await expect(containerEnvironment({ ...base, secrets: ['absent,target=X'] })).rejects.toThrow(
+        /secret "absent".*is not in the environment secrets provider/,
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

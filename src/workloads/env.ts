@@ -1,13 +1,14 @@
 /**
  * The container's environment, resolved each time the workload starts (never stored as values
- * beyond what the user put in the RunConfig): env files first, then `env_vars` (-e and the
- * transport variables), then secrets. Env files are read at start so an edited file takes
- * effect on restart.
+ * beyond what the user put in the RunConfig): env files first, then `env_vars` (-e), then
+ * `--secret` values from the secrets manager (opened with the environment `moat run` handed
+ * the supervisor). Env files are read at start so an edited file takes effect on restart.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../config/runconfig.js';
-import { errorMessage, notImplemented, usageError } from '../util/errors.js';
+import { workloadSecretEnv } from '../secrets/workload.js';
+import { errorMessage, usageError } from '../util/errors.js';
 
 const LINE = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\s*$/;
 
@@ -56,18 +57,16 @@ async function readEnvDir(dir: string): Promise<Record<string, string>> {
 }
 
 /**
- * Secret references (`NAME,target=ENV`) → values. No secrets manager is wired into workloads
- * yet, so any reference fails loudly rather than starting a server without its credentials.
+ * The environment the server gets, in precedence order:
+ * env file directory < env file < env_vars (-e) < secrets.
  */
-export function resolveSecretEnv(refs: readonly string[]): Promise<Record<string, string>> {
-  if (refs.length === 0) return Promise.resolve({});
-  return Promise.reject(
-    notImplemented(`--secret (${refs.length} secret reference(s) in the run configuration)`),
-  );
-}
-
-/** The environment the server gets, in precedence order: env files < env_vars < secrets. */
 export async function containerEnvironment(config: RunConfig): Promise<Record<string, string>> {
   const fromDir = config.env_file_dir ? await readEnvDir(config.env_file_dir) : {};
-  return { ...fromDir, ...(config.env_vars ?? {}), ...(await resolveSecretEnv(config.secrets ?? [])) };
+  const fromFile = config.env_file ? await readEnvFile(config.env_file) : {};
+  return {
+    ...fromDir,
+    ...fromFile,
+    ...(config.env_vars ?? {}),
+    ...(await workloadSecretEnv(config)),
+  };
 }

@@ -5,11 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
+import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.js';
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
@@ -27,6 +28,8 @@ export interface RunRequest {
   foreground: boolean;
   /** The config came from --from-config. */
   fromConfig: boolean;
+  /** Secrets given as flag values, stored in the secrets manager before the workload starts. */
+  secretsToStore?: readonly SecretToStore[];
 }
 
 export async function runWorkload(
@@ -34,13 +37,28 @@ export async function runWorkload(
   io: CliIO,
   store = new WorkloadStore(),
 ): Promise<void> {
-  const config = await claimWorkload(store, normalizeName(request.config, io.stderr));
+  const config = normalizeName(request.config, io.stderr);
+  // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
+  const secretsEnv = await prepareSecrets(config, request.secretsToStore);
+  await claimWorkload(store, config);
   if (request.foreground) {
     // Like ToolHive: a foreground run cleans up after itself, unless it came from a config file.
-    await runForeground(store, config.name, io, { removeAfter: !request.fromConfig });
+    await runForeground(store, config.name, io, { removeAfter: !request.fromConfig, secretsEnv });
   } else {
-    await startDetached(store, config.name, io);
+    await startDetached(store, config.name, io, secretsEnv);
   }
+}
+
+/**
+ * Opens the secrets manager in this (terminal) process when the workload uses secrets: stores
+ * flag-value secrets, checks every reference, and returns the environment the supervisor needs
+ * to open the same provider without a prompt.
+ */
+export async function prepareSecrets(
+  config: RunConfig,
+  toStore: readonly SecretToStore[] = [],
+): Promise<Record<string, string>> {
+  return (await prepareWorkloadSecrets(config, toStore)).childEnv;
 }
 
 /** Sanitises the name (with a warning when it changed) and fills the names derived from it. */
@@ -90,14 +108,26 @@ async function claimWorkload(store: WorkloadStore, config: RunConfig): Promise<R
           `or remove it first with "moat rm ${config.name}" (or restart it with "moat start ${config.name}")`,
       );
     }
-    const saved = { ...config, port: await resolveProxyPort(config.host, config.port) };
+    const saved = await resolvePorts(config);
     await store.saveRunConfig(saved);
+    await rm(store.logPath(saved.name), { force: true }); // a new workload starts a new log
     await store.writeStatus(
       saved.name,
       applyStatusChange(undefined, { status: 'starting', context: 'run configuration saved' }, new Date()),
     );
     return saved;
   });
+}
+
+/**
+ * Port 0 means "pick one": the proxy port and, for SSE/streamable-HTTP containers, the port the
+ * server listens on. The choices are saved, so restarts keep the same URL.
+ */
+async function resolvePorts(config: RunConfig): Promise<RunConfig> {
+  const port = await resolveProxyPort(config.host, config.port);
+  const needsTarget = config.transport !== 'stdio' && !config.remote_url && !config.target_port;
+  const targetPort = needsTarget ? await resolveProxyPort('127.0.0.1', 0) : config.target_port;
+  return { ...config, port, ...(targetPort === undefined ? {} : { target_port: targetPort }) };
 }
 
 /** `moat supervise` lives in the same CLI entry as every other command. */
@@ -111,14 +141,19 @@ const READY_TIMEOUT_MS = 10 * 60_000;
  * workload's log file, and waits until it reports `running` (prints the URL) or fails (prints
  * the end of its log).
  */
-export async function startDetached(store: WorkloadStore, name: string, io: CliIO): Promise<void> {
+export async function startDetached(
+  store: WorkloadStore,
+  name: string,
+  io: CliIO,
+  secretsEnv: Record<string, string>,
+): Promise<void> {
   const logPath = store.logPath(name);
   await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
   const logFd = openSync(logPath, 'a', 0o600);
   const child = spawn(process.execPath, [CLI_ENTRY, 'supervise', name], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
-    env: { ...process.env, MOAT_DETACHED: '1' },
+    env: { ...process.env, ...secretsEnv, MOAT_DETACHED: '1' },
   });
   closeSync(logFd);
   let exitCode: number | null | undefined;
@@ -173,8 +208,10 @@ export async function runForeground(
   store: WorkloadStore,
   name: string,
   io: CliIO,
-  options: { removeAfter: boolean },
+  options: { removeAfter: boolean; secretsEnv: Record<string, string> },
 ): Promise<void> {
+  // The same environment a detached supervisor gets, so in-process secret reads do not prompt again.
+  Object.assign(process.env, options.secretsEnv);
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on('SIGINT', stop);

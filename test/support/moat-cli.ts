@@ -1,8 +1,8 @@
 /**
  * Runs the real `moat` binary (dist/cli/main.js) for integration and end-to-end tests, each
- * test with its own MOAT_HOME (isolated state) and the test run's Podman socket. The global
- * setup rebuilds dist/ when a source file is newer than the build, so the binary under test is
- * never stale.
+ * test with its own MOAT_HOME (isolated state) and the test run's Podman socket. `ensureBuilt`
+ * rebuilds dist/ when a source file is newer than the build, so the binary under test is never
+ * stale.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { withCacheLock } from './cache.js';
 import { podmanSocket } from './podman.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -20,21 +21,31 @@ function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+      newest = Math.max(newest, statSync(path).mtimeMs);
+    }
   }
   return newest;
 }
 
-/** Global setup: builds dist/ when it is missing or older than src/. */
-export async function ensureBuilt(): Promise<() => Promise<void>> {
-  let built: number;
+function buildIsStale(): boolean {
   try {
-    built = statSync(MOAT_MAIN).mtimeMs;
+    return statSync(MOAT_MAIN).mtimeMs < newestMtime(join(ROOT, 'src'));
   } catch {
-    built = 0;
+    return true;
   }
-  if (built < newestMtime(join(ROOT, 'src'))) {
-    // tsc emits even when another part of the tree has type errors; the typecheck step reports those.
+}
+
+/**
+ * Builds dist/ when it is missing or older than src/ (call in beforeAll). One build at a time
+ * across parallel test files; tsc emits even when another part of the tree has type errors
+ * (the typecheck step reports those).
+ */
+export async function ensureBuilt(): Promise<void> {
+  if (!buildIsStale()) return;
+  await withCacheLock('moat-dist-build', async () => {
+    if (!buildIsStale()) return;
     await promisify(execFile)(
       process.execPath,
       [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
@@ -42,8 +53,7 @@ export async function ensureBuilt(): Promise<() => Promise<void>> {
         cwd: ROOT,
       },
     ).catch(() => undefined);
-  }
-  return () => Promise.resolve();
+  });
 }
 
 /** A private MOAT_HOME; remove it with `cleanup`. */

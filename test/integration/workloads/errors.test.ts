@@ -1,0 +1,154 @@
+/**
+ * Bad input to the lifecycle commands: a clear message naming what was wrong, the documented
+ * exit code (2: usage, 1: runtime), and nothing lost. Also groups.
+ */
+import { createServer, type Server } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServerImage } from '../../support/images.js';
+import {
+  callTool,
+  ensureBuilt,
+  listWorkloads,
+  moat,
+  moatHome,
+  moatOk,
+  printedUrl,
+  removeHome,
+  workload,
+} from '../../support/moat-cli.js';
+import { uniqueName } from '../../support/podman.js';
+
+let image: string;
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  image = await testServerImage('stdio-server');
+  home = moatHome();
+});
+
+afterAll(async () => {
+  await moat(home, ['rm', '--all']);
+  removeHome(home);
+});
+
+describe('bad input', { timeout: 300_000 }, () => {
+  it('an unknown image fails the run (exit 1, image named), leaves status error, and the name can be reused', async () => {
+    const name = uniqueName('noimage');
+    const missing = `localhost/moat-test-missing:${name}`;
+    const result = await moat(home, ['run', '--transport', 'stdio', '--name', name, missing]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`workload "${name}" failed to start`);
+    expect(result.stderr).toContain(missing);
+    expect(await workload(home, name)).toMatchObject({ status: 'error' });
+
+    const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
+    expect(await callTool(url, 'echo', { text: 'reused' })).toBe('reused');
+    await moatOk(home, ['rm', name]);
+  });
+
+  it('a taken name is a usage error that leaves the running workload alone', async () => {
+    const name = uniqueName('taken');
+    const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
+    const again = await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`workload "${name}" already exists`);
+    expect(again.stderr).toContain(`moat rm ${name}`);
+    expect(await callTool(url, 'echo', { text: 'still here' })).toBe('still here');
+    await moatOk(home, ['rm', name]);
+  });
+
+  it('a permission profile file that is missing or invalid is a usage error naming the file', async () => {
+    const missing = join(home, 'no-such-profile.json');
+    const result = await moat(home, ['run', '--transport', 'stdio', '--permission-profile', missing, image]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(missing);
+    const broken = join(home, 'broken-profile.json');
+    writeFileSync(broken, '{"network": "everything"}');
+    const invalid = await moat(home, ['run', '--transport', 'stdio', '--permission-profile', broken, image]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain(broken);
+    expect(await listWorkloads(home)).toEqual([]);
+  });
+
+  it('a busy --proxy-port is refused before anything starts', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const name = uniqueName('busy');
+      const result = await moat(home, [
+        'run',
+        '--transport',
+        'stdio',
+        '--name',
+        name,
+        '--proxy-port',
+        String(port),
+        image,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`requested proxy port ${port}`);
+      expect(await workload(home, name)).toBeUndefined();
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it.each([['stop'], ['start'], ['rm'], ['logs'], ['export']])(
+    '%s of an unknown workload names it (exit 2)',
+    async (command) => {
+      const args =
+        command === 'export'
+          ? [command, 'no-such-workload', join(home, 'x.json')]
+          : [command, 'no-such-workload'];
+      const result = await moat(home, args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('workload "no-such-workload" does not exist');
+    },
+  );
+
+  it('stop without names or --all is a usage error', async () => {
+    const result = await moat(home, ['stop']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--all');
+  });
+});
+
+describe('groups', { timeout: 300_000 }, () => {
+  it('must exist before use (except default), filter list and stop, and are removed only when empty', async () => {
+    const group = uniqueName('team');
+    const name = uniqueName('grouped');
+    const unknown = await moat(home, [
+      'run',
+      '--transport',
+      'stdio',
+      '--group',
+      group,
+      '--name',
+      name,
+      image,
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`group "${group}" does not exist`);
+    expect(unknown.stderr).toContain(`moat group create ${group}`);
+
+    await moatOk(home, ['group', 'create', group]);
+    expect(await moatOk(home, ['group', 'list'])).toContain(group);
+    await moatOk(home, ['run', '--transport', 'stdio', '--group', group, '--name', name, image]);
+    expect((await listWorkloads(home, '--group', group)).map((w) => w.name)).toEqual([name]);
+    expect((await listWorkloads(home, '--group', 'default')).map((w) => w.name)).not.toContain(name);
+
+    const busy = await moat(home, ['group', 'rm', group]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(name);
+
+    await moatOk(home, ['stop', '--group', group]);
+    expect((await workload(home, name))?.status).toBe('stopped');
+    await moatOk(home, ['rm', '--group', group]);
+    await moatOk(home, ['group', 'rm', group]);
+    expect(await moatOk(home, ['group', 'list'])).not.toContain(group);
+  });
+});

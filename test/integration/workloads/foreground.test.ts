@@ -1,0 +1,95 @@
+/**
+ * `moat run -f`: blocks with the workload running, and on Ctrl-C (SIGINT) stops the proxy and
+ * removes the container and all state; `--from-config -f` keeps the state.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServerImage } from '../../support/images.js';
+import {
+  callTool,
+  ensureBuilt,
+  moat,
+  moatHome,
+  removeHome,
+  spawnMoat,
+  workload,
+} from '../../support/moat-cli.js';
+import { testRuntime, uniqueName } from '../../support/podman.js';
+
+let image: string;
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  image = await testServerImage('stdio-server');
+  home = moatHome();
+});
+
+afterAll(async () => {
+  await moat(home, ['rm', '--all']);
+  removeHome(home);
+});
+
+/** Resolves with the URL the foreground run prints; rejects with its output if it exits first. */
+function urlOf(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += String(d);
+      const match = /URL: (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`moat run -f exited with ${code}: ${out}`)));
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+  });
+}
+
+describe('foreground runs', { timeout: 300_000 }, () => {
+  it('serve until Ctrl-C, then remove the container and the state', async () => {
+    const name = uniqueName('fg');
+    const child = spawnMoat(home, ['run', '-f', '--transport', 'stdio', '--name', name, image]);
+    const exited = exitOf(child);
+    const url = await urlOf(child);
+    expect((await workload(home, name))?.status).toBe('running');
+    expect(await callTool(url, 'echo', { text: 'foreground' })).toBe('foreground');
+
+    process.kill(child.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+    expect(await (await testRuntime()).inspectContainer(name)).toBeUndefined();
+    expect(await workload(home, name)).toBeUndefined();
+  });
+
+  it('keep the state of a --from-config run after Ctrl-C', async () => {
+    const name = uniqueName('fgcfg');
+    const file = join(home, `${name}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema_version: 'v0.1.0',
+        image,
+        name,
+        transport: 'stdio',
+        host: '127.0.0.1',
+        port: 0,
+      }),
+    );
+    const child = spawnMoat(home, ['run', '--from-config', file, '-f']);
+    const exited = exitOf(child);
+    const url = await urlOf(child);
+    expect(await callTool(url, 'echo', { text: 'cfg' })).toBe('cfg');
+    process.kill(child.pid!, 'SIGTERM');
+    expect(await exited).toBe(0);
+    expect((await workload(home, name))?.status).toBe('stopped');
+    await moat(home, ['rm', name]);
+  });
+});

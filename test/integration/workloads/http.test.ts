@@ -1,0 +1,80 @@
+/**
+ * A streamable-HTTP MCP server in a container, managed by the real `moat` binary on real
+ * Podman: run, call through the proxy, restart, and the supervisor restarting a crashed
+ * container (killed with `podman kill`) with its status history.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServerImage } from '../../support/images.js';
+import {
+  callTool,
+  ensureBuilt,
+  eventually,
+  moat,
+  moatHome,
+  moatOk,
+  printedUrl,
+  removeHome,
+  workload,
+} from '../../support/moat-cli.js';
+import { podmanCli, uniqueName } from '../../support/podman.js';
+
+let image: string;
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  image = await testServerImage('http-server');
+  home = moatHome();
+});
+
+afterAll(async () => {
+  await moat(home, ['rm', '--all']);
+  removeHome(home);
+});
+
+describe('streamable-HTTP workload', { timeout: 300_000 }, () => {
+  it('runs, serves MCP, restarts on the same URL and is removed', async () => {
+    const name = uniqueName('http');
+    const url = printedUrl(await moatOk(home, ['run', '--name', name, image]));
+    const row = await workload(home, name);
+    expect(row).toMatchObject({
+      status: 'running',
+      transport: 'streamable-http',
+      url,
+      group: 'default',
+      remote: false,
+    });
+    expect(await callTool(url, 'echo', { text: 'http' })).toBe('http');
+    expect(await callTool(url, 'get_env', { name: 'MCP_TRANSPORT' })).toBe('streamable-http');
+
+    expect(printedUrl(await moatOk(home, ['restart', name]))).toBe(url);
+    expect(await callTool(url, 'echo', { text: 'after restart' })).toBe('after restart');
+    await moatOk(home, ['rm', name]);
+    expect(await workload(home, name)).toBeUndefined();
+  });
+
+  it('restarts a crashed container and records the restart', async () => {
+    const name = uniqueName('crash');
+    const url = printedUrl(await moatOk(home, ['run', '--name', name, image]));
+    await podmanCli(['kill', name]);
+    const back = await eventually('the container to be restarted', async () => {
+      const w = await workload(home, name);
+      return w?.status === 'running' && w.restarts === 1 ? w : undefined;
+    });
+    expect(back.status_context).toContain('after 1 restart');
+    const history = (
+      JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8')) as {
+        history: Array<{ status: string; context: string }>;
+      }
+    ).history;
+    const restarting = history.find(
+      (h) => h.status === 'restarting' && h.context.includes('exited with code'),
+    );
+    expect(restarting?.context).toMatch(/restarting \(attempt 1 of \d+\)/);
+    expect(history.at(-1)?.status).toBe('running');
+    expect(await callTool(url, 'echo', { text: 'survived' })).toBe('survived');
+    await moatOk(home, ['rm', name]);
+  });
+});

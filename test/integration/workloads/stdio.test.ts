@@ -1,0 +1,118 @@
+/**
+ * A stdio MCP server managed by the real `moat` binary on real Podman: run (detached), list,
+ * call through the proxy with an MCP SDK client, logs, stop, start, export → run
+ * --from-config, a killed supervisor, rm.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServerImage } from '../../support/images.js';
+import {
+  callTool,
+  ensureBuilt,
+  eventually,
+  moat,
+  moatHome,
+  moatOk,
+  printedUrl,
+  removeHome,
+  workload,
+} from '../../support/moat-cli.js';
+import { testRuntime, uniqueName } from '../../support/podman.js';
+
+let image: string;
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  image = await testServerImage('stdio-server');
+  home = moatHome();
+});
+
+afterAll(async () => {
+  await moat(home, ['rm', '--all']);
+  removeHome(home);
+});
+
+function statusFile(name: string): { process_id: number; history: Array<{ status: string }> } {
+  return JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8'));
+}
+
+describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
+  it('runs detached, serves MCP through the proxy, stops, starts again on the same URL, and is removed', async () => {
+    const name = uniqueName('stdio');
+    const out = await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    expect(out).toContain(`Workload "${name}" is running`);
+    const url = printedUrl(out);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+
+    const listed = await moatOk(home, ['list']);
+    expect(listed).toMatch(
+      new RegExp(`^${name}\\s+running\\s+stdio\\s+${url.replace(/\./g, '\\.')}\\s+default\\s`, 'm'),
+    );
+    expect(await callTool(url, 'echo', { text: 'through the proxy' })).toBe('through the proxy');
+    expect(await callTool(url, 'get_env', { name: 'MCP_TRANSPORT' })).toBe('stdio');
+
+    // The server's stderr is in the container log; the supervisor's in the proxy log.
+    expect(await moatOk(home, ['logs', name])).toContain('moat-test-stdio: ready');
+    expect(await moatOk(home, ['logs', '--proxy', name])).toContain('workload running');
+
+    expect(await moatOk(home, ['stop', name])).toContain(`Stopped ${name}`);
+    expect((await workload(home, name))?.status).toBe('stopped');
+    expect(await moatOk(home, ['list'])).not.toContain(name);
+    const runtime = await testRuntime();
+    expect((await runtime.inspectContainer(name))?.running).toBe(false);
+    await expect(callTool(url, 'echo', { text: 'x' })).rejects.toThrow();
+
+    const restarted = await moatOk(home, ['start', name]);
+    expect(printedUrl(restarted)).toBe(url);
+    expect(await callTool(url, 'echo', { text: 'again' })).toBe('again');
+    expect(statusFile(name).history.map((h) => h.status)).toEqual(
+      expect.arrayContaining(['starting', 'running', 'stopping', 'stopped']),
+    );
+
+    expect(await moatOk(home, ['rm', name])).toContain(`Removed ${name}`);
+    expect(await runtime.inspectContainer(name)).toBeUndefined();
+    expect(await workload(home, name)).toBeUndefined();
+    for (const dir of ['state/runconfigs', 'data/statuses', 'data/logs']) {
+      expect(existsSync(join(home, dir, `${name}.${dir === 'data/logs' ? 'log' : 'json'}`))).toBe(false);
+    }
+  });
+
+  it('exports the run configuration and brings the workload back with run --from-config', async () => {
+    const name = uniqueName('export');
+    const url = printedUrl(
+      await moatOk(home, ['run', '--transport', 'stdio', '--name', name, '-e', 'GREETING=hi', image]),
+    );
+    const file = join(home, 'exported.json');
+    expect(await moatOk(home, ['export', name, file])).toContain(file);
+    const exported = JSON.parse(readFileSync(file, 'utf8'));
+    expect(exported).toMatchObject({ name, image, transport: 'stdio', env_vars: { GREETING: 'hi' } });
+
+    await moatOk(home, ['rm', name]);
+    const back = await moatOk(home, ['run', '--from-config', file]);
+    expect(printedUrl(back)).toBe(url); // the saved proxy port came back with the config
+    expect(await callTool(url, 'get_env', { name: 'GREETING' })).toBe('hi');
+    await moatOk(home, ['rm', name]);
+  });
+
+  it('reports a killed supervisor truthfully and brings the workload back with start', async () => {
+    const name = uniqueName('killed');
+    const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
+    const pid = statusFile(name).process_id;
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain('supervise');
+    process.kill(pid, 'SIGKILL');
+    const seen = await eventually('the killed supervisor to show', async () => {
+      const w = await workload(home, name);
+      return w?.status === 'running' ? undefined : w;
+    });
+    expect(seen.status).toBe('unhealthy');
+    expect(seen.status_context).toContain(`supervisor process (pid ${pid}) is not running`);
+    expect(seen.status_context).toContain(`moat start ${name}`);
+
+    expect(printedUrl(await moatOk(home, ['start', name]))).toBe(url);
+    expect((await workload(home, name))?.status).toBe('running');
+    expect(await callTool(url, 'echo', { text: 'back' })).toBe('back');
+    await moatOk(home, ['rm', name]);
+  });
+});

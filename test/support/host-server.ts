@@ -1,0 +1,55 @@
+/**
+ * A real MCP server (the streamable-HTTP test fixture, MCP SDK v1) running on the host, to play
+ * the "remote" server of remote-URL workloads. Stopped by its PID.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fixtureBundle } from '../fixtures/bundle.js';
+
+export interface HostServer {
+  /** The MCP endpoint, e.g. http://127.0.0.1:PORT/mcp */
+  url: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForListening(child: ChildProcess): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += String(d)));
+    child.stderr?.on('data', (d: Buffer) => {
+      out += String(d);
+      if (out.includes('listening')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`host MCP server exited with ${code}: ${out}`)));
+  });
+}
+
+export async function startHostServer(): Promise<HostServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [await fixtureBundle('http-server')], {
+    env: { ...process.env, MCP_HOST: '127.0.0.1', MCP_PORT: String(port), MCP_TRANSPORT: 'streamable-http' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await waitForListening(child);
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.pid === undefined) return resolve();
+        child.once('exit', () => resolve());
+        process.kill(child.pid, 'SIGTERM');
+      }),
+  };
+}
