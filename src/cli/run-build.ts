@@ -22,6 +22,7 @@ import {
 import { parsePublish, validateLabel } from '../runtime/container-spec.js';
 import { builtinProfile, parsePermissionProfile, parseVolume } from '../runtime/permissions.js';
 import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
+import type { SecretToStore } from '../secrets/workload.js';
 import { formatDuration } from '../util/duration.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
@@ -71,19 +72,12 @@ export function fsBuildContext(warn: (message: string) => void, cwd = process.cw
   };
 }
 
-/**
- * A secret value given on the command line. The workload layer stores it with the secrets
- * module's `storeFlagSecret(provider, kind, workload, value)` once the workload name is claimed;
- * the RunConfig already holds the reference that call returns.
- */
-export interface SecretToStore {
-  kind: FlagSecret;
-  value: string;
-}
-
 export interface BuiltRun {
   config: RunConfig;
-  /** Values to store before the workload starts; the config holds only references to them. */
+  /**
+   * Secret values given as flags: the workload layer stores them (prepareWorkloadSecrets); the
+   * config holds only the references storeFlagSecret returns for them.
+   */
   secretsToStore: SecretToStore[];
 }
 
