@@ -70,17 +70,84 @@ describe('stdio bridge, legacy SSE client side', () => {
         model: 'm',
         content: { type: 'text', text: 'over sse' },
       }));
-      const progress: number[] = [];
-      const withProgress = a.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
-        onprogress: (p) => progress.push(p.progress),
-      });
-      await withProgress;
-      expect(progress).toEqual([0, 50, 100]);
       expect(textOf(await a.callTool({ name: 'test_sampling', arguments: { prompt: 'q' } }))).toBe(
         'LLM response: over sse',
       );
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('puts progress notifications on the calling session stream before the response', async () => {
+    // A raw client: the SDK's v1 client may lose a notification that shares a network read with
+    // the response (it handles notifications a microtask later than responses).
+    const controller = new AbortController();
+    const response = await fetch(sseUrl, {
+      headers: { accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const messages: Array<Record<string, unknown>> = [];
+    let endpoint = '';
+    let buffer = '';
+    const pump = (async () => {
+      for (let i = 0; i < 1000; i++) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(event)?.[1] ?? '';
+          if (event.startsWith('event: endpoint')) endpoint = data;
+          else messages.push(JSON.parse(data) as Record<string, unknown>);
+        }
+      }
+    })().catch(() => undefined);
+    try {
+      for (let i = 0; i < 100 && !endpoint; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const send = async (body: object) => {
+        const r = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        expect(r.status).toBe(202);
+        await r.text();
+      };
+      await send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2024-11-05',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      });
+      await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await send({
+        jsonrpc: '2.0',
+        id: 'p',
+        method: 'tools/call',
+        params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'tok' } },
+      });
+      for (let i = 0; i < 200 && !messages.some((m) => m.id === 'p'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const afterInit = messages
+        .slice(1)
+        .map((m) => (m.method === 'notifications/progress' ? m.params : m.id));
+      expect(afterInit).toEqual([
+        { progressToken: 'tok', progress: 0, total: 100 },
+        { progressToken: 'tok', progress: 50, total: 100 },
+        { progressToken: 'tok', progress: 100, total: 100 },
+        'p',
+      ]);
+    } finally {
+      controller.abort();
+      await pump;
     }
   });
 

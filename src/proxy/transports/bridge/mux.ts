@@ -128,6 +128,8 @@ export class Multiplexer {
   readonly #serverRequests = new Map<string, BridgeSession>();
   readonly #sessions = new Set<BridgeSession>();
   readonly #subscribers = new Map<string, Set<BridgeSession>>();
+  /** Sessions with interactive requests in flight, and how many (attribution must not scan every session). */
+  readonly #busy = new Map<BridgeSession, number>();
   #initResult?: Record<string, unknown>;
   #initParams?: Record<string, unknown>;
   #init?: Promise<Record<string, unknown>>;
@@ -461,13 +463,9 @@ export class Multiplexer {
 
   /** The one session with interactive requests in flight, and its most recent such request. */
   #attribute(): { session: BridgeSession; pending?: PendingRequest } | undefined {
-    let found: BridgeSession | undefined;
-    for (const session of this.#sessions) {
-      if (!latestInteractive(session)) continue;
-      if (found) return undefined;
-      found = session;
-    }
-    return found ? { session: found, pending: latestInteractive(found) } : undefined;
+    if (this.#busy.size !== 1) return undefined;
+    const [session] = this.#busy.keys();
+    return session && { session, pending: latestInteractive(session) };
   }
 
   #deliverRelated(
@@ -557,6 +555,9 @@ export class Multiplexer {
     }
     this.#pending.set(pending.upstreamId, pending);
     if (pending.progress) this.#progress.set(pending.progress.key, pending);
+    if (pending.interactive && pending.session) {
+      this.#busy.set(pending.session, (this.#busy.get(pending.session) ?? 0) + 1);
+    }
     this.#armTimer(pending);
   }
 
@@ -593,7 +594,12 @@ export class Multiplexer {
 
   #finish(pending: PendingRequest): void {
     clearTimeout(pending.timer);
-    this.#pending.delete(pending.upstreamId);
+    if (!this.#pending.delete(pending.upstreamId)) return;
+    if (pending.interactive && pending.session) {
+      const left = (this.#busy.get(pending.session) ?? 1) - 1;
+      if (left > 0) this.#busy.set(pending.session, left);
+      else this.#busy.delete(pending.session);
+    }
     if (pending.progress) this.#progress.delete(pending.progress.key);
     pending.session?.inflight.delete(pending);
   }
