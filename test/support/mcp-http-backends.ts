@@ -4,7 +4,13 @@
  * one small tool set, and record the requests they receive so tests can check what went upstream.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -126,16 +132,25 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** v1 StreamableHTTPServerTransport, one transport per session, at /mcp. */
-export async function startV1StreamableBackend(
-  options: { json?: boolean; bearer?: () => string } = {},
+interface SessionTransport {
+  handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A stateful streamable-HTTP backend at /mcp: a new transport (and server) per initialize, found
+ * again by its session id; an unknown id gets 404.
+ */
+async function startSessionBackend(
+  createSession: (onInitialized: (id: string) => void) => Promise<SessionTransport>,
+  bearer: (() => string) | undefined,
 ): Promise<HttpBackendServer> {
   const seen: SeenRequest[] = [];
   const sessionIds: string[] = [];
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const transports = new Map<string, SessionTransport>();
   const http = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    if (options.bearer && req.headers.authorization !== `Bearer ${options.bearer()}`) {
+    if (bearer && req.headers.authorization !== `Bearer ${bearer()}`) {
       res.writeHead(401, { 'www-authenticate': 'Bearer realm="backend"' }).end();
       return;
     }
@@ -144,34 +159,15 @@ export async function startV1StreamableBackend(
       let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
       if (!transport) {
         if (sid !== undefined) {
+          const error = { code: -32001, message: 'Session not found' };
           res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32001, message: 'Session not found' },
-            }),
-          );
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
           return;
         }
-        const created = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          enableJsonResponse: options.json === true,
-          eventStore: new InMemoryEventStore(),
-          onsessioninitialized: (id) => {
-            sessionIds.push(id);
-            transports.set(id, created);
-          },
+        const created = await createSession((id) => {
+          sessionIds.push(id);
+          transports.set(id, created);
         });
-        created.onclose = () => {
-          if (created.sessionId) transports.delete(created.sessionId);
-        };
-        const server = new McpServerV1(
-          { name: 'v1-streamable', version: '1.0.0' },
-          { capabilities: { logging: {} } },
-        );
-        registerToolsV1(server);
-        await server.connect(created);
         transport = created;
       }
       await transport.handleRequest(req, res);
@@ -192,59 +188,42 @@ export async function startV1StreamableBackend(
   };
 }
 
-/** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
-export async function startV2StreamableBackend(): Promise<HttpBackendServer> {
-  const seen: SeenRequest[] = [];
-  const sessionIds: string[] = [];
-  const transports = new Map<string, NodeStreamableHTTPServerTransport>();
-  const http = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    void (async () => {
-      const sid = req.headers['mcp-session-id'];
-      let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
-      if (!transport) {
-        if (sid !== undefined) {
-          res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32001, message: 'Session not found' },
-            }),
-          );
-          return;
-        }
-        const created = new NodeStreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id: string) => {
-            sessionIds.push(id);
-            transports.set(id, created);
-          },
-        });
-        const server = new McpServerV2(
-          { name: 'v2-streamable', version: '2.0.0' },
-          { capabilities: { logging: {} } },
-        );
-        registerToolsV2(server);
-        await server.connect(created);
-        transport = created;
-      }
-      await transport.handleRequest(req, res);
-    })().catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end(String(err));
+/** v1 StreamableHTTPServerTransport (SSE or JSON responses, resumable), at /mcp. */
+export function startV1StreamableBackend(
+  options: { json?: boolean; bearer?: () => string } = {},
+): Promise<HttpBackendServer> {
+  return startSessionBackend(async (onInitialized) => {
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: options.json === true,
+      eventStore: new InMemoryEventStore(),
+      onsessioninitialized: onInitialized,
     });
-  });
-  const port = await listen(http);
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    seen,
-    sessionIds,
-    close: async () => {
-      for (const t of transports.values()) await t.close();
-      await closeServer(http);
-    },
-  };
+    const server = new McpServerV1(
+      { name: 'v1-streamable', version: '1.0.0' },
+      { capabilities: { logging: {} } },
+    );
+    registerToolsV1(server);
+    await server.connect(transport);
+    return transport;
+  }, options.bearer);
+}
+
+/** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
+export function startV2StreamableBackend(): Promise<HttpBackendServer> {
+  return startSessionBackend(async (onInitialized) => {
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: onInitialized,
+    });
+    const server = new McpServerV2(
+      { name: 'v2-streamable', version: '2.0.0' },
+      { capabilities: { logging: {} } },
+    );
+    registerToolsV2(server);
+    await server.connect(transport);
+    return transport;
+  }, undefined);
 }
 
 /** v2 createMcpHandler: serves the 2026-07-28 revision (and stateless 2025 traffic) per request. */
