@@ -59,7 +59,7 @@ function openssl(dir: string, args: string[]): void {
 }
 
 /** A CA, a server certificate for 127.0.0.1/localhost signed by it, and an unrelated CA. */
-function makeCertificates(dir: string): RedisTls & { certFile: string; keyFile: string } {
+export function makeCertificates(dir: string): RedisTls & { certFile: string; keyFile: string } {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   openssl(dir, [
     'req',

@@ -3,7 +3,9 @@
  * 127.0.0.1). The provider is on loopback, so every validator here sets allowPrivateIp and
  * allowHttp, except the tests that prove those refusals.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +18,7 @@ import {
   type TokenValidatorOptions,
 } from '../../../src/auth/inbound/token-validator.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { makeCertificates } from '../../support/redis.js';
 
 let idp: TestOidcProvider;
 let dir: string;
@@ -291,6 +294,39 @@ describe('transport rules for identity-provider requests', () => {
     const err = await rejection(validator(s, { discoveryAttempts: 1 }).validate(await idp.token('alice')));
     expect(err).toBeInstanceOf(IdpUnavailableError);
     expect(err.message).toMatch(/answered HTTP 404/);
+  });
+
+  it('trusts the --thv-ca-bundle CA for TLS to the identity provider, and only with it', async () => {
+    const certs = makeCertificates(await mkdtemp(join(dir, 'tls-')));
+    // An HTTPS front for the provider's real JWKS, with a certificate from a private CA.
+    const https = createHttpsServer(
+      { cert: await readFile(certs.certFile), key: await readFile(certs.keyFile) },
+      (req, res) => {
+        void fetch(idp.jwksUri).then(async (r) => {
+          res.writeHead(r.status, { 'content-type': 'application/json' }).end(await r.text());
+        });
+      },
+    );
+    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    try {
+      const jwksUrl = `https://127.0.0.1:${(https.address() as AddressInfo).port}/jwks`;
+      const resolved = await resolveInboundAuth({
+        oidc_config: { JWKSURL: jwksUrl, Issuer: idp.issuer, InsecureAllowHTTP: true, AllowPrivateIP: true },
+        thv_ca_bundle: certs.caFile,
+      });
+      expect(resolved?.caBundle).toContain('-----BEGIN CERTIFICATE-----');
+      const token = await idp.token('alice');
+      await expect(validator(resolved!).validate(token)).resolves.toMatchObject({ sub: 'alice' });
+      const untrusted = await rejection(validator({ ...resolved!, caBundle: undefined }).validate(token));
+      expect(untrusted).toBeInstanceOf(IdpUnavailableError);
+      expect(untrusted.message).toMatch(/certificate/i);
+      const otherCa = await readFile(certs.otherCaFile, 'utf8');
+      const wrong = await rejection(validator({ ...resolved!, caBundle: otherCa }).validate(token));
+      expect(wrong).toBeInstanceOf(IdpUnavailableError);
+    } finally {
+      https.closeAllConnections();
+      await new Promise<void>((resolve) => https.close(() => resolve()));
+    }
   });
 
   it('explains missing pieces of the oidc config', async () => {
