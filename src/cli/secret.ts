@@ -32,9 +32,13 @@ export function secretCommand(io: CliIO, options: SecretCommandOptions = {}): Co
       await openSecretsProvider({ env: options.env ?? process.env, input: stdin, output: io.stderr }),
     );
 
-  const command = new Command('secret').description(
-    'Manage secrets (provider from MOAT_SECRETS_PROVIDER or config.yaml: encrypted, environment, none)',
-  );
+  // Set before the subcommands are created, which copy these settings (addCommand does not pass them on).
+  const command = new Command('secret')
+    .description(
+      'Manage secrets (provider from MOAT_SECRETS_PROVIDER or config.yaml: encrypted, environment, none)',
+    )
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
 
   command
     .command('set')
