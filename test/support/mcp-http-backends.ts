@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
@@ -69,6 +70,26 @@ function registerToolsV1(server: McpServerV1): void {
         params: { level: 'info', data: `log:${tag}` },
       });
       return text(`done:${tag}`);
+    },
+  );
+  server.registerTool(
+    'confirm',
+    {
+      description: 'Asks the calling client a question (elicitation)',
+      inputSchema: { question: z.string() },
+    },
+    async ({ question }, extra) => {
+      const answer = await extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            message: question,
+            requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } },
+          },
+        },
+        ElicitResultSchema,
+      );
+      return text(`${answer.action}:${String(answer.content?.answer)}`);
     },
   );
   server.registerTool(
