@@ -929,9 +929,11 @@ function typeInvalid(flag: RunFlagName): [string[], RegExp][] {
     case 'stringArray':
       return 'commaSeparated' in row
         ? [[[`--${flag}`, 'a,,b'], new RegExp(`--${flag}.*without empty items`)]]
-        : [];
-    default:
-      return [];
+        : [[[`--${flag}`, ''], new RegExp(`--${flag}.*expected a non-empty value`)]];
+    case 'string':
+      return 'choices' in row
+        ? []
+        : [[[`--${flag}`, ''], new RegExp(`--${flag}.*expected a non-empty value`)]];
   }
 }
 

@@ -104,6 +104,11 @@ function checkRange(row: RunFlagSpec, n: number, what: string): number {
   return n;
 }
 
+function nonEmpty(value: string): string {
+  if (value === '') invalid('expected a non-empty value');
+  return value;
+}
+
 function appendCommaSeparated(value: string, previous: unknown): string[] {
   const items = value.split(',').map((s) => s.trim());
   if (items.some((s) => s === '')) invalid('expected a comma-separated list without empty items');
@@ -113,9 +118,11 @@ function appendCommaSeparated(value: string, previous: unknown): string[] {
 /** commander's value parser for a row's type; lists accumulate across repeats. */
 function valueParser(row: RunFlagSpec): ((value: string, previous: unknown) => unknown) | undefined {
   switch (row.type) {
+    case 'string':
+      return row.choices ? undefined : nonEmpty;
     case 'stringArray':
       if (row.commaSeparated) return appendCommaSeparated;
-      return (value, previous) => [...((previous as string[] | undefined) ?? []), value];
+      return (value, previous) => [...((previous as string[] | undefined) ?? []), nonEmpty(value)];
     case 'strings':
       return appendCommaSeparated;
     case 'int':
@@ -135,7 +142,7 @@ function valueParser(row: RunFlagSpec): ((value: string, previous: unknown) => u
         if (ms === undefined) invalid('expected a duration such as 30s, 1m or 2m30s');
         return ms;
       };
-    default:
+    case 'bool':
       return undefined;
   }
 }
