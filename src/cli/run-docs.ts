@@ -55,6 +55,10 @@ export function renderRunFlagsMarkdown(): string {
     '',
     'Usage errors (a bad value, a flag that does not apply to the target, a feature that is not implemented',
     'yet) exit with code 2 and name the flag and what is allowed.',
+    '',
+    'A flag marked *not implemented yet* fails when it is set, never silently ignored; a flag left at its',
+    'default, and a boolean set to `false`, always pass. The same check applies to the fields of a',
+    '`--from-config` file.',
   ];
   for (const [id, title] of Object.entries(SECTIONS) as [SectionId, string][]) {
     lines.push(
