@@ -19,6 +19,7 @@ import {
   startV2StreamableBackend,
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
+import { stdioFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
 
@@ -107,10 +108,10 @@ async function auditEvents(s: Stack): Promise<AuditEvent[]> {
     .map((l) => JSON.parse(l) as AuditEvent);
 }
 
-async function connect(s: Stack, token: string): Promise<Client> {
+async function connect(proxyUrl: string, token: string): Promise<Client> {
   const client = new Client({ name: 'security-test', version: '1' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${s.proxy.url}/mcp`), {
+    new StreamableHTTPClientTransport(new URL(`${proxyUrl}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   );
@@ -205,7 +206,7 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
 
   it('filters tools/list and denies a forbidden call with 403 and a message that says so', async () => {
     const token = await idp.token('alice');
-    const client = await connect(s, token);
+    const client = await connect(s.proxy.url, token);
     try {
       const tools = await client.listTools();
       expect(tools.tools.map((t) => t.name)).toEqual(['echo']);
@@ -248,7 +249,7 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
   });
 
   it('lets a member of a transitive group see and call everything, including the forbidden-for-others tool', async () => {
-    const client = await connect(s, await idp.token('root'));
+    const client = await connect(s.proxy.url, await idp.token('root'));
     try {
       const names = (await client.listTools()).tools.map((t) => t.name).sort();
       expect(names).toEqual(['add', 'echo', 'progress', 'secret']);
@@ -332,6 +333,68 @@ describe('Cedar denial over the legacy SSE transport', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('/.well-known/oauth-protected-resource/sse"');
     await res.body?.cancel();
+  });
+});
+
+describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
+  it('filters and denies the same way', async () => {
+    const fixture = stdioFixture();
+    const auditFile = join(dir, 'stdio-audit.log');
+    const config = testConfig({
+      transport: 'stdio',
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.jwtResource,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+      authz_config: {
+        type: 'cedarv1',
+        cedar: {
+          policies: [
+            'permit(principal, action == Action::"call_tool", resource == Tool::"test_simple_text");',
+          ],
+        },
+      },
+      audit_config: { logFile: auditFile },
+    });
+    const { logger } = memoryLogger();
+    const security = await createInboundSecurity(config, {
+      mcpPath: '/mcp',
+      transport: 'streamable-http',
+      logger,
+    });
+    const proxy = await startProxy(
+      config,
+      { kind: 'stdio', connect: () => fixture.connect() },
+      { logger, middlewares: security.middlewares, policies: security.policies, routes: security.routes },
+    );
+    try {
+      const client = await connect(proxy.url, await idp.token('alice'));
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['test_simple_text']);
+        const denied = await client.callTool({ name: 'test_image_content', arguments: {} }).then(
+          () => 'allowed',
+          (err: unknown) => (err as Error).message,
+        );
+        expect(denied).toContain('Access denied: the authorization policy does not permit alice');
+      } finally {
+        await client.close();
+      }
+      const events = (await readFile(auditFile, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as AuditEvent);
+      expect(events.find((e) => e.target.name === 'test_image_content')).toMatchObject({
+        outcome: 'denied',
+        subjects: { user_id: 'alice' },
+        metadata: { extra: { http_status: 403, denied_by: 'authz' } },
+      });
+    } finally {
+      await proxy.close();
+      await security.close();
+      await fixture.stop();
+    }
   });
 });
 
