@@ -163,6 +163,14 @@ function optionFor(row: RunFlagSpec): Option[] {
   return [option];
 }
 
+const EXAMPLES = `
+Examples:
+  moat run ghcr.io/acme/mcp-server:1.2 --proxy-port 8080
+  moat run --transport stdio -e LOG_LEVEL=debug ghcr.io/acme/stdio-server:1 -- --verbose
+  moat run https://mcp.example.com/mcp --name example
+  moat run --from-config exported.json --foreground
+`;
+
 /** The `run` command with every flag of the table; the caller adds the action. */
 export function createRunCommand(): Command {
   const cmd = new RunCommand('run')
@@ -171,7 +179,8 @@ export function createRunCommand(): Command {
     )
     .usage('[flags] SERVER_OR_IMAGE_OR_PROTOCOL [-- ARGS...]')
     .argument('[target]', 'registry name, image reference, protocol scheme or URL')
-    .allowExcessArguments(true);
+    .allowExcessArguments(true)
+    .addHelpText('after', EXAMPLES);
   for (const row of ROWS) {
     if (row.long === 'help') {
       cmd.addHelpOption(new Option(`-h, --help`, row.help).helpGroup(`${SECTIONS[row.section]}:`));
