@@ -48,9 +48,6 @@ export type FeatureId = keyof typeof FEATURES;
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
   'proxy-options',
   'tool-filter',
-  'secrets',
-  'outbound-auth',
-  'secret-values',
   'telemetry',
   'image-verification',
   'protocol-builds',

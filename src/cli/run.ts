@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { readRunConfigFile } from '../config/runconfig-file.js';
-import { notImplemented } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { debugFromEnv, warnUser } from '../util/log.js';
 import { runWorkload } from '../workloads/run.js';
@@ -50,13 +49,13 @@ export function runCommand(io: CliIO): Command {
     const debug = parsed.flags.debug || Boolean(cmd.optsWithGlobals().debug) || debugFromEnv();
     const withDebug: ParsedRun = { ...parsed, flags: { ...parsed.flags, debug } };
     const { config, secretsToStore } = await resolveRunConfig(withDebug, io);
-    if (secretsToStore.length > 0) {
-      // Unreachable while the 'secret-values' feature is pending; wiring it means passing
-      // secretsToStore to the workload layer (secrets/workload.ts prepareWorkloadSecrets).
-      throw notImplemented('storing secret values given on the command line');
-    }
     await runWorkload(
-      { config, foreground: parsed.flags.foreground, fromConfig: parsed.flags.fromConfig !== undefined },
+      {
+        config,
+        foreground: parsed.flags.foreground,
+        fromConfig: parsed.flags.fromConfig !== undefined,
+        secretsToStore,
+      },
       io,
     );
   });

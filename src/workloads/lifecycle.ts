@@ -4,6 +4,7 @@
  * making sure its container is stopped too, which also covers a supervisor that was killed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { forgetWorkloadSecrets } from '../auth/outbound/workload.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
@@ -132,6 +133,8 @@ export async function removeWorkload(
     const info = await findContainer(rt, workload);
     if (info) await rt.removeContainer(info.id);
   }
+  // Secrets the workload stored (flag values, OAuth tokens) go with it.
+  if (workload.config) await forgetWorkloadSecrets(workload.config);
   await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
 }
 

@@ -3,6 +3,8 @@
  * spec builder and the proxy. Gathered here so the supervisor reads as a lifecycle, not as
  * wiring.
  */
+import type { RemoteAuthStatus } from '../auth/outbound/index.js';
+import { workloadUpstreamAuth } from '../auth/outbound/workload.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { startProxy, type RunningProxy as ListeningProxy } from '../proxy/index.js';
 import { createInboundSecurity } from '../proxy/security.js';
@@ -23,7 +25,12 @@ export interface Platform {
   connectRuntime(): Promise<ContainerRuntime>;
   /** The container to create for a RunConfig, with the resolved environment. */
   containerSpec(config: RunConfig, env: Record<string, string>): ContainerSpec;
-  startProxy(config: RunConfig, backend: BackendSpec): Promise<RunningProxy>;
+  startProxy(config: RunConfig, backend: BackendSpec, hooks?: ProxyHooks): Promise<RunningProxy>;
+}
+
+export interface ProxyHooks {
+  /** Outbound OAuth state changes (e.g. the remote needs a new login). */
+  onAuthStatus?: (status: RemoteAuthStatus) => void;
 }
 
 /**
@@ -42,7 +49,7 @@ export function clientUrl(config: RunConfig, base: string): string {
 export const platform: Platform = {
   connectRuntime: () => connectRuntime(),
   containerSpec: (config, env) => buildContainerSpec(config, env),
-  startProxy: async (config, backend) => {
+  startProxy: async (config, backend, hooks = {}) => {
     const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
     const security = await createInboundSecurity(config, {
       mcpPath: new URL(clientUrl(config, 'http://proxy')).pathname,
@@ -50,10 +57,19 @@ export const platform: Platform = {
     });
     let proxy: ListeningProxy;
     try {
+      // Credentials for a remote server; a detached supervisor never opens a browser (moat run logged in).
+      const upstreamAuth =
+        backend.kind === 'http' && backend.remote
+          ? await workloadUpstreamAuth(config, {
+              interactive: process.env.MOAT_DETACHED !== '1',
+              onStatus: hooks.onAuthStatus,
+            })
+          : undefined;
       proxy = await startProxy(config, backend, {
         middlewares: security.middlewares,
         policies: security.policies,
         routes: security.routes,
+        upstreamAuth,
       });
     } catch (err) {
       await security.close();

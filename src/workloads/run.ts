@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
+import { loginBeforeDetach } from '../auth/outbound/workload.js';
 import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.js';
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
@@ -58,7 +59,10 @@ export async function prepareSecrets(
   config: RunConfig,
   toStore: readonly SecretToStore[] = [],
 ): Promise<Record<string, string>> {
-  return (await prepareWorkloadSecrets(config, toStore)).childEnv;
+  const { provider, childEnv } = await prepareWorkloadSecrets(config, toStore);
+  // OAuth to a remote logs in here, on the terminal; the supervisor finds the stored tokens.
+  if (provider) await loginBeforeDetach(config, provider);
+  return childEnv;
 }
 
 /** Sanitises the name (with a warning when it changed) and fills the names derived from it. */

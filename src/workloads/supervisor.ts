@@ -95,7 +95,15 @@ async function superviseRemote(
     transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
     remote: true,
   };
-  const proxy = await platform.startProxy(config, backend);
+  const proxy = await platform.startProxy(config, backend, {
+    // Say so in the status instead of retrying a login that needs a person.
+    onAuthStatus: (auth) => {
+      if (auth.state !== 'reauth_required') return;
+      void record({ status: 'unhealthy', context: `remote authentication needed: ${auth.reason}` }).catch(
+        () => {},
+      );
+    },
+  });
   try {
     await record({
       status: 'running',

@@ -36,7 +36,7 @@ export interface RemoteOAuthDeps {
   /** A message for the person running moat (the login URL). Default: stderr. */
   notify?: (message: string) => void;
   onStatus?: (status: RemoteAuthStatus) => void;
-  /** Whether a browser login may start when there is no usable token (default true). */
+  /** Whether a browser login may start when there is no usable token (default true); if not, start fails. */
   interactive?: boolean;
 }
 
@@ -105,8 +105,11 @@ export class RemoteOAuth {
       }
     }
     if (deps.interactive === false) {
-      oauth.markReauth('no usable OAuth token for the remote server; restart the workload to log in');
-      return oauth;
+      // A detached supervisor: `moat run`/`moat start` log in on the terminal before it starts, so
+      // no stored token here means they could not keep one (a read-only secrets provider).
+      throw runtimeError(
+        `no usable OAuth token for ${settings.remoteUrl} and no terminal to log in from: keep tokens in a writable secrets provider (MOAT_SECRETS_PROVIDER=encrypted) or run with --foreground`,
+      );
     }
     await oauth.login();
     return oauth;

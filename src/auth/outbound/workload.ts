@@ -7,7 +7,11 @@ import type { RunConfig } from '../../config/runconfig.js';
 import type { UpstreamAuth } from '../../proxy/types.js';
 import { openSecretsProvider } from '../../secrets/manager.js';
 import type { SecretsProvider } from '../../secrets/types.js';
-import { createUpstreamAuth, type RemoteAuthStatus } from './index.js';
+import { deleteFlagSecrets } from '../../secrets/refs.js';
+import { usesSecrets } from '../../secrets/workload.js';
+import { errorMessage } from '../../util/errors.js';
+import { log } from '../../util/log.js';
+import { createUpstreamAuth, forgetRemoteAuth, type RemoteAuthStatus } from './index.js';
 import { remoteOAuthRequested } from './oauth-settings.js';
 
 export interface WorkloadAuthOptions {
@@ -43,4 +47,23 @@ export async function loginBeforeDetach(
 ): Promise<void> {
   if (!remoteOAuthRequested(config)) return;
   await createUpstreamAuth(config, { secrets, interactive: true, notify });
+}
+
+/**
+ * Deletes what a removed workload owned in the secrets manager (flag-value secrets, OAuth tokens;
+ * client registrations stay with their issuer). Skipped for workloads that never used secrets; a
+ * provider that cannot be opened (no password here) is reported, not fatal.
+ */
+export async function forgetWorkloadSecrets(config: RunConfig, secrets?: SecretsProvider): Promise<void> {
+  if (!usesSecrets(config)) return;
+  try {
+    const provider = secrets ?? (await openSecretsProvider());
+    await deleteFlagSecrets(provider, config.name);
+    await forgetRemoteAuth(provider, config.name);
+  } catch (err) {
+    log().warn(
+      { workload: config.name, err: errorMessage(err) },
+      'could not delete the secrets this workload stored (flag values, OAuth tokens)',
+    );
+  }
 }
