@@ -4,7 +4,8 @@
  *   principal  Client::"<sub>"        attrs claim_<name>; parents <GroupType>::"<group>" per group/role
  *   action     Action::"call_tool" | "get_prompt" | "read_resource"
  *   resource   Tool::"<name>" | Prompt::"<name>" | Resource::"<uri>"
- *              attrs name, operation, feature, arg_<key>; parent MCP::"<server>"
+ *              attrs name, operation, feature, tool annotations (readOnlyHint, ...), arg_<key>;
+ *              parent MCP::"<server>"
  *   context    claim_<name> and arg_<key>
  *
  * Static entities (entities_json) are merged in, so `principal in MoatGroup::"staff"` holds when
@@ -36,6 +37,8 @@ export interface AuthzRequest {
   /** Tool or prompt name, or resource URI. */
   id: string;
   arguments?: Record<string, unknown>;
+  /** Tool annotations (readOnlyHint, destructiveHint, ...) as the server listed them, when known. */
+  annotations?: Record<string, unknown>;
   serverName: string;
 }
 
@@ -80,7 +83,13 @@ export class CedarAuthorizer {
       { uid: action, attrs: { operation: feature.action }, parents: [] },
       {
         uid: resource,
-        attrs: { name: request.id, operation: feature.operation, feature: request.feature, ...args },
+        attrs: {
+          ...cedarRecord(request.annotations ?? {}, ''),
+          name: request.id,
+          operation: feature.operation,
+          feature: request.feature,
+          ...args,
+        },
         parents: [uid('MCP', request.serverName)],
       },
     ];

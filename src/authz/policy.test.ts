@@ -99,6 +99,49 @@ describe('authz policy', () => {
     });
   });
 
+  it('gives policies the tool annotations the server listed', async () => {
+    const readOnly = createAuthzPolicy(
+      new CedarAuthorizer(
+        validateAuthzConfig(
+          {
+            type: 'cedarv1',
+            cedar: {
+              policies: [
+                'permit(principal, action == Action::"call_tool", resource) when { resource has readOnlyHint && resource.readOnlyHint };',
+              ],
+            },
+          },
+          'test',
+        ),
+      ),
+    );
+    const list = await readOnly.onServerResponse!(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        result: {
+          tools: [
+            { name: 'get', annotations: { readOnlyHint: true } },
+            { name: 'put', annotations: { readOnlyHint: false, destructiveHint: true } },
+            { name: 'plain' },
+          ],
+        },
+      },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      ctx('alice'),
+    );
+    expect((list.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(['get']);
+    expect((await readOnly.onClientMessage!(call('tools/call', { name: 'get' }), ctx('alice'))).action).toBe(
+      'forward',
+    );
+    expect((await readOnly.onClientMessage!(call('tools/call', { name: 'put' }), ctx('alice'))).action).toBe(
+      'reject',
+    );
+    expect(
+      (await readOnly.onClientMessage!(call('tools/call', { name: 'unlisted' }), ctx('alice'))).action,
+    ).toBe('reject');
+  });
+
   it('filters list responses by the same decisions', async () => {
     const request = { jsonrpc: '2.0' as const, id: 2, method: 'tools/list' };
     const response = {

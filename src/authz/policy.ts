@@ -44,7 +44,17 @@ const ALWAYS_ALLOWED = new Set([
   'tasks/cancel',
 ]);
 
+/** Tool annotations remembered from tools/list answers; bounded so a hostile server cannot grow it. */
+const MAX_REMEMBERED_TOOLS = 10_000;
+
 export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
+  const toolAnnotations = new Map<string, Record<string, unknown>>();
+  const remember = (tool: Record<string, unknown>): void => {
+    const { name, annotations } = tool;
+    if (typeof name !== 'string' || typeof annotations !== 'object' || annotations === null) return;
+    if (toolAnnotations.size >= MAX_REMEMBERED_TOOLS) toolAnnotations.clear();
+    toolAnnotations.set(name, annotations as Record<string, unknown>);
+  };
   const allowed = (request: AuthzRequest): boolean => {
     try {
       return authorizer.authorize(request).allowed;
@@ -84,6 +94,7 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
           typeof args === 'object' && args !== null && !Array.isArray(args)
             ? (args as Record<string, unknown>)
             : {},
+        annotations: call.feature === 'tool' ? toolAnnotations.get(target) : undefined,
         serverName: ctx.serverName,
       };
       if (allowed(request)) return { action: 'forward', message };
@@ -97,12 +108,20 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
       const result = response.result as Record<string, unknown> | undefined;
       const items = result?.[list?.field ?? ''];
       if (!list || !Array.isArray(items)) return response;
-      const kept = items.filter((item: unknown) => {
-        const id = (item as Record<string, unknown> | null)?.[list.key];
-        return (
-          typeof id === 'string' &&
-          allowed({ identity: ctx.identity, feature: list.feature, id, serverName: ctx.serverName })
-        );
+      const kept = items.filter((raw: unknown) => {
+        if (typeof raw !== 'object' || raw === null) return false;
+        const item = raw as Record<string, unknown>;
+        const id = item[list.key];
+        if (typeof id !== 'string') return false;
+        if (list.feature === 'tool') remember(item);
+        const annotations = list.feature === 'tool' ? toolAnnotations.get(id) : undefined;
+        return allowed({
+          identity: ctx.identity,
+          feature: list.feature,
+          id,
+          annotations,
+          serverName: ctx.serverName,
+        });
       });
       return { ...response, result: { ...result, [list.field]: kept } };
     },
