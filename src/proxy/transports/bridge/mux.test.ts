@@ -252,4 +252,49 @@ describe('Multiplexer', () => {
     mux.endSession(b, 'bye');
     expect(sent[1]).toMatchObject({ method: 'resources/unsubscribe', params: { uri: 'u' } });
   });
+
+  it('keeps log levels per session and tells the server only the most verbose one', async () => {
+    const { mux, sent, last } = setup();
+    const init = mux.initialize({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      id: (sent[0] as { id: number }).id,
+      result: { protocolVersion: '2025-11-25', capabilities: { logging: {} } },
+    });
+    await init;
+    const a = session('a');
+    const b = session('b');
+    mux.addSession(a);
+    mux.addSession(b);
+    const setLevel = (s: BridgeSession, level: string) => {
+      const k = sink();
+      mux.forwardRequest(
+        s,
+        { jsonrpc: '2.0', id: 5, method: 'logging/setLevel', params: { level } },
+        k.s,
+        ctx,
+      );
+      return k.responses[0]?.response;
+    };
+    expect(setLevel(a, 'warning')).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
+    expect(last()).toMatchObject({ method: 'logging/setLevel', params: { level: 'warning' } });
+    const count = sent.length;
+    expect(setLevel(b, 'error')).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
+    expect(sent).toHaveLength(count); // warning is already more verbose than error
+    expect(setLevel(b, 'loud')?.error?.code).toBe(-32602);
+
+    const sa = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 6, method: 'tools/call' }, sa.s, ctx);
+    for (const level of ['info', 'warning', 'error']) {
+      mux.onUpstreamMessage({
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: { level, data: level },
+      });
+    }
+    expect(sa.related.map((m) => ('params' in m ? m.params?.level : undefined))).toEqual([
+      'warning',
+      'error',
+    ]);
+  });
 });

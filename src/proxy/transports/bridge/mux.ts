@@ -14,6 +14,8 @@
  *   JSON-RPC error back to the server) or dropped (notifications) rather than guessed.
  * - `list_changed` goes to every session's standalone stream; `resources/updated` to subscribers;
  *   `resources/subscribe` is reference-counted so the server sees one subscription per URI.
+ * - `logging/setLevel` is per session: the server gets the most verbose level any session asked
+ *   for, and each session receives only log messages at or above its own level.
  */
 import type { Logger } from 'pino';
 import { idKey, isRequest, isResponse } from '../../pipeline/jsonrpc.js';
@@ -50,6 +52,8 @@ export class BridgeSession {
   /** The client's declared capabilities; undefined when unknown (stateless clients). */
   capabilities?: Record<string, unknown>;
   channel?: SessionChannel;
+  /** Rank in LOG_LEVELS of the level the client set; undefined = everything the server sends. */
+  logLevel?: number;
   lastAccess = Date.now();
   readonly subscriptions = new Set<string>();
   readonly inflight = new Set<PendingRequest>();
@@ -101,6 +105,9 @@ const REQUIRED_CAPABILITY: Record<string, string> = {
   'roots/list': 'roots',
 };
 
+/** MCP log levels, most verbose first (RFC 5424 severities). */
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
 /** Protocol revisions a client may negotiate through the bridge (oldest first). */
 export const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 
@@ -134,6 +141,8 @@ export class Multiplexer {
   #initParams?: Record<string, unknown>;
   #init?: Promise<Record<string, unknown>>;
   #down?: string;
+  /** Rank of the log level last set on the server. */
+  #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
   readonly #log: Logger;
 
@@ -242,6 +251,7 @@ export class Multiplexer {
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
       if (this.#answerSubscriptionLocally(session, request, sink)) return;
     }
+    if (request.method === 'logging/setLevel' && this.#setLogLevel(session, request, sink)) return;
     const pending: PendingRequest = {
       upstreamId: this.#nextId++,
       request,
@@ -453,12 +463,18 @@ export class Multiplexer {
       return;
     }
     const target = this.#attribute();
-    if (target) this.#deliverRelated(target.session, target.pending, notification);
-    else
+    if (!target) {
       this.#log.debug(
         { method },
         'server notification could not be attributed to one client session; dropped',
       );
+      return;
+    }
+    if (method === 'notifications/message' && target.session.logLevel !== undefined) {
+      const rank = LOG_LEVELS.indexOf(String(notification.params?.level));
+      if (rank !== -1 && rank < target.session.logLevel) return;
+    }
+    this.#deliverRelated(target.session, target.pending, notification);
   }
 
   /** The one session with interactive requests in flight, and its most recent such request. */
@@ -475,6 +491,36 @@ export class Multiplexer {
   ): boolean {
     if (pending?.sink?.related(message)) return true;
     return session.channel?.send(message) ?? false;
+  }
+
+  /**
+   * Records the session's level and answers it; the server is told only when some session now
+   * wants more verbose logs than it sends. False when the server has no logging (it answers itself).
+   */
+  #setLogLevel(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): boolean {
+    const capabilities = this.#initResult?.capabilities;
+    if (typeof capabilities !== 'object' || capabilities === null || !('logging' in capabilities))
+      return false;
+    const level = request.params?.level;
+    const rank = LOG_LEVELS.indexOf(String(level));
+    if (rank === -1) {
+      sink.respond({
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: RPC.invalidParams, message: `Unknown log level; use one of ${LOG_LEVELS.join(', ')}` },
+      });
+      return true;
+    }
+    session.logLevel = rank;
+    if (this.#serverLogLevel === undefined || rank < this.#serverLogLevel) {
+      this.#serverLogLevel = rank;
+      void this.#internalRequest('logging/setLevel', { level }).then((response) => {
+        if (response.error)
+          this.#log.warn({ error: response.error.message }, 'the stdio server refused logging/setLevel');
+      });
+    }
+    sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
+    return true;
   }
 
   // -------------------------------------------------------------------------------------------
