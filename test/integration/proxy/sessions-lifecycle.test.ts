@@ -76,10 +76,18 @@ describe('resumption', () => {
       );
       const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
       expect(ids.length).toBeGreaterThanOrEqual(3);
-      // Pretend the connection broke after the first event.
-      const res = await fetch(`${proxy.url}/mcp`, {
-        headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
-      });
+      // Pretend the connection broke after the first event. The SDK server answers 409 until it
+      // has let go of the finished stream, so ask again briefly.
+      const resume = () =>
+        fetch(`${proxy.url}/mcp`, {
+          headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
+        });
+      let res = await resume();
+      for (let i = 0; res.status === 409 && i < 20; i++) {
+        await res.body?.cancel();
+        await new Promise((r) => setTimeout(r, 100));
+        res = await resume();
+      }
       expect(res.status).toBe(200);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       let text = '';

@@ -1,8 +1,14 @@
 /** What the streamable-HTTP and legacy-SSE forwarders share. */
 import type { HttpBackend, TransportOptions } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
-import { RPC, type EdgeRequest, type MessageContext, type SessionRecord } from '../../types.js';
-import { errorMessage } from '../../../util/errors.js';
+import {
+  RPC,
+  type EdgeRequest,
+  type MessageContext,
+  type SessionRecord,
+  type SessionStore,
+} from '../../types.js';
+import { errorMessage, isMoatError } from '../../../util/errors.js';
 import type { PendingRequests } from './pending.js';
 import type { UpstreamClient } from './upstream.js';
 
@@ -30,16 +36,26 @@ export function messageContext(
   };
 }
 
-/** Loads a session; a failing store is a 503, not a missing session. */
-export async function loadSession(fc: ForwarderContext, id: string): Promise<SessionRecord | undefined> {
-  // Client-chosen text: refuse absurd values before they reach the store as keys.
-  if (id.length === 0 || id.length > 256) return undefined;
+/** Runs a session store call; a failing store is a 503 (never a false "Session not found"). */
+export async function withStore<T>(
+  fc: ForwarderContext,
+  call: (store: SessionStore) => Promise<T>,
+): Promise<T> {
   try {
-    return await fc.options.sessions.get(id);
+    return await call(fc.options.sessions);
   } catch (err) {
+    // A store that is full says so itself (e.g. the memory store's session limit).
+    if (isMoatError(err)) throw reject(err.httpStatus, RPC.serverError, err.message);
     fc.options.logger.error({ err: errorMessage(err) }, 'session store unavailable');
     throw reject(503, RPC.serverError, 'Session store unavailable');
   }
+}
+
+/** Loads a session (undefined when unknown or expired). */
+export function loadSession(fc: ForwarderContext, id: string): Promise<SessionRecord | undefined> {
+  // Client-chosen text: refuse absurd values before they reach the store as keys.
+  if (id.length === 0 || id.length > 256) return Promise.resolve(undefined);
+  return withStore(fc, (store) => store.get(id));
 }
 
 /** Refreshes a session's sliding TTL (while a stream is open); failures are only logged. */

@@ -25,6 +25,7 @@ import {
   endSession,
   loadSession,
   messageContext,
+  withStore,
   touchSession,
   type ForwarderContext,
 } from './context.js';
@@ -50,6 +51,7 @@ export interface HttpForwarder extends TransportHandler {
 }
 
 const HEALTH_CACHE_MS = 5000;
+const SESSION_METADATA = { transport: 'streamable-http' };
 
 export function createHttpForwarder(backend: HttpBackend, options: HttpForwarderOptions): HttpForwarder {
   const fc: ForwarderContext = {
@@ -143,20 +145,22 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   // Map the backend's session to a client-facing one.
   const backendSessionId = stateless ? undefined : headerValue(upstream.headers, 'mcp-session-id');
   let exposedSessionId = session?.id;
-  if (backendSessionId !== undefined && upstream.statusCode < 300) {
-    if (!session) {
-      exposedSessionId = randomUUID();
-      const now = Date.now();
-      await fc.options.sessions.create({
-        id: exposedSessionId,
-        backendSessionId,
-        createdAt: now,
-        lastAccess: now,
-        metadata: { transport: 'streamable-http', backend: fc.backend.url },
-      });
-    } else if (backendSessionId !== session.backendSessionId) {
-      await fc.options.sessions.update(session.id, { backendSessionId });
+  try {
+    if (backendSessionId !== undefined && upstream.statusCode < 300) {
+      if (!session) {
+        const id = randomUUID();
+        const now = Date.now();
+        const record = { id, backendSessionId, createdAt: now, lastAccess: now, metadata: SESSION_METADATA };
+        await withStore(fc, (store) => store.create(record));
+        exposedSessionId = id;
+      } else if (backendSessionId !== session.backendSessionId) {
+        const id = session.id;
+        await withStore(fc, (store) => store.update(id, { backendSessionId }));
+      }
     }
+  } catch (err) {
+    discard(upstream.body);
+    throw err;
   }
   // The backend ended the session (404), or the client did (DELETE): forget it here too.
   if (session && (upstream.statusCode === 404 || (method === 'DELETE' && upstream.statusCode < 300))) {

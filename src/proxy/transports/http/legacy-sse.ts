@@ -17,12 +17,14 @@ import { isRequest } from '../../pipeline/jsonrpc.js';
 import { readMessage } from '../../pipeline/message.js';
 import { runClientPolicies } from '../../pipeline/run.js';
 import { RPC, type EdgeRequest, type JsonRpcMessage, type SessionRecord } from '../../types.js';
+import { errorMessage } from '../../../util/errors.js';
 import {
   abortOnClientClose,
   endSession,
   loadSession,
   messageContext,
   touchSession,
+  withStore,
   type ForwarderContext,
 } from './context.js';
 import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
@@ -116,7 +118,9 @@ export class LegacySseForwarder {
     try {
       await relaySse(upstream.body, writer, rewrite);
     } catch (err) {
-      fc.options.logger.debug({ err: String(err) }, 'SSE stream from the MCP backend ended early');
+      // A client that left is routine; anything else (backend, store) is worth a warning.
+      const level = res.destroyed ? 'debug' : 'warn';
+      fc.options.logger[level]({ err: errorMessage(err) }, 'SSE stream from the MCP backend ended early');
       discard(upstream.body);
     } finally {
       writer.stop();
@@ -151,7 +155,7 @@ export class LegacySseForwarder {
     };
     const backendSessionId = backendEndpoint.searchParams.get(param);
     if (backendSessionId !== null) record.backendSessionId = backendSessionId;
-    await this.#fc.options.sessions.create(record);
+    await withStore(this.#fc, (store) => store.create(record));
     const clientUrl = new URL(this.#endpointBase(request) + backendEndpoint.pathname);
     clientUrl.search = backendEndpoint.search;
     clientUrl.searchParams.set(param, id);

@@ -176,8 +176,14 @@ export class UpstreamClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.#agent.close();
+  /** Waits briefly for requests in flight, then cuts what is left (open streams never finish). */
+  async close(): Promise<void> {
+    const timer = setTimeout(() => void this.#agent.destroy().catch(() => {}), 2000);
+    try {
+      await this.#agent.close().catch(() => {});
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
