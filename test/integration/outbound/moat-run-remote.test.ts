@@ -141,7 +141,7 @@ describe('moat run --remote-auth', { timeout: 300_000 }, () => {
       scopes: ['mcp:tools'],
       check: async (authorization, resource) => {
         const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? ((await op.verify(token, resource)).sub as string) : undefined;
+        return token ? (await op.verify(token, resource)).sub : undefined;
       },
     });
   });
