@@ -291,10 +291,11 @@ export class RemoteOAuth {
     this.deps.onStatus?.(status);
   }
 
+  /** 502 like any upstream credential failure: the proxy's credentials are at fault, not the client's. */
   private reauthError(): MoatError {
     return runtimeError(
       `the remote server needs a new OAuth login (${this.reauthReason}); run: moat restart ${this.settings.workload}`,
-      { httpStatus: 401 },
+      { httpStatus: 502 },
     );
   }
 }

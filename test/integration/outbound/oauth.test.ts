@@ -18,7 +18,9 @@ import {
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import type { Identity } from '../../../src/proxy/types.js';
+import { startProxy } from '../../../src/proxy/index.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
+import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
 import { startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
@@ -195,6 +197,26 @@ describe('OAuth to a remote MCP server', () => {
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required']);
     // The dead tokens are gone, so a restart goes straight to a login.
     expect(await secrets.get(tokensSecretName('oauth-revoked'))).toBeUndefined();
+
+    // Through the real proxy, a client gets a JSON-RPC error saying what to do (not a hang or a loop).
+    const proxy = await startProxy(
+      config('oauth-revoked', {}),
+      { kind: 'http', url: remote.url, transport: 'streamable-http', remote: true },
+      { upstreamAuth: auth, logger: memoryLogger().logger },
+    );
+    try {
+      const response = await fetch(`${proxy.url}/mcp`, {
+        method: 'POST',
+        headers: MCP_HEADERS,
+        body: JSON.stringify(INIT_BODY),
+      });
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+        /needs a new OAuth login .*run: moat restart oauth-revoked/,
+      );
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('uses --remote-auth-issuer discovery with the OpenID default scopes', async () => {
