@@ -330,10 +330,20 @@ describe('stdio bridge, stateless and 2026-07-28', () => {
     expect(textOf(((await call.json()) as { result: unknown }).result)).toBe('stateless');
   });
 
-  it('serves a v1 client in stateless mode', async () => {
-    const client = await v1Client(url);
+  it('serves a v1 client in stateless mode, server requests included', async () => {
+    const client = await v1Client(url, { sampling: {} });
     try {
       expect(textOf(await client.callTool({ name: 'moat_echo', arguments: { text: 'v1' } }))).toBe('v1');
+      // The sampling request arrives on the call's response stream; the answer comes back on a
+      // new, session-less POST.
+      client.setRequestHandler(CreateMessageRequestSchema, () => ({
+        role: 'assistant',
+        model: 'm',
+        content: { type: 'text', text: 'stateless sample' },
+      }));
+      expect(textOf(await client.callTool({ name: 'test_sampling', arguments: { prompt: 'x' } }))).toBe(
+        'LLM response: stateless sample',
+      );
     } finally {
       await client.close();
     }

@@ -297,4 +297,19 @@ describe('Multiplexer', () => {
       'error',
     ]);
   });
+
+  it('lets a session-less client answer a server request on a new request', () => {
+    const { mux, last } = setup();
+    const call = new BridgeSession('', 'streamable-http', true);
+    const answer = new BridgeSession('', 'streamable-http', true);
+    const stateful = session('s');
+    for (const s of [call, answer, stateful]) mux.addSession(s);
+    const k = sink();
+    mux.forwardRequest(call, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, k.s, ctx);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 3, method: 'roots/list' });
+    expect(k.related).toHaveLength(1);
+    expect(mux.forwardClientResponse(stateful, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(false);
+    expect(mux.forwardClientResponse(answer, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(true);
+    expect(last()).toEqual({ jsonrpc: '2.0', id: 3, result: { roots: [] } });
+  });
 });

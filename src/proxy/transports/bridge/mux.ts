@@ -297,9 +297,12 @@ export class Multiplexer {
   forwardClientResponse(session: BridgeSession, response: JsonRpcResponse): boolean {
     if (response.id === null) return false;
     const key = idKey(response.id);
-    if (this.#serverRequests.get(key) !== session) return false;
+    const owner = this.#serverRequests.get(key);
+    // Session-less clients answer on a new POST (a new ephemeral session): any session-less
+    // answer may settle a request sent to a session-less client; a stateful one must match.
+    if (!owner || (owner !== session && !(owner.ephemeral && session.ephemeral))) return false;
     this.#serverRequests.delete(key);
-    session.serverRequests.delete(key);
+    owner.serverRequests.delete(key);
     session.lastAccess = Date.now();
     this.#o.send(response);
     return true;
