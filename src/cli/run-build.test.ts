@@ -322,7 +322,10 @@ const CASES: FlagCase[] = [
       'permission_profile.read': ['/etc/hosts:/hosts'],
     },
     invalid: [
-      [['--permission-profile', badProfileFile], /invalid permission profile .*nope/],
+      [
+        ['--permission-profile', badProfileFile],
+        /invalid permission profile --permission-profile .*bad-profile\.json: .*nope/,
+      ],
       [['--permission-profile', missing], /--permission-profile: cannot read/],
     ],
   },
@@ -438,7 +441,7 @@ const CASES: FlagCase[] = [
     invalid: [
       [
         ['--tools-override', badToolsFile],
-        /field toolsOverride\.fetch: a tool override needs a name or a description/,
+        /--tools-override .*bad-tools\.json: field toolsOverride\.fetch: a tool override needs a name or a description/,
       ],
       [['--tools-override', missing], /--tools-override: cannot read/],
     ],
@@ -482,7 +485,12 @@ const CASES: FlagCase[] = [
         timeout: 10_000_000_000,
       },
     },
-    invalid: [[['--webhook-config', badHooksFile], /field validating\[0\]\.url: url must use https/]],
+    invalid: [
+      [
+        ['--webhook-config', badHooksFile],
+        /--webhook-config .*bad-hooks\.yaml: field validating\[0\]\.url: url must use https/,
+      ],
+    ],
   },
 
   // Incoming-client OIDC validation

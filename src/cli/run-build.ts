@@ -309,7 +309,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
       ? {
           tools_override: parseToolsOverride(
             ctx.readTextFile(abs(flags.toolsOverride), 'tools-override'),
-            flags.toolsOverride,
+            `--tools-override ${flags.toolsOverride}`,
           ),
         }
       : {}),
@@ -358,7 +358,7 @@ function permissionProfile(
     } catch (err) {
       throw usageError(`--permission-profile ${chosen}: not valid JSON (${errorMessage(err)})`);
     }
-    profile = parsePermissionProfile(json, path);
+    profile = parsePermissionProfile(json, `--permission-profile ${path}`);
   }
   if (flags.network !== undefined) profile.network = { ...profile.network, mode: flags.network };
   return {
@@ -547,7 +547,10 @@ function webhooks(
 ): Partial<RunConfigInput> {
   if (paths.length === 0) return {};
   const set = parseWebhookFiles(
-    paths.map((path) => ({ path, text: ctx.readTextFile(abs(path), 'webhook-config') })),
+    paths.map((path) => ({
+      path: `--webhook-config ${path}`,
+      text: ctx.readTextFile(abs(path), 'webhook-config'),
+    })),
   );
   return {
     ...(set.validating.length > 0 ? { validating_webhooks: set.validating } : {}),
