@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
 import type Dockerode from 'dockerode';
-import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
+import { errorMessage, notImplemented, runtimeError, usageError } from '../../util/errors.js';
 import { ensureEgressImage } from '../egress/image.js';
 import { EGRESS_PROXY_PORT } from '../egress/proxy-source.js';
 import { isFloatingImageRef } from '../image-ref.js';
@@ -257,6 +257,9 @@ export class EngineRuntime implements ContainerRuntime {
    */
   private async startEgressProxy(spec: ContainerSpec): Promise<string> {
     const name = `${spec.name}-egress`;
+    // The proxy image is built from this host's Node binary, so the engine must run on this host.
+    if (!this.info.endpoint.startsWith('unix://'))
+      throw notImplemented(`outbound allowlists with a remote container engine (${this.info.endpoint})`);
     const image = await ensureEgressImage(this.docker);
     let id: string | undefined;
     try {

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import { notImplemented } from '../../util/errors.js';
+import { errorMessage, notImplemented, runtimeError } from '../../util/errors.js';
 import { tarStream, type TarEntry } from './tar.js';
 
 export const NODE_IN_IMAGE = '/usr/local/bin/node';
@@ -16,7 +16,15 @@ export const NODE_IN_IMAGE = '/usr/local/bin/node';
 export function nodeHostFiles(nodePath: string = process.execPath): string[] {
   if (process.platform !== 'linux')
     throw notImplemented(`building Node images on ${process.platform} (needs a Linux host)`);
-  const ldd = execFileSync('ldd', [nodePath], { encoding: 'utf8' });
+  let ldd: string;
+  try {
+    ldd = execFileSync('ldd', [nodePath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    // A statically linked binary needs no libraries; anything else is a real failure.
+    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
+    if (/not a dynamic executable/.test(stdout + stderr)) return [nodePath];
+    throw runtimeError(`cannot list the shared libraries of ${nodePath} with ldd: ${errorMessage(err)}`);
+  }
   return [nodePath, ...[...ldd.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!)];
 }
 

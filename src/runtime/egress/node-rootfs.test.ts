@@ -1,0 +1,21 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nodeHostFiles } from './node-rootfs.js';
+
+describe('nodeHostFiles', () => {
+  it('lists this Node binary first, then the shared libraries it loads (the dynamic loader among them)', () => {
+    const files = nodeHostFiles();
+    expect(files[0]).toBe(process.execPath);
+    expect(files.some((f) => /\/libc\.so\.6$/.test(f))).toBe(true);
+    expect(files.some((f) => /\/ld-linux[^/]*\.so\.\d$/.test(f))).toBe(true);
+  });
+
+  it('needs no libraries for a file that is not dynamically linked', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'moat-ldd-')), 'static');
+    writeFileSync(script, '#!/bin/sh\n');
+    chmodSync(script, 0o755);
+    expect(nodeHostFiles(script)).toEqual([script]);
+  });
+});
