@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeMiddleware, EdgeRequest, Identity } from '../proxy/types.js';
 import { loadAuditSettings, parseAuditConfig, type AuditSettings } from './config.js';
-import { eventType, outcomeOf, type AuditEvent } from './event.js';
+import { eventType, outcomeOf, rpcErrorCodeIn, type AuditEvent } from './event.js';
 import { createAuditor } from './middleware.js';
 
 let dir: string;
@@ -115,6 +115,22 @@ describe('audit classification', () => {
     expect(outcomeOf(401, {}, true)).toBe('denied');
     expect(outcomeOf(400, {}, true)).toBe('failure');
     expect(outcomeOf(502, {}, true)).toBe('error');
+  });
+});
+
+describe('JSON-RPC error answers', () => {
+  it('finds the error code of the answer to the request, in JSON or in an SSE stream', () => {
+    const json = Buffer.from('{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"tool not found"}}');
+    expect(rpcErrorCodeIn(json, 'application/json', 3)).toBe(-32602);
+    expect(rpcErrorCodeIn(json, 'application/json', 4)).toBeUndefined();
+    const sse = Buffer.from(
+      'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n' +
+        'event: message\ndata: {"jsonrpc":"2.0","id":"a","error":{"code":-32000,"message":"boom"}}\n\n',
+    );
+    expect(rpcErrorCodeIn(sse, 'text/event-stream', 'a')).toBe(-32000);
+    const ok = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"isError":true}}');
+    expect(rpcErrorCodeIn(ok, 'application/json; charset=utf-8', 3)).toBeUndefined();
+    expect(rpcErrorCodeIn(Buffer.from('{cut'), 'application/json', 3)).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@
  * events so existing log pipelines keep working.
  */
 import { randomUUID } from 'node:crypto';
-import type { Identity, RequestAnnotations } from '../proxy/types.js';
+import type { Identity, JsonRpcId, RequestAnnotations } from '../proxy/types.js';
 import type { AuditEventType } from './config.js';
 
 export type Outcome = 'success' | 'denied' | 'failure' | 'error' | 'application_error';
@@ -146,4 +146,45 @@ export function buildEvent(facts: EventFacts): AuditEvent {
 
 function stringClaim(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The JSON-RPC error code of the answer to request `id`, read from the response body (JSON, or
+ * the events of an SSE stream); undefined when the answer is a result or cannot be seen.
+ */
+export function rpcErrorCodeIn(
+  body: Buffer,
+  contentType: string | undefined,
+  id: JsonRpcId | undefined,
+): number | undefined {
+  if (id === undefined || body.length === 0) return undefined;
+  // Sniff when the type is unknown: a JSON body starts with `{`.
+  const type = (
+    contentType ?? (body.subarray(0, 1).toString() === '{' ? 'application/json' : 'text/event-stream')
+  ).toLowerCase();
+  const texts = type.startsWith('text/event-stream')
+    ? body
+        .toString('utf8')
+        .split(/\r?\n\r?\n/)
+        .map((event) =>
+          event
+            .split(/\r?\n/)
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5).trimStart())
+            .join('\n'),
+        )
+    : type.startsWith('application/json')
+      ? [body.toString('utf8')]
+      : [];
+  for (const text of texts) {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    const m = message as { id?: unknown; error?: { code?: unknown } } | null;
+    if (m && m.id === id && typeof m.error?.code === 'number') return m.error.code;
+  }
+  return undefined;
 }

@@ -14,7 +14,10 @@ import type { EdgeMiddleware, EdgeRequest } from '../proxy/types.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import type { AuditSettings } from './config.js';
-import { buildEvent, eventType, type AuditEvent } from './event.js';
+import { buildEvent, eventType, rpcErrorCodeIn, type AuditEvent } from './event.js';
+
+/** How much of a response is kept to recognise a JSON-RPC error answer. */
+const ERROR_SCAN_BYTES = 64 * 1024;
 
 export interface Auditor {
   middleware: EdgeMiddleware;
@@ -38,13 +41,19 @@ export async function createAuditor(settings: AuditSettings, options: AuditorOpt
     (settings.eventTypes === undefined || settings.eventTypes.has(type)) &&
     !settings.excludeEventTypes.has(type);
 
+  // Enough of the response to see a JSON-RPC error answer, and the part the config wants logged.
+  const captureBytes = Math.max(
+    settings.includeResponseData ? settings.maxDataSize : 0,
+    settings.detectApplicationErrors ? ERROR_SCAN_BYTES : 0,
+  );
+
   const write = (event: AuditEvent): void => {
     sink.write(`${JSON.stringify(event)}\n`);
   };
 
   const middleware: EdgeMiddleware = async (request, next) => {
     const started = Date.now();
-    const response = observeResponse(request.res, settings.includeResponseData ? settings.maxDataSize : 0);
+    const response = observeResponse(request.res, captureBytes);
     let failed = false;
     try {
       await next();
@@ -57,6 +66,14 @@ export async function createAuditor(settings: AuditSettings, options: AuditorOpt
         const status = failed && !request.res.headersSent ? 500 : request.res.statusCode;
         const requestText = await requestBody(request, status);
         const type = eventType(request.req.method ?? 'GET', request.annotations);
+        if (settings.detectApplicationErrors && request.annotations.rpcErrorCode === undefined) {
+          const code = rpcErrorCodeIn(
+            response.captured(),
+            response.header('content-type'),
+            request.annotations.id,
+          );
+          if (code !== undefined) request.annotations.rpcErrorCode = code;
+        }
         if (wanted(type)) {
           write(
             buildEvent({
@@ -69,7 +86,7 @@ export async function createAuditor(settings: AuditSettings, options: AuditorOpt
               identity: request.identity,
               clientAddress: request.clientAddress,
               userAgent: request.req.headers['user-agent'],
-              sessionId: sessionIdOf(request),
+              sessionId: sessionIdOf(request, response),
               transport,
               annotations: request.annotations,
               detectApplicationErrors: settings.detectApplicationErrors,
@@ -78,7 +95,9 @@ export async function createAuditor(settings: AuditSettings, options: AuditorOpt
                 settings.includeRequestData && requestText !== undefined
                   ? truncate(requestText, settings.maxDataSize)
                   : undefined,
-              responseData: settings.includeResponseData ? response.captured() : undefined,
+              responseData: settings.includeResponseData
+                ? response.captured().subarray(0, settings.maxDataSize).toString('utf8')
+                : undefined,
             }),
           );
         }
@@ -127,8 +146,8 @@ async function requestBody(request: EdgeRequest, status: number): Promise<string
   }
 }
 
-function sessionIdOf(request: EdgeRequest): string | undefined {
-  const fromHeader = request.req.headers['mcp-session-id'] ?? request.res.getHeader('mcp-session-id');
+function sessionIdOf(request: EdgeRequest, response: ObservedResponse): string | undefined {
+  const fromHeader = request.req.headers['mcp-session-id'] ?? response.header('mcp-session-id');
   if (typeof fromHeader === 'string') return fromHeader;
   const query = new URL(request.req.url ?? '/', 'http://x').searchParams.get('sessionId');
   return query ?? undefined;
@@ -138,11 +157,19 @@ function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…[truncated ${text.length - max} characters]`;
 }
 
-/** Counts response bytes and keeps the first `captureBytes` of them. */
-function observeResponse(res: ServerResponse, captureBytes: number): { bytes(): number; captured(): string } {
+interface ObservedResponse {
+  bytes(): number;
+  captured(): Buffer;
+  /** A response header, whether it was set with setHeader or passed to writeHead. */
+  header(name: string): string | undefined;
+}
+
+/** Counts response bytes, keeps the first `captureBytes` of them, and notes the headers. */
+function observeResponse(res: ServerResponse, captureBytes: number): ObservedResponse {
   let total = 0;
   const kept: Buffer[] = [];
   let keptBytes = 0;
+  const headHeaders = new Map<string, string>();
   const observe = (chunk: unknown, encoding?: unknown): void => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
     const buffer =
@@ -156,8 +183,20 @@ function observeResponse(res: ServerResponse, captureBytes: number): { bytes(): 
       keptBytes += part.length;
     }
   };
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = (...args: unknown[]) => {
+    const headers = args.find((a) => typeof a === 'object' && a !== null);
+    if (Array.isArray(headers)) {
+      for (let i = 0; i + 1 < headers.length; i += 2)
+        headHeaders.set(String(headers[i]).toLowerCase(), String(headers[i + 1]));
+    } else if (headers) {
+      for (const [k, v] of Object.entries(headers))
+        if (v !== undefined) headHeaders.set(k.toLowerCase(), String(v));
+    }
+    return writeHead(...args);
+  };
   res.write = ((...args: unknown[]) => {
     observe(args[0], args[1]);
     return write(...args);
@@ -166,5 +205,13 @@ function observeResponse(res: ServerResponse, captureBytes: number): { bytes(): 
     observe(args[0], args[1]);
     return end(...args);
   }) as typeof res.end;
-  return { bytes: () => total, captured: () => Buffer.concat(kept).toString('utf8') };
+  return {
+    bytes: () => total,
+    captured: () => Buffer.concat(kept),
+    header: (name) => {
+      const set = res.getHeader(name);
+      if (set !== undefined) return String(set);
+      return headHeaders.get(name);
+    },
+  };
 }

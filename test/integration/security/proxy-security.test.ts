@@ -241,7 +241,9 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
     expect(deniedEvent!.metadata.extra.session_id).toMatch(/\S/);
     const okEvent = events.find((e) => e.type === 'mcp_tool_call' && e.target.name === 'echo');
     expect(okEvent).toMatchObject({ outcome: 'success', metadata: { extra: { http_status: 200 } } });
-    expect(events.find((e) => e.type === 'mcp_initialize')).toMatchObject({ outcome: 'success' });
+    const initialize = events.find((e) => e.type === 'mcp_initialize');
+    expect(initialize).toMatchObject({ outcome: 'success' });
+    expect(initialize?.metadata.extra.session_id).toBe(deniedEvent!.metadata.extra.session_id);
     expect(events.find((e) => e.type === 'mcp_tools_list')).toMatchObject({ outcome: 'success' });
     const raw = await readFile(s.auditFile, 'utf8');
     expect(raw).not.toContain(token);
@@ -255,9 +257,18 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
       expect(names).toEqual(['add', 'echo', 'progress', 'secret']);
       expect(firstText(await client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).toBe('3');
       expect(firstText(await client.callTool({ name: 'secret', arguments: {} }))).toBe('the secret');
+      const failedCall = await client.getPrompt({ name: 'no_such_prompt' }).then(
+        () => undefined,
+        (err: unknown) => err as Error,
+      );
+      expect(failedCall).toBeInstanceOf(Error);
     } finally {
       await client.close();
     }
+    // The backend answers the unknown prompt with a JSON-RPC error: audited as an application error.
+    const failed = (await auditEvents(s)).find((e) => e.target.name === 'no_such_prompt');
+    expect(failed).toMatchObject({ outcome: 'application_error', subjects: { user_id: 'root' } });
+    expect(typeof failed?.metadata.extra.jsonrpc_error_code).toBe('number');
   });
 
   it('records refused authentication in the audit log without reading the body', async () => {
