@@ -198,3 +198,68 @@ describe('moat run --remote-auth', { timeout: 300_000 }, () => {
     expect(await supervisorArgv(name)).not.toContain(PASSWORD.MOAT_SECRETS_PASSWORD);
   });
 });
+
+describe('moat run with token exchange', { timeout: 300_000 }, () => {
+  let op: TestOAuthProvider;
+  let remote: ProtectedServer;
+  beforeAll(async () => {
+    op = await startOAuthProvider();
+    remote = await startProtectedServer({
+      check: async (authorization, resource) => {
+        const token = authorization?.replace(/^Bearer\s+/i, '');
+        return token ? ((await op.verify(token, resource)).sub as string) : undefined;
+      },
+    });
+  });
+  afterAll(async () => {
+    await remote.close();
+    await op.close();
+  });
+
+  it("exchanges each caller's validated token for one the remote accepts, once per caller", async () => {
+    const name = uniqueName('exchange');
+    const url = printedUrl(
+      await moatOk(
+        home,
+        [
+          'run',
+          remote.url,
+          '--name',
+          name,
+          '--oidc-issuer',
+          op.issuer,
+          '--oidc-audience',
+          op.inboundAudience,
+          '--oidc-insecure-allow-http',
+          '--jwks-allow-private-ip',
+          '--token-exchange-url',
+          `${op.issuer}/token`,
+          '--token-exchange-client-id',
+          op.exchangeClient.clientId,
+          '--token-exchange-client-secret',
+          op.exchangeClient.clientSecret,
+          '--token-exchange-audience',
+          remote.url,
+          '--token-exchange-scopes',
+          'mcp:tools',
+        ],
+        PASSWORD,
+      ),
+    );
+    const alice = await op.inboundToken('alice');
+    const before = op.counts.exchanges;
+    const seen = await whoami(url, () => Promise.resolve({ Authorization: `Bearer ${alice}` }));
+    expect(seen.subject).toBe('alice');
+    expect(seen.headers.authorization).not.toContain(alice);
+    // One MCP session of several requests, one exchange.
+    expect(op.counts.exchanges).toBe(before + 1);
+    expect((await whoami(url, () => Promise.resolve({ Authorization: `Bearer ${alice}` }))).subject).toBe(
+      'alice',
+    );
+    expect(op.counts.exchanges).toBe(before + 1);
+    const saved = await readFile(join(home, 'state', 'runconfigs', `${name}.json`), 'utf8');
+    expect(saved).not.toContain(op.exchangeClient.clientSecret);
+    expect(await supervisorArgv(name)).not.toContain(op.exchangeClient.clientSecret);
+    await moatOk(home, ['rm', name], PASSWORD);
+  });
+});
