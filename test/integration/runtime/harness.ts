@@ -99,9 +99,13 @@ export class Harness {
     this.created.push(id);
   }
 
+  /** Removes every container (and its network and egress proxy); the first failure is rethrown after. */
   async cleanup(): Promise<void> {
     await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
-    for (const id of this.created) await this.runtime.removeContainer(id);
+    const failures: unknown[] = [];
+    for (const id of this.created)
+      await this.runtime.removeContainer(id).catch((err: unknown) => failures.push(err));
+    if (failures.length > 0) throw failures[0];
   }
 }
 
