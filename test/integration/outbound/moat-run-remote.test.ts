@@ -207,7 +207,7 @@ describe('moat run with token exchange', { timeout: 300_000 }, () => {
     remote = await startProtectedServer({
       check: async (authorization, resource) => {
         const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? ((await op.verify(token, resource)).sub as string) : undefined;
+        return token ? (await op.verify(token, resource)).sub : undefined;
       },
     });
   });
