@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import type { CliIO } from '../util/io.js';
 import { loadWorkload, unknownWorkload } from '../workloads/lifecycle.js';
-import { writeFileAtomic } from '../workloads/files.js';
+import { writeRunConfigFile } from '../config/runconfig-file.js';
 import { WorkloadStore } from '../workloads/store.js';
 
 export function exportCommand(io: CliIO): Command {
@@ -13,7 +13,7 @@ export function exportCommand(io: CliIO): Command {
     .action(async (name: string, path: string) => {
       const workload = await loadWorkload(new WorkloadStore(), name);
       if (!workload.config) throw unknownWorkload(name);
-      await writeFileAtomic(path, `${JSON.stringify(workload.config, null, 2)}\n`);
+      await writeRunConfigFile(path, workload.config);
       io.stdout.write(`Exported the run configuration of "${name}" to ${path}\n`);
     });
 }

@@ -4,7 +4,7 @@
  */
 import type { ContainerRuntime } from '../runtime/types.js';
 import { errorMessage } from '../util/errors.js';
-import { loadWorkload, observeStatus, isRemote } from './lifecycle.js';
+import { loadWorkload, observeStatus, isRemote, type Workload } from './lifecycle.js';
 import type { WorkloadStatus } from './status.js';
 import { DEFAULT_GROUP, type WorkloadStore } from './store.js';
 
@@ -40,9 +40,13 @@ export async function listWorkloads(
   store: WorkloadStore,
   connectRuntime: () => Promise<ContainerRuntime>,
 ): Promise<ListResult> {
-  const workloads = (
-    await Promise.all((await store.workloadNames()).map((n) => loadWorkload(store, n).catch(() => undefined)))
-  ).filter((w) => w !== undefined);
+  const loaded = await Promise.all((await store.workloadNames()).map((n) => loadForList(store, n)));
+  const workloads: Workload[] = [];
+  const unreadable: Unreadable[] = [];
+  for (const entry of loaded) {
+    if (entry && 'problem' in entry) unreadable.push(entry);
+    else if (entry) workloads.push(entry);
+  }
   let runtime: ContainerRuntime | undefined;
   let runtimeProblem: string | undefined;
   if (workloads.some((w) => !isRemote(w))) {
@@ -72,5 +76,40 @@ export async function listWorkloads(
       };
     }),
   );
+  rows.push(...unreadable.map(unreadableRow));
   return { workloads: rows.sort((a, b) => a.name.localeCompare(b.name)), runtimeProblem };
+}
+
+interface Unreadable {
+  name: string;
+  problem: string;
+}
+
+/** A workload whose state cannot be read is still listed (status unknown, with the reason), never hidden. */
+async function loadForList(store: WorkloadStore, name: string): Promise<Workload | Unreadable | undefined> {
+  try {
+    return await loadWorkload(store, name);
+  } catch (err) {
+    // Removed meanwhile by another moat process: nothing to show.
+    if (!(await store.workloadNames()).includes(name)) return undefined;
+    return { name, problem: errorMessage(err) };
+  }
+}
+
+function unreadableRow({ name, problem }: Unreadable): WorkloadSummary {
+  return {
+    name,
+    status: 'unknown',
+    status_context: `cannot read its state: ${problem}`,
+    transport: '',
+    proxy_mode: '',
+    url: '',
+    port: 0,
+    group: '',
+    package: '',
+    remote: false,
+    created_at: '',
+    updated_at: '',
+    restarts: 0,
+  };
 }

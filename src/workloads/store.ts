@@ -9,7 +9,8 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runConfigSchema, type RunConfig } from '../config/runconfig.js';
+import type { RunConfig } from '../config/runconfig.js';
+import { parseRunConfig, serializeRunConfig } from '../config/runconfig-file.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
 import { moatDirs, type MoatDirs } from '../util/paths.js';
 import { readJsonFile, withLock, writeFileAtomic } from './files.js';
@@ -52,19 +53,12 @@ export class WorkloadStore {
   async readRunConfig(name: string): Promise<RunConfig | undefined> {
     const path = this.runConfigPath(name);
     const raw = await readJsonFile(path);
-    if (raw === undefined) return undefined;
-    const parsed = runConfigSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw runtimeError(
-        `saved run configuration ${path} is invalid: ${parsed.error.issues[0]?.message ?? ''}`,
-      );
-    }
-    return parsed.data;
+    return raw === undefined ? undefined : parseRunConfig(raw, path);
   }
 
-  /** Writes the RunConfig (call inside withWorkloadLock). */
+  /** Writes the RunConfig in the export format (call inside withWorkloadLock). */
   async saveRunConfig(config: RunConfig): Promise<void> {
-    await writeFileAtomic(this.runConfigPath(config.name), `${JSON.stringify(config, null, 2)}\n`);
+    await writeFileAtomic(this.runConfigPath(config.name), serializeRunConfig(config));
   }
 
   async readStatus(name: string): Promise<StatusRecord | undefined> {
