@@ -186,6 +186,16 @@ describe('RunConfig files', () => {
     expect(config.remote_auth_config).toEqual({ client_id: 'cid', timeout: 5, callback_port: 8666 });
   });
 
+  it('normalises proxy_mode the way ToolHive reads it', () => {
+    expect(
+      parseRunConfig({ ...TOOLHIVE_EXAMPLE, transport: 'sse', proxy_mode: 'streamable-http' }, 'f')
+        .proxy_mode,
+    ).toBe('sse');
+    const { proxy_mode: _, ...stdio } = { ...TOOLHIVE_EXAMPLE, transport: 'stdio' };
+    expect(parseRunConfig(stdio, 'f').proxy_mode).toBe('streamable-http');
+    expect(parseRunConfig({ ...stdio, proxy_mode: 'sse' }, 'f').proxy_mode).toBe('sse');
+  });
+
   it('defaults a missing schema_version', () => {
     const { schema_version: _, ...rest } = TOOLHIVE_EXAMPLE;
     expect(parseRunConfig(rest, 'f.json').schema_version).toBe('v0.1.0');

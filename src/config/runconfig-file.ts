@@ -43,6 +43,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function migrateRunConfig(data: unknown): unknown {
   if (!isRecord(data)) return data;
   const out: Record<string, unknown> = { ...data };
+  // proxy_mode only means something for stdio; for HTTP transports it is the transport (as ToolHive reads it).
+  if (out.transport === 'sse' || out.transport === 'streamable-http') out.proxy_mode = out.transport;
+  else if (out.transport === 'stdio' && out.proxy_mode === undefined) out.proxy_mode = 'streamable-http';
   const remote = out.remote_auth_config;
   if (isRecord(remote)) {
     out.remote_auth_config = Object.fromEntries(
