@@ -41,6 +41,8 @@ export interface TestOidcProvider {
   jwksFetches(): number;
   /** Authorization headers seen on discovery and JWKS requests, in order. */
   idpAuthorizations(): Array<string | undefined>;
+  /** Number of introspection requests so far. */
+  introspections(): number;
   close(): Promise<void>;
 }
 
@@ -63,8 +65,10 @@ export async function startTestOidcProvider(
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   let jwksFetches = 0;
   const idpAuthorizations: Array<string | undefined> = [];
+  let introspections = 0;
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && req.url?.startsWith('/jwks')) jwksFetches += 1;
+    if (req.method === 'POST' && req.url?.startsWith('/token/introspection')) introspections += 1;
     if (req.method === 'GET' && (req.url?.startsWith('/jwks') || req.url?.startsWith('/.well-known/'))) {
       idpAuthorizations.push(req.headers.authorization);
     }
@@ -181,6 +185,7 @@ export async function startTestOidcProvider(
     },
     jwksFetches: () => jwksFetches,
     idpAuthorizations: () => [...idpAuthorizations],
+    introspections: () => introspections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -6,6 +6,7 @@
  * - Opaque tokens with RFC 7662 introspection (--oidc-introspection-url).
  * Then checks `iss`, `aud`, `exp`/`nbf` (small clock skew) and the required scopes.
  */
+import { createHash } from 'node:crypto';
 import {
   createRemoteJWKSet,
   customFetch,
@@ -60,12 +61,15 @@ const ALGORITHMS = [
 const JWKS_MAX_BYTES = 512 * 1024;
 const DISCOVERY_MAX_BYTES = 256 * 1024;
 const INTROSPECTION_MAX_BYTES = 64 * 1024;
+const INTROSPECTION_CACHE_MS = 60_000;
+const INTROSPECTION_CACHE_ENTRIES = 10_000;
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export class TokenValidator {
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   private jwksPending: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   private readonly clockTolerance: number;
+  private readonly introspected = new Map<string, { claims: Claims; until: number }>();
 
   constructor(
     private readonly settings: InboundAuthSettings,
@@ -82,7 +86,7 @@ export class TokenValidator {
     if (JWS_COMPACT.test(token) && canVerifyJwt) {
       claims = await this.verifyJwt(token);
     } else if (this.settings.introspectionUrl) {
-      claims = await this.introspect(token);
+      claims = await this.introspectCached(token);
     } else {
       throw new TokenRejectedError('invalid_token', 'the token is not a JWT');
     }
@@ -183,6 +187,30 @@ export class TokenValidator {
       }
     }
     throw lastError;
+  }
+
+  /**
+   * Active introspection results are reused for up to a minute (never past the token's `exp`),
+   * keyed by the token's SHA-256, so a busy client does not cost one IdP round trip per request.
+   * Refusals are not cached. A revoked token is therefore accepted for at most that minute.
+   */
+  private async introspectCached(token: string): Promise<Claims> {
+    const key = createHash('sha256').update(token).digest('base64url');
+    const now = (this.options.now?.() ?? new Date()).getTime();
+    const hit = this.introspected.get(key);
+    if (hit && hit.until > now) {
+      this.checkIntrospectedClaims(hit.claims);
+      return hit.claims;
+    }
+    this.introspected.delete(key);
+    const claims = await this.introspect(token);
+    const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
+    if (this.introspected.size >= INTROSPECTION_CACHE_ENTRIES) {
+      for (const [k, v] of this.introspected) if (v.until <= now) this.introspected.delete(k);
+      if (this.introspected.size >= INTROSPECTION_CACHE_ENTRIES) this.introspected.clear();
+    }
+    this.introspected.set(key, { claims, until: Math.min(now + INTROSPECTION_CACHE_MS, exp) });
+    return claims;
   }
 
   private async introspect(token: string): Promise<Claims> {

@@ -213,6 +213,25 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     expect(identityFromClaims(claims)).toMatchObject({ subject: 'alice', groups: ['eng', 'admins'] });
   });
 
+  it('reuses an active introspection result for a minute, never past exp, and not a refusal', async () => {
+    const token = await idp.token('alice', { resource: idp.opaqueResource });
+    let clock = Date.now();
+    const v = validator(introspection(), { now: () => new Date(clock) });
+    const before = idp.introspections();
+    await v.validate(token);
+    await v.validate(token);
+    expect(idp.introspections()).toBe(before + 1);
+    clock += 61_000;
+    await v.validate(token);
+    expect(idp.introspections()).toBe(before + 2);
+    await expect(v.validate('never-issued')).rejects.toThrow('not active');
+    await expect(v.validate('never-issued')).rejects.toThrow('not active');
+    expect(idp.introspections()).toBe(before + 4);
+    // An hour later the token has expired by its own exp, whatever the cache or the provider say.
+    clock += 3_600_000;
+    await expect(v.validate(token)).rejects.toThrow('expired');
+  });
+
   it('refuses an unknown opaque token', async () => {
     const err = await rejection(validator(introspection()).validate('this-token-was-never-issued'));
     expect(err).toBeInstanceOf(TokenRejectedError);
