@@ -6,6 +6,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { SECRET_REF } from '../config/runconfig.js';
 import { usageError } from '../util/errors.js';
+import { RESTRICTED_HEADERS } from '../auth/outbound/static-headers.js';
 
 function bad(flag: string, value: string, allowed: string): never {
   throw usageError(`--${flag}: invalid value ${JSON.stringify(value)}: ${allowed}`);
@@ -44,29 +45,6 @@ export function parseSecretRef(value: string): string {
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/** Headers a proxy must own: forwarding them would break or spoof the connection. */
-export const RESTRICTED_HEADERS = new Set(
-  [
-    'Host',
-    'Connection',
-    'Keep-Alive',
-    'Te',
-    'Trailer',
-    'Upgrade',
-    'Http2-Settings',
-    'Proxy-Authorization',
-    'Proxy-Authenticate',
-    'Proxy-Connection',
-    'Transfer-Encoding',
-    'Content-Length',
-    'Forwarded',
-    'X-Forwarded-For',
-    'X-Forwarded-Host',
-    'X-Forwarded-Proto',
-    'X-Real-Ip',
-  ].map((h) => h.toLowerCase()),
-);
 
 /** Repeated `Name=Value` headers (value may contain commas and `=`); restricted names rejected. */
 export function headerMap(
