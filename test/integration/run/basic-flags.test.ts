@@ -1,7 +1,8 @@
 /**
  * The basic `moat run` flags reach the container on real Podman through the real binary:
- * -e, --env-file, --env-file-dir (and their precedence), -l, -v (read-only, relative host path),
- * server arguments after --, and the exported RunConfig keeps env-file values out.
+ * -e, --env-file, --env-file-dir (and their precedence), -l, -v (read-only), server arguments
+ * after --, and the exported RunConfig keeps env-file values out. A RunConfig in ToolHive's shape
+ * runs with --from-config.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,6 +100,38 @@ describe('basic run flags on a real container', { timeout: 300_000 }, () => {
       isolate_network: false,
     });
     expect(readFileSync(file, 'utf8')).not.toContain('file-secret-value');
+    await moatOk(home, ['rm', name]);
+  });
+
+  it("runs a RunConfig written in ToolHive's shape with --from-config", async () => {
+    const name = uniqueName('thv');
+    const file = join(work, 'toolhive.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema_version: 'v0.1.0',
+        image,
+        name,
+        container_name: name,
+        base_name: name,
+        transport: 'stdio',
+        host: '127.0.0.1',
+        port: 0,
+        permission_profile: { name: 'network', network: { outbound: { insecure_allow_all: true } } },
+        env_vars: { MCP_TRANSPORT: 'stdio', GREETING: 'from toolhive' },
+        container_labels: { toolhive: 'true', 'toolhive-name': name },
+        proxy_mode: 'streamable-http',
+        group: 'default',
+        ignore_config: { LoadGlobal: true, PrintOverlays: false },
+        middleware_configs: [
+          { type: 'auth', parameters: {} },
+          { type: 'mcp-parser', parameters: {} },
+          { type: 'recovery', parameters: null },
+        ],
+      }),
+    );
+    const url = printedUrl(await moatOk(home, ['run', '--from-config', file]));
+    expect(await callTool(url, 'get_env', { name: 'GREETING' })).toBe('from toolhive');
     await moatOk(home, ['rm', name]);
   });
 });
