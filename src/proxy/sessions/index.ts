@@ -5,7 +5,6 @@ import { parseDuration } from '../../util/duration.js';
 import { usageError } from '../../util/errors.js';
 import type { SessionStore } from '../types.js';
 import { MemorySessionStore } from './memory.js';
-import { RedisSessionStore } from './redis.js';
 
 /** The sliding session TTL in ms from `session_ttl` (Go duration; default 2h). */
 export function sessionTtlMs(config: Pick<RunConfig, 'session_ttl'>): number {
@@ -23,9 +22,12 @@ export async function createSessionStore(
 ): Promise<SessionStore> {
   const ttlMs = sessionTtlMs(config);
   const redis = config.scaling_config?.session_redis;
-  if (redis) return RedisSessionStore.connect(redis, { ttlMs, logger: options.logger, env: options.env });
+  if (redis) {
+    // Loaded only when configured: the Redis client costs about 25 MB of memory.
+    const { RedisSessionStore } = await import('./redis.js');
+    return RedisSessionStore.connect(redis, { ttlMs, logger: options.logger, env: options.env });
+  }
   return new MemorySessionStore({ ttlMs });
 }
 
 export { MemorySessionStore } from './memory.js';
-export { RedisSessionStore, DEFAULT_KEY_PREFIX, PASSWORD_ENV } from './redis.js';

@@ -2,15 +2,15 @@
  * Relays an upstream response body to the client: raw bytes when nothing needs to look inside,
  * otherwise message by message (JSON or SSE-framed) through the server-side policies.
  */
-import type { ServerResponse } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isResponse, tryParseJsonRpc } from '../../pipeline/jsonrpc.js';
 import { runServerPolicies } from '../../pipeline/run.js';
 import type { JsonRpcId, JsonRpcRequest, MessageContext, MessagePolicy } from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
+import { readText } from './upstream.js';
 
-type Body = Dispatcher.ResponseData['body'];
+type Body = IncomingMessage;
 
 /** Finds the request a response answers; undefined leaves the response untouched. */
 export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
@@ -42,7 +42,7 @@ export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
 /** A JSON body, buffered and passed through the policies. */
 export async function relayJson(body: Body, res: ServerResponse, side: ServerSide): Promise<void> {
   // Headers are already sent (without Content-Length), so the rewritten body goes out chunked.
-  res.end(await transformMessageText(await body.text(), side));
+  res.end(await transformMessageText(await readText(body), side));
 }
 
 export type EventRewriter = (event: SseEvent) => Promise<string> | string;
