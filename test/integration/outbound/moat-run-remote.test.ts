@@ -6,7 +6,6 @@
  * flags never appear in the RunConfig, an export, or the supervisor's arguments.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,19 +24,11 @@ import {
 } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
-import { startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import { freePort, startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
 
 const PASSWORD = { MOAT_SECRETS_PASSWORD: 'e2e-secrets-password' };
 let home: string;
 let secrets: EncryptedSecretsProvider;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function supervisorArgv(name: string): Promise<string> {
   const status = JSON.parse(await readFile(join(home, 'data', 'statuses', `${name}.json`), 'utf8')) as {

@@ -4,7 +4,6 @@
  * provider's login and consent pages, tokens and registration reused after a restart, refresh on
  * expiry and on a 401, and a clear "log in again" state instead of a refresh loop.
  */
-import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +20,7 @@ import type { Identity } from '../../../src/proxy/types.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
-import { startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import { freePort, startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
 
@@ -29,14 +28,6 @@ let dir: string;
 let op: TestOAuthProvider;
 let remote: ProtectedServer;
 let secrets: EncryptedSecretsProvider;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_config']>): RunConfig {
   return runConfigSchema.parse({
