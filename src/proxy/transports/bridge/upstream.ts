@@ -54,7 +54,7 @@ export class StdioUpstream {
   send(message: JsonRpcMessage): boolean {
     const line = `${JSON.stringify(message)}\n`;
     if (this.#state === 'attached' && this.#pipes) {
-      this.#pipes.stdin.write(line);
+      this.#write(this.#pipes, line);
       return true;
     }
     if (this.#state === 'reattaching' && this.#queue.length < (this.#options.maxQueued ?? 1000)) {
@@ -62,6 +62,16 @@ export class StdioUpstream {
       return true;
     }
     return false;
+  }
+
+  /** Writes within one event-loop turn go out in one system call (many sessions share one pipe). */
+  #write(pipes: StdioPipes, line: string): void {
+    const stdin = pipes.stdin;
+    if (stdin.writableCorked === 0) {
+      stdin.cork();
+      setImmediate(() => stdin.uncork());
+    }
+    stdin.write(line);
   }
 
   async close(): Promise<void> {
@@ -96,7 +106,7 @@ export class StdioUpstream {
       ended();
     });
     if (reattached) this.#options.onReattached();
-    for (const line of this.#queue.splice(0)) pipes.stdin.write(line);
+    for (const line of this.#queue.splice(0)) this.#write(pipes, line);
   }
 
   #onLine(line: string): void {
