@@ -155,6 +155,12 @@ describe('moat run with OIDC, Cedar and audit', () => {
       /unknown event type "mcp_tool_cal"/,
     ],
     [
+      'a webhook file that is not YAML',
+      ['--webhook-config', 'bad-hooks.yaml'],
+      /bad-hooks\.yaml: not valid YAML or JSON/,
+    ],
+    ['a webhook without a url', ['--webhook-config', 'no-url.json'], /no-url\.json: .*validating\[0\]\.url/],
+    [
       'an http issuer',
       ['--oidc-issuer', 'http://127.0.0.1:9'],
       /--oidc-issuer must use https:\/\/ \(for local development add --oidc-insecure-allow-http\)/,
@@ -170,6 +176,8 @@ describe('moat run with OIDC, Cedar and audit', () => {
       'version: "1.0"\ntype: cedarv1\ncedar:\n  policies:\n    - permit(principal, action resource);\n',
     );
     await writeFile(join(dir, 'bad-audit.json'), '{"eventTypes": ["mcp_tool_cal"]}');
+    await writeFile(join(dir, 'bad-hooks.yaml'), 'validating:\n  - name: a\n   url: [\n');
+    await writeFile(join(dir, 'no-url.json'), '{"validating": [{"name": "a"}]}');
     const args = flags.map((f) => (f.endsWith('.yaml') || f.endsWith('.json') ? join(dir, f) : f));
     const result = await moat(home, [
       'run',

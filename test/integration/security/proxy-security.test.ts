@@ -288,6 +288,55 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
   });
 });
 
+describe('forwarded headers and required scopes', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack('streamable-http', {
+      trust_proxy_headers: true,
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.jwtResource,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+        Scopes: ['mcp:admin'],
+      },
+    });
+  });
+  afterAll(() => stopStack(s));
+
+  const forwarded = {
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'mcp.example.com',
+    'x-forwarded-prefix': '/team',
+  };
+
+  it('derives the resource from trusted X-Forwarded-* headers', async () => {
+    const res = await fetch(`${s.proxy.url}/.well-known/oauth-protected-resource/mcp`, {
+      headers: forwarded,
+    });
+    expect(await res.json()).toMatchObject({
+      resource: 'https://mcp.example.com/team/mcp',
+      scopes_supported: ['mcp:admin'],
+    });
+    const challenge = await post(`${s.proxy.url}/mcp`, INIT_BODY, forwarded);
+    expect(challenge.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/team/mcp", scope="mcp:admin"',
+    );
+  });
+
+  it('answers a token without the required scope with 403 insufficient_scope, and lets the scoped one in', async () => {
+    const weak = await idp.token('alice', { scope: 'mcp:tools' });
+    const res = await post(`${s.proxy.url}/mcp`, INIT_BODY, { authorization: `Bearer ${weak}` });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toContain('scope="mcp:admin", error="insufficient_scope"');
+    expect(res.json).toMatchObject({ error: { data: { error: 'insufficient_scope' } } });
+    const strong = await idp.token('alice', { scope: 'mcp:admin' });
+    expect((await post(`${s.proxy.url}/mcp`, INIT_BODY, { authorization: `Bearer ${strong}` })).status).toBe(
+      200,
+    );
+  });
+});
+
 describe('Cedar denial over the legacy SSE transport', () => {
   let s: Stack;
   beforeAll(async () => {
