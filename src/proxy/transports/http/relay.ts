@@ -8,7 +8,7 @@ import { runServerPolicies } from '../../pipeline/run.js';
 import type { JsonRpcId, JsonRpcRequest, MessageContext, MessagePolicy } from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
-import { readText } from './upstream.js';
+import { readAll } from './upstream.js';
 
 type Body = IncomingMessage;
 
@@ -31,8 +31,16 @@ export async function transformMessageText(text: string, side: ServerSide): Prom
   return out === message ? text : JSON.stringify(out);
 }
 
+/** Bodies up to this size are sent in one write together with the headers. */
+const SMALL_BODY = 64 * 1024;
+
 /** Copies the body to the client with backpressure; stops quietly when the client goes away. */
 export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
+  const length = Number(body.headers['content-length']);
+  if (length <= SMALL_BODY) {
+    res.end(await readAll(body));
+    return;
+  }
   for await (const chunk of body as AsyncIterable<Buffer>) {
     if (res.destroyed) break;
     if (!res.write(chunk)) await drained(res);
@@ -42,7 +50,7 @@ export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
 /** A JSON body, buffered and passed through the policies. */
 export async function relayJson(body: Body, res: ServerResponse, side: ServerSide): Promise<void> {
   // Headers are already sent (without Content-Length), so the rewritten body goes out chunked.
-  res.end(await transformMessageText(await readText(body), side));
+  res.end(await transformMessageText((await readAll(body)).toString('utf8'), side));
 }
 
 export type EventRewriter = (event: SseEvent) => Promise<string> | string;

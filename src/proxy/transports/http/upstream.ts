@@ -70,10 +70,12 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardConte
   // Identity encoding: responses may need parsing, and keep-alive comments go into the byte stream.
   out['accept-encoding'] = 'identity';
   if (!ctx.remote) {
-    const external = new URL(ctx.externalBaseUrl);
+    // externalBaseUrl is `<proto>://<host>[<prefix>]` (built by the edge).
+    const schemeEnd = ctx.externalBaseUrl.indexOf('://');
+    const hostEnd = ctx.externalBaseUrl.indexOf('/', schemeEnd + 3);
     out['x-forwarded-for'] = ctx.clientAddress;
-    out['x-forwarded-host'] = external.host;
-    out['x-forwarded-proto'] = external.protocol.replace(':', '');
+    out['x-forwarded-host'] = ctx.externalBaseUrl.slice(schemeEnd + 3, hostEnd === -1 ? undefined : hostEnd);
+    out['x-forwarded-proto'] = ctx.externalBaseUrl.slice(0, schemeEnd);
   }
   return out;
 }
@@ -165,14 +167,14 @@ export class UpstreamClient {
     body: Buffer | undefined,
     signal: AbortSignal,
   ): Promise<UpstreamResponse> {
-    const https = url.startsWith('https:');
+    const { origin, path } = splitUrl(url);
+    const https = origin.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
     const withLength =
       body && body.length > 0 ? { ...headers, 'content-length': String(body.length) } : headers;
     return new Promise((resolve, rejectRequest) => {
       const outgoing = send(
-        url,
-        { method, headers: withLength, agent: https ? this.#https : this.#http, signal },
+        { ...origin, path, method, headers: withLength, agent: https ? this.#https : this.#http, signal },
         (res) => resolve({ statusCode: res.statusCode ?? 502, headers: res.headers, body: res }),
       );
       outgoing.once('error', rejectRequest);
@@ -208,6 +210,31 @@ export class UpstreamClient {
   }
 }
 
+interface Origin {
+  protocol: string;
+  hostname: string;
+  port: string;
+}
+
+/** Parsed origins of the few backend URLs a proxy talks to (parsing a URL per request is measurable). */
+const origins = new Map<string, Origin>();
+
+function splitUrl(url: string): { origin: Origin; path: string } {
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  const key = slash === -1 ? url : url.slice(0, slash);
+  let origin = origins.get(key);
+  if (!origin) {
+    const parsed = new URL(key);
+    origin = {
+      protocol: parsed.protocol,
+      hostname: parsed.hostname.replace(/^\[|\]$/g, ''),
+      port: parsed.port,
+    };
+    if (origins.size < 64) origins.set(key, origin);
+  }
+  return { origin, path: slash === -1 ? '/' : url.slice(slash) };
+}
+
 /** Drops a response body without reading it. */
 export function discard(body: IncomingMessage): void {
   body.on('error', () => {});
@@ -223,11 +250,11 @@ function drain(body: IncomingMessage): Promise<void> {
   });
 }
 
-/** The whole body as text. */
-export async function readText(body: IncomingMessage): Promise<string> {
+/** The whole body. */
+export async function readAll(body: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }
 
 /**
