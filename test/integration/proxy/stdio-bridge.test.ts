@@ -97,6 +97,18 @@ describe('stdio bridge, streamable HTTP', () => {
     }
   });
 
+  it('reports the stdio server on /health after pinging it', async () => {
+    const response = await fetch(`${moat.proxy.url}/health`);
+    expect(response.status).toBe(200);
+    const health = (await response.json()) as {
+      status: string;
+      backend?: { reachable: boolean; latency_ms?: number };
+    };
+    expect(health.status).toBe('healthy');
+    expect(health.backend?.reachable).toBe(true);
+    expect(health.backend?.latency_ms).toBeGreaterThanOrEqual(0);
+  });
+
   it('restores string and number ids exactly', async () => {
     const sessionId = await initializeRaw(url);
     const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };

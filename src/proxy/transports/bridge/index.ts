@@ -10,7 +10,7 @@
  */
 import { DEFAULTS } from '../../../config/runconfig.js';
 import { runtimeError, errorMessage } from '../../../util/errors.js';
-import type { StdioBackend, TransportOptions } from '../../index.js';
+import type { HealthReport, StdioBackend, TransportOptions } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
 import { RPC, type EdgeRequest, type TransportHandler } from '../../types.js';
 import { BridgeCore } from './core.js';
@@ -27,11 +27,20 @@ export interface StdioBridgeOptions extends TransportOptions {
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const HEALTH_CACHE_MS = 5000;
+const HEALTH_PING_TIMEOUT_MS = 5000;
+
+type BackendHealth = NonNullable<HealthReport['backend']>;
+
+export interface StdioBridge extends TransportHandler {
+  /** For /health: the stdio server answers a ping (cached for 5 s). */
+  backendHealth(): Promise<BackendHealth>;
+}
 
 export async function createStdioBridge(
   backend: StdioBackend,
   options: StdioBridgeOptions,
-): Promise<TransportHandler> {
+): Promise<StdioBridge> {
   const { config, logger } = options;
   const log = logger.child({ component: 'stdio-bridge' });
   // The upstream and the multiplexer refer to each other; the callbacks run only after both exist.
@@ -68,6 +77,15 @@ export async function createStdioBridge(
   const streamable = new StreamableEndpoint(core, config.stateless === true);
   const legacy = new LegacySseEndpoint(core, config.endpoint_prefix);
   const legacyMessages = messagesPath(config.endpoint_prefix);
+  let health: { at: number; result: Promise<BackendHealth> } | undefined;
+  const probe = async (): Promise<BackendHealth> => {
+    const checked_at = new Date().toISOString();
+    if (mux.downReason !== undefined) return { reachable: false, error: mux.downReason, checked_at };
+    const outcome = await mux.ping(HEALTH_PING_TIMEOUT_MS);
+    return 'ms' in outcome
+      ? { reachable: true, latency_ms: outcome.ms, checked_at }
+      : { reachable: false, error: outcome.error, checked_at };
+  };
 
   return {
     async handle(request: EdgeRequest): Promise<void> {
@@ -82,6 +100,10 @@ export async function createStdioBridge(
       }
       const where = mode === 'streamable-http' ? '/mcp' : '/sse';
       throw reject(404, RPC.invalidRequest, `Not found: ${path} (this MCP server is served at ${where})`);
+    },
+    backendHealth(): Promise<BackendHealth> {
+      if (!health || Date.now() - health.at > HEALTH_CACHE_MS) health = { at: Date.now(), result: probe() };
+      return health.result;
     },
     async close(): Promise<void> {
       await core.close();

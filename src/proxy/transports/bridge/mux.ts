@@ -209,6 +209,26 @@ export class Multiplexer {
     return this.#init;
   }
 
+  /** Pings the server (the proxy's own request); resolves with the round trip in ms or an error text. */
+  async ping(timeoutMs: number): Promise<{ ms: number } | { error: string }> {
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<JsonRpcResponse>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: RPC.serverError, message: 'no answer to ping' },
+          }),
+        timeoutMs,
+      );
+    });
+    const response = await Promise.race([this.#internalRequest('ping', {}), timeout]);
+    clearTimeout(timer);
+    return response.error ? { error: response.error.message } : { ms: Date.now() - started };
+  }
+
   /** The pipes were re-attached: initialize again (a restarted server needs it; a running one answers again). */
   reattached(): void {
     const params = this.#initParams;
