@@ -95,13 +95,18 @@ async function superviseRemote(
     transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
     remote: true,
   };
+  let loginNeeded = false;
   const proxy = await platform.startProxy(config, backend, {
     // Say so in the status instead of retrying a login that needs a person.
     onAuthStatus: (auth) => {
-      if (auth.state !== 'reauth_required') return;
-      void record({ status: 'unhealthy', context: `remote authentication needed: ${auth.reason}` }).catch(
-        () => {},
-      );
+      const change =
+        auth.state === 'reauth_required'
+          ? { status: 'unhealthy' as const, context: `remote authentication needed: ${auth.reason}` }
+          : loginNeeded
+            ? { status: 'running' as const, context: `proxying to ${config.remote_url} (logged in again)` }
+            : undefined;
+      loginNeeded = auth.state === 'reauth_required';
+      if (change) void record(change).catch(() => {});
     },
   });
   try {
@@ -173,12 +178,12 @@ async function superviseContainer(
   let attempt = 0;
   try {
     for (;;) {
-      await record({ status: attempt === 0 ? 'starting' : 'restarting', context: 'starting the container' });
+      if (attempt === 0) await record({ status: 'starting', context: 'starting the container' });
       containerId = await runtime.createContainer(spec);
       await record({ container_id: containerId });
       await runtime.startContainer(containerId);
       // Waiting on a created (not yet started) container returns at once on Podman: wait after start.
-      const exited = runtime.waitContainer(containerId);
+      const exited = waitForExit(runtime, containerId);
       exited.catch(() => undefined); // observed below; avoid an unhandled rejection meanwhile
       const startedAt = Date.now();
       const backendUrl = await httpBackendUrl(runtime, containerId, config, spec);
@@ -227,6 +232,21 @@ async function superviseContainer(
     if (containerId) await runtime.stopContainer(containerId).catch(() => undefined);
   }
   return { outcome: 'stopped', containerId };
+}
+
+/**
+ * The container's exit code. Podman's wait sometimes answers -1 at once (the container was not
+ * seen running yet, or it exited before the wait began); the container's state then decides.
+ */
+async function waitForExit(runtime: ContainerRuntime, containerId: string): Promise<number> {
+  for (;;) {
+    const code = await runtime.waitContainer(containerId);
+    if (code >= 0) return code;
+    const info = await runtime.inspectContainer(containerId);
+    if (!info) return code;
+    if (info.state === 'exited' || info.state === 'dead') return info.exitCode;
+    await sleep(200);
+  }
 }
 
 /** A container left behind by a killed supervisor or a stopped run is replaced; a stranger's is not. */

@@ -8,7 +8,7 @@
  */
 import * as oidc from 'openid-client';
 import type { MoatError } from '../../util/errors.js';
-import { isMoatError, runtimeError } from '../../util/errors.js';
+import { errorMessage, isMoatError, runtimeError } from '../../util/errors.js';
 import { log } from '../../util/log.js';
 import { openSystemBrowser } from './browser.js';
 import { startCallbackServer } from './callback-server.js';
@@ -38,6 +38,8 @@ export interface RemoteOAuthDeps {
   onStatus?: (status: RemoteAuthStatus) => void;
   /** Whether a browser login may start when there is no usable token (default true); if not, start fails. */
   interactive?: boolean;
+  /** Start one browser login by itself when the tokens die while the workload runs (foreground). */
+  autoLogin?: boolean;
 }
 
 const OIDC_DEFAULT_SCOPES = ['openid', 'profile', 'email'];
@@ -63,6 +65,9 @@ export class RemoteOAuth {
   private refreshing: Promise<boolean> | undefined;
   private reauthReason: string | undefined;
   private lastState: RemoteAuthStatus['state'] | undefined;
+  /** Start finished: from now on a dead token may trigger the one background login. */
+  private running = false;
+  private autoLoginPending = false;
   private client: ClientCredentials | undefined;
   private config: oidc.Configuration | undefined;
   private readonly fetch: Fetch;
@@ -101,6 +106,7 @@ export class RemoteOAuth {
       oauth.tokens = stored;
       if (!oauth.expiresSoon() || (await oauth.refresh())) {
         oauth.setStatus({ state: 'authenticated' });
+        oauth.running = true;
         return oauth;
       }
     }
@@ -112,6 +118,7 @@ export class RemoteOAuth {
       );
     }
     await oauth.login();
+    oauth.running = true;
     return oauth;
   }
 
@@ -280,7 +287,26 @@ export class RemoteOAuth {
     if (first) {
       log().warn({ workload: this.settings.workload, reason }, 'remote server needs a new OAuth login');
       this.setStatus({ state: 'reauth_required', reason });
+      this.loginOnceInBackground();
     }
+  }
+
+  /**
+   * With autoLogin (a workload in the foreground of a terminal), tokens that die at run time start
+   * one browser login by itself; requests fail fast meanwhile. If that login fails, the status stays
+   * `reauth_required`: one attempt, never a loop.
+   */
+  private loginOnceInBackground(): void {
+    if (!this.running || !this.deps.autoLogin || this.autoLoginPending) return;
+    this.autoLoginPending = true;
+    this.login()
+      .catch((err: unknown) =>
+        log().warn(
+          { workload: this.settings.workload, err: errorMessage(err) },
+          'the new OAuth login failed',
+        ),
+      )
+      .finally(() => (this.autoLoginPending = false));
   }
 
   /** Reports a status change (not a repeat of the current state). */

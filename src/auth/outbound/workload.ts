@@ -31,6 +31,8 @@ export async function workloadUpstreamAuth(
   return createUpstreamAuth(config, {
     secrets: options.secrets ?? (await openSecretsProvider()),
     interactive: options.interactive,
+    // In a terminal's foreground, dead tokens start one new login by themselves.
+    autoLogin: options.interactive,
     onStatus: options.onStatus,
     notify: options.notify,
   });

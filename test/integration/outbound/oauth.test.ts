@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
 import {
   createUpstreamAuth,
@@ -62,6 +62,19 @@ function harness(options: { now?: () => number; user?: string } = {}) {
       onStatus: (s: RemoteAuthStatus) => statuses.push(s),
     },
   };
+}
+
+/** Revokes a workload's stored refresh token at the provider (as an administrator or the user would). */
+async function revokeRefreshToken(workload: string): Promise<void> {
+  const tokens = JSON.parse((await secrets.get(tokensSecretName(workload)))!);
+  const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
+  const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
+  const revoked = await fetch(`${op.issuer}/token/revocation`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+    body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
+  });
+  expect(revoked.status).toBe(200);
 }
 
 beforeAll(async () => {
@@ -165,17 +178,7 @@ describe('OAuth to a remote MCP server', () => {
     let offset = 0;
     const h = harness({ now: () => Date.now() + offset });
     const auth = await createUpstreamAuth(config('oauth-revoked', { callback_port: port }), h.deps);
-    const tokens = JSON.parse((await secrets.get(tokensSecretName('oauth-revoked')))!);
-    const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
-    const revoked = await fetch(`${op.issuer}/token/revocation`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
-    });
-    expect(revoked.status).toBe(200);
+    await revokeRefreshToken('oauth-revoked');
 
     offset = 600_000;
     const errors = op.counts.refreshErrors;
@@ -208,6 +211,29 @@ describe('OAuth to a remote MCP server', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('in the foreground, starts one new login by itself when the tokens die, then serves again', async () => {
+    const port = await freePort();
+    let offset = 0;
+    const h = harness({ now: () => Date.now() + offset, user: 'erin' });
+    const auth = await createUpstreamAuth(config('oauth-relogin', { callback_port: port }), {
+      ...h.deps,
+      autoLogin: true,
+    });
+    await revokeRefreshToken('oauth-relogin');
+    const codes = op.counts.authorizationCodes;
+    offset = 600_000;
+    await expect(auth!.headers(local)).rejects.toThrow(/needs a new OAuth login/);
+    await vi.waitFor(() => expect(h.logins).toHaveLength(2), { timeout: 30_000 });
+    expect((await h.logins[1])!.status).toBe(200);
+    offset = 0;
+    await vi.waitFor(() => expect(h.statuses.at(-1)).toEqual({ state: 'authenticated' }), {
+      timeout: 30_000,
+    });
+    expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required', 'authenticated']);
+    expect(op.counts.authorizationCodes).toBe(codes + 1);
+    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('erin');
   });
 
   it('uses --remote-auth-issuer discovery with the OpenID default scopes', async () => {
