@@ -382,6 +382,34 @@ describe('stdio bridge, stateless and 2026-07-28', () => {
   });
 });
 
+describe('stdio bridge, session TTL', () => {
+  it('slides the TTL on use and answers 404 once a session sat idle past it', async () => {
+    const moat = await moatInFrontOf('stdio', { session_ttl: '3s' });
+    try {
+      const url = `${moat.proxy.url}/mcp`;
+      const sessionId = await initializeRaw(url);
+      const ping = async () => {
+        const response = await post(
+          url,
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { 'mcp-session-id': sessionId },
+        );
+        await response.text();
+        return response.status;
+      };
+      // Used every 500 ms for 5 s (well past the TTL): still alive.
+      for (let i = 0; i < 10; i++) {
+        expect(await ping()).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      expect(await ping()).toBe(404);
+    } finally {
+      await moat.stop();
+    }
+  });
+});
+
 describe('stdio bridge, re-attach', () => {
   it('re-attaches and re-initializes when the server process goes away', async () => {
     const moat = await moatInFrontOf('stdio');
