@@ -46,8 +46,6 @@ export type FeatureId = keyof typeof FEATURES;
  * flags that select it then pass the gate with no other change.
  */
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
-  'proxy-options',
-  'tool-filter',
   'telemetry',
   'image-verification',
   'protocol-builds',
