@@ -298,6 +298,12 @@ const CASES: FlagCase[] = [
     defaults: { isolate_network: true },
     valid: ['--isolate-network=false'],
     expect: { isolate_network: false },
+    invalid: [
+      [
+        ['--isolate-network=false', '--permission-profile', 'none'],
+        /--isolate-network=false conflicts with the permission profile "none", which restricts outbound traffic/,
+      ],
+    ],
   },
   {
     flag: 'allow-docker-gateway',

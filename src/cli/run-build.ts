@@ -261,6 +261,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   };
 
   const container = target.kind !== 'remote';
+  const profile = container ? permissionProfile(parsed, ctx, abs) : undefined;
   const draft: RunConfigInput = {
     image: target.kind === 'image' ? target.ref : target.kind === 'remote' ? target.url : target.raw,
     ...(target.kind === 'remote' ? { remote_url: target.url } : {}),
@@ -281,7 +282,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
       'publish',
       flags.publish.map((p) => (parsePublish(p), p)),
     ),
-    ...(container ? permissionProfile(parsed, ctx, abs) : { permission_profile: null }),
+    ...(profile ?? { permission_profile: null }),
     ...defined('env_vars', keyValueMap('env', flags.env, 'KEY=VALUE', ENV_KEY)),
     ...defined('env_file', existing('env-file', flags.envFile)),
     ...defined('env_file_dir', existing('env-file-dir', flags.envFileDir, 'dir')),
@@ -295,7 +296,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...defined('audit_config_path', existing('audit-config', flags.auditConfig)),
     ...defined('telemetry_config', telemetryConfig(parsed, name)),
     ...nonEmpty('secrets', flags.secret.map(parseSecretRef)),
-    ...(container ? isolation(parsed, ctx) : {}),
+    ...(profile ? isolation(parsed, ctx, profile.permission_profile) : {}),
     ...(flags.trustProxyHeaders ? { trust_proxy_headers: true } : {}),
     ...(flags.strictProtocolValidation ? { strict_protocol_validation: true } : {}),
     ...(flags.stateless ? { stateless: true } : {}),
@@ -386,8 +387,23 @@ function labels(values: readonly string[]): Record<string, string> | undefined {
   return map;
 }
 
-/** Network isolation needs bridge networking: dropped for other modes, an error if asked for. */
-function isolation({ flags, explicit }: ParsedRun, ctx: BuildContext): Partial<RunConfigInput> {
+/**
+ * Network isolation needs bridge networking: dropped for other modes, an error if asked for.
+ * Moat always enforces a profile that restricts outbound traffic, so opting out of isolation
+ * with such a profile is refused rather than ignored.
+ */
+function isolation(
+  { flags, explicit }: ParsedRun,
+  ctx: BuildContext,
+  profile: RunConfigInput['permission_profile'],
+): Partial<RunConfigInput> {
+  if (!flags.isolateNetwork && profile?.network?.outbound?.insecure_allow_all !== true) {
+    throw usageError(
+      `--isolate-network=false conflicts with the permission profile ${JSON.stringify(profile?.name ?? 'custom')}, ` +
+        'which restricts outbound traffic (moat always enforces it); use --permission-profile network ' +
+        'to allow all outbound traffic',
+    );
+  }
   const mode = flags.network;
   const bridge = mode === undefined || mode === '' || mode === 'bridge' || mode === 'default';
   let isolate = flags.isolateNetwork;
