@@ -183,6 +183,3 @@ export interface ContainerRuntime {
   /** Removes a network; missing is fine. */
   removeNetwork(name: string): Promise<void>;
 }
-
-/** Finds and pings a runtime: see `connect.ts` for the discovery order. */
-export type ConnectRuntime = (env?: NodeJS.ProcessEnv) => Promise<ContainerRuntime>;

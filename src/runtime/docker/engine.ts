@@ -45,6 +45,14 @@ function statusOf(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/**
+ * The object is gone: 404, or Podman's 500 for a container removed while we asked about it
+ * ("does not exist in database: no such container").
+ */
+function isGone(err: unknown): boolean {
+  return statusOf(err) === 404 || /no such container|does not exist in database/.test(engineMessage(err));
+}
+
 /** The engine's own message (dockerode wraps it as "(HTTP code 404) no such container - <message>"). */
 function engineMessage(err: unknown): string {
   const json = (err as { json?: { message?: unknown } } | null)?.json;
@@ -325,7 +333,7 @@ export class EngineRuntime implements ContainerRuntime {
       await this.docker.getContainer(idOrName).stop({ t: timeoutSeconds });
     } catch (err) {
       const status = statusOf(err);
-      if (status === 304 || status === 404) return;
+      if (status === 304 || isGone(err)) return;
       throw runtimeError(`cannot stop container ${idOrName}: ${engineMessage(err)}`, { cause: err });
     }
   }
@@ -338,7 +346,7 @@ export class EngineRuntime implements ContainerRuntime {
         await this.docker.getContainer(info.id).remove({ force: true, v: true });
         break;
       } catch (err) {
-        if (statusOf(err) === 404) break;
+        if (isGone(err)) break;
         // Podman refuses while the container is between states (e.g. exiting after its stdin closed).
         if (attempt < 10 && /state improper|could not be stopped/.test(engineMessage(err))) {
           await new Promise((resolve) => setTimeout(resolve, 300));
@@ -358,7 +366,7 @@ export class EngineRuntime implements ContainerRuntime {
     try {
       raw = await this.docker.getContainer(idOrName).inspect();
     } catch (err) {
-      if (statusOf(err) === 404) return undefined;
+      if (isGone(err)) return undefined;
       throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
     }
     return toContainerInfo(raw);
@@ -405,7 +413,7 @@ export class EngineRuntime implements ContainerRuntime {
         isStream: true,
       },
     ).catch((err: unknown) => {
-      if (statusOf(err) === 404) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
       throw runtimeError(`cannot read logs of ${idOrName}: ${engineMessage(err)}`, { cause: err });
     });
     return demuxMerged(stream);
@@ -419,7 +427,7 @@ export class EngineRuntime implements ContainerRuntime {
       // The empty file is the workaround: the request carries no JSON body for Podman to leak into stdin.
       { hijack: true, openStdin: true, isStream: true, file: Buffer.alloc(0) },
     ).catch((err: unknown) => {
-      if (statusOf(err) === 404) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
       throw runtimeError(`cannot attach to ${idOrName}: ${engineMessage(err)}`, { cause: err });
     });
     const { stdout, stderr } = demux(socket);

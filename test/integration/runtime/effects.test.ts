@@ -4,47 +4,29 @@
  * permission profiles' network rules.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callResult, callText } from '../../fixtures/pipes-client.js';
-import { podmanCli } from '../../support/podman.js';
 import { Harness, uniqueName } from './harness.js';
 
 let harness: Harness;
 /** The default Podman bridge's gateway: the host as seen from a bridged container. */
 let gateway: string;
-/** A TCP server on the host, listening on the bridge gateway address and on loopback. */
-const servers: Server[] = [];
+/** TCP servers on the host: on the bridge gateway address and on loopback only. */
 let gatewayPort: number;
 let loopbackPort: number;
 
-function listen(host: string): Promise<number> {
-  const server = createServer((socket) => socket.end());
-  servers.push(server);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve((server.address() as { port: number }).port));
-  });
-}
-
 beforeAll(async () => {
   harness = await Harness.create();
-  const [network] = JSON.parse(await podmanCli(['network', 'inspect', 'podman'])) as Array<{
-    subnets: Array<{ gateway: string }>;
-  }>;
-  gateway = network!.subnets[0]!.gateway;
-  // The bridge exists once a container has used it; our first launch below guarantees that, but
-  // the gateway address is configured on the host only while the bridge is up, so start one now.
-  await harness.launch();
-  gatewayPort = await listen(gateway);
-  loopbackPort = await listen('127.0.0.1');
+  gateway = await harness.bridgeGateway();
+  gatewayPort = await harness.listenOnHost(gateway);
+  loopbackPort = await harness.listenOnHost('127.0.0.1');
 });
 
 afterAll(async () => {
   await harness.cleanup();
-  for (const server of servers) server.close();
 });
 
 describe('environment', () => {
@@ -103,12 +85,7 @@ describe('privileges', () => {
 
 describe('published ports', () => {
   it('publishes the target port on 127.0.0.1 and adds -p bindings reachable from the host', async () => {
-    const hostPort = await listen('127.0.0.1').then(async (port) => {
-      // Free the port again: the container will bind it.
-      const server = servers.pop()!;
-      await new Promise((r) => server.close(r));
-      return port;
-    });
+    const hostPort = await freePort();
     const { client, id } = await harness.launch({
       transport: 'streamable-http',
       target_port: 8080,
@@ -195,3 +172,12 @@ describe('networks and permission profiles', () => {
     });
   });
 });
+
+/** A port nobody listens on right now (bound, read back and released) for -p. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -3,44 +3,26 @@
  * internal network and its only way out is the egress proxy container, which allows exactly
  * the profile's hosts and ports.
  */
-import { createServer, type Server } from 'node:net';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../../src/runtime/types.js';
 import { callText } from '../../fixtures/pipes-client.js';
-import { podmanCli } from '../../support/podman.js';
 import { Harness } from './harness.js';
 
 let harness: Harness;
 let gateway: string;
 let allowedPort: number;
 let otherPort: number;
-const servers: Server[] = [];
-
-function listen(host: string): Promise<number> {
-  const server = createServer((socket) => socket.end('hello from the host\n'));
-  servers.push(server);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve((server.address() as { port: number }).port));
-  });
-}
 
 beforeAll(async () => {
   harness = await Harness.create();
-  // A bridged container keeps the default bridge (and its gateway address on the host) up.
-  await harness.launch();
-  const [network] = JSON.parse(await podmanCli(['network', 'inspect', 'podman'])) as Array<{
-    subnets: Array<{ gateway: string }>;
-  }>;
-  gateway = network!.subnets[0]!.gateway;
-  allowedPort = await listen(gateway);
-  otherPort = await listen(gateway);
+  gateway = await harness.bridgeGateway();
+  allowedPort = await harness.listenOnHost(gateway);
+  otherPort = await harness.listenOnHost(gateway);
 });
 
 afterAll(async () => {
   await harness.cleanup();
-  for (const server of servers) server.close();
 });
 
 const allowlist = () => ({

@@ -3,6 +3,7 @@
  * fixture server images, and workloads built from a RunConfig through buildContainerSpec
  * (the same path the workload layer takes), removed again after each test file.
  */
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,7 +12,7 @@ import { buildContainerSpec, httpTarget } from '../../../src/runtime/container-s
 import type { ContainerRuntime, ContainerSpec } from '../../../src/runtime/types.js';
 import { connectMcpOverPipes, type PipesTransport } from '../../fixtures/pipes-client.js';
 import { testServerImage } from '../../support/images.js';
-import { testRuntime, uniqueName } from '../../support/podman.js';
+import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
 export interface Launched {
   id: string;
@@ -24,6 +25,7 @@ export interface Launched {
 export class Harness {
   private readonly created: string[] = [];
   private readonly clients: Client[] = [];
+  private readonly servers: Server[] = [];
 
   private constructor(readonly runtime: ContainerRuntime) {}
 
@@ -95,12 +97,34 @@ export class Harness {
     throw new Error(`the HTTP server in ${id} never answered: ${String(lastError)}`);
   }
 
-  track(id: string): void {
-    this.created.push(id);
+  /**
+   * The default bridge's gateway address: the host as a bridged container sees it. Starts a
+   * bridged container first, because the host has that address only while the bridge is up.
+   */
+  async bridgeGateway(): Promise<string> {
+    await this.launch();
+    const [network] = JSON.parse(await podmanCli(['network', 'inspect', 'podman'])) as Array<{
+      subnets: Array<{ gateway: string }>;
+    }>;
+    return network!.subnets[0]!.gateway;
+  }
+
+  /** A TCP server on the host at `host` (port 0, read back) that closes each connection; stopped by cleanup. */
+  listenOnHost(host: string): Promise<number> {
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // clients hang up at once (they only test reachability)
+      socket.end('hello from the host\n');
+    });
+    this.servers.push(server);
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
+    });
   }
 
   /** Removes every container (and its network and egress proxy); the first failure is rethrown after. */
   async cleanup(): Promise<void> {
+    for (const server of this.servers) server.close();
     await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
     const failures: unknown[] = [];
     for (const id of this.created)
