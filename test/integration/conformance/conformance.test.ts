@@ -6,14 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConfigSchema } from '../../../src/config/runconfig.js';
-import { buildContainerSpec } from '../../../src/runtime/container-spec.js';
 import type { ContainerRuntime } from '../../../src/runtime/types.js';
-import { bundleEntry } from '../../fixtures/bundle.js';
+import { startConformanceContainer } from '../../fixtures/conformance/image.js';
 import { moatInFrontOf } from '../../fixtures/conformance/moat.js';
-import { FIXTURE_MAIN, httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
-import { buildNodeImage } from '../../support/images.js';
-import { testRuntime, uniqueName } from '../../support/podman.js';
+import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
+import { testRuntime } from '../../support/podman.js';
 import { CONFORMANCE_CLI, failures, passing, regressions, runSuite, type ScenarioResult } from './suite.js';
 
 const SUITE_TIMEOUT = 600_000;
@@ -97,21 +94,9 @@ describe('conformance suite', () => {
     it(
       'passes through Moat attached to the container',
       async () => {
-        const sources = [FIXTURE_MAIN, FIXTURE_MAIN.replace(/main\.ts$/, 'server.ts')];
-        const bundle = readFileSync(await bundleEntry(FIXTURE_MAIN, sources, 'conformance-fixture'));
-        const image = await buildNodeImage({ files: { '/app/conformance.mjs': bundle } });
-        const config = runConfigSchema.parse({
-          name: uniqueName('moat-conformance'),
-          image,
-          transport: 'stdio',
-          host: '127.0.0.1',
-          port: 0,
-          cmd_args: ['/app/conformance.mjs', 'stdio'],
-        });
-        const id = await runtime.createContainer(buildContainerSpec(config, {}));
-        containerId = id;
-        await runtime.startContainer(id);
-        const moat = await moatInFrontOf({ kind: 'stdio', connect: () => runtime.attachStdio(id) });
+        const container = await startConformanceContainer(runtime);
+        containerId = container.id;
+        const moat = await moatInFrontOf({ kind: 'stdio', connect: () => container.connect() });
         try {
           await expectNoRegressions(`${moat.proxy.url}/mcp`);
         } finally {
