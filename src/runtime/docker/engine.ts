@@ -269,6 +269,9 @@ export class EngineRuntime implements ContainerRuntime {
     if (!this.info.endpoint.startsWith('unix://'))
       throw notImplemented(`outbound allowlists with a remote container engine (${this.info.endpoint})`);
     const image = await ensureEgressImage(this.docker);
+    // A proxy left behind by this workload (its container was removed outside moat) is replaced.
+    const leftover = await this.inspectContainer(name);
+    if (leftover?.labels[LABELS.egressFor] === spec.name) await this.removeQuietly(leftover.id);
     let id: string | undefined;
     try {
       const container = await this.docker.createContainer({

@@ -7,6 +7,7 @@ import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../../src/runtime/types.js';
 import { callText } from '../../fixtures/pipes-client.js';
+import { podmanCli } from '../../support/podman.js';
 import { Harness } from './harness.js';
 
 let harness: Harness;
@@ -73,5 +74,18 @@ describe('egress allowlist', () => {
     const again = await harness.connectHttp(id, spec, 8080);
     expect(await callText(again, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
     expect(await callText(again, 'proxy_connect', { host: gateway, port: otherPort })).toBe('403');
+  });
+
+  it('replaces a proxy left behind by the same workload', async () => {
+    const { spec, id } = await harness.launch({ permission_profile: allowlist() });
+    const egressName = `${spec.name}-egress`;
+    const before = await harness.runtime.inspectContainer(egressName);
+    // The workload's container disappears without moat (e.g. `podman rm -f`): its proxy stays.
+    await podmanCli(['rm', '-f', '-t', '0', id]);
+    expect((await harness.runtime.inspectContainer(egressName))?.id).toBe(before!.id);
+    const again = await harness.launch({ name: spec.name, permission_profile: allowlist() });
+    const after = await harness.runtime.inspectContainer(egressName);
+    expect(after?.id).not.toBe(before!.id);
+    expect(await callText(again.client, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
   });
 });
