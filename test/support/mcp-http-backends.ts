@@ -171,6 +171,12 @@ async function startSessionBackend(
   const transports = new Map<string, SessionTransport>();
   const http = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    // Redirects for the forwarder's redirect rules: /moved stays on this origin, /away leaves it.
+    if (req.url?.startsWith('/moved') || req.url?.startsWith('/away')) {
+      const location = req.url.startsWith('/moved') ? '/mcp' : 'http://elsewhere.invalid/mcp';
+      res.writeHead(req.url.startsWith('/moved') ? 308 : 307, { location }).end();
+      return;
+    }
     if (bearer && req.headers.authorization !== `Bearer ${bearer()}`) {
       res.writeHead(401, { 'www-authenticate': 'Bearer realm="backend"' }).end();
       return;

@@ -86,3 +86,46 @@ describe('a remote streamable-HTTP server behind the proxy', () => {
     expect(res.json).toMatchObject({ error: { code: -32000, message: expect.stringContaining('401') } });
   });
 });
+
+describe('redirects from an HTTP backend', () => {
+  let backend: HttpBackendServer;
+  beforeAll(async () => {
+    backend = await startV1StreamableBackend();
+  });
+  afterAll(() => backend.close());
+
+  async function proxyFor(path: string): Promise<RunningProxy> {
+    const url = backend.url.replace('/mcp', path);
+    return startProxy(
+      testConfig({ remote_url: url }),
+      { kind: 'http', url, transport: 'streamable-http', remote: true },
+      { logger: memoryLogger().logger },
+    );
+  }
+
+  it('follows a 307/308 within the backend origin, keeping method and body', async () => {
+    const proxy = await proxyFor('/moved');
+    try {
+      const res = await post(`${proxy.url}/`, INIT_BODY);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('mcp-session-id')).toBeTruthy();
+      expect(res.headers.get('location')).toBeNull();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a redirect to another origin with 502 instead of sending the client around the proxy', async () => {
+    const proxy = await proxyFor('/away');
+    try {
+      const res = await post(`${proxy.url}/`, INIT_BODY);
+      expect(res.status).toBe(502);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.json).toMatchObject({
+        error: { code: -32000, message: expect.stringContaining('redirect') },
+      });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
