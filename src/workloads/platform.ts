@@ -4,10 +4,8 @@
  * wiring.
  */
 import type { RemoteAuthStatus } from '../auth/outbound/index.js';
-import { workloadUpstreamAuth } from '../auth/outbound/workload.js';
 import type { RunConfig } from '../config/runconfig.js';
-import { startProxy, type RunningProxy as ListeningProxy } from '../proxy/index.js';
-import { createInboundSecurity } from '../proxy/security.js';
+import type { RunningProxy as ListeningProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
 import { connectRuntime } from '../runtime/connect.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
@@ -50,6 +48,12 @@ export const platform: Platform = {
   connectRuntime: () => connectRuntime(),
   containerSpec: (config, env) => buildContainerSpec(config, env),
   startProxy: async (config, backend, hooks = {}) => {
+    // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.
+    const [{ startProxy }, { createInboundSecurity }, { workloadUpstreamAuth }] = await Promise.all([
+      import('../proxy/index.js'),
+      import('../proxy/security.js'),
+      import('../auth/outbound/workload.js'),
+    ]);
     const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
     const security = await createInboundSecurity(config, {
       mcpPath: new URL(clientUrl(config, 'http://proxy')).pathname,

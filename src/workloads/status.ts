@@ -19,7 +19,7 @@ export const WORKLOAD_STATUSES = [
 export type WorkloadStatus = (typeof WORKLOAD_STATUSES)[number];
 
 /** How many status changes the file keeps (oldest dropped first). */
-export const HISTORY_LIMIT = 20;
+export const HISTORY_LIMIT = 50;
 
 const historyEntrySchema = z.object({
   status: z.enum(WORKLOAD_STATUSES),
