@@ -110,4 +110,44 @@ describe('moat secret', { timeout: 120_000 }, () => {
     expect(listed).toEqual(expect.arrayContaining(names));
     expect(await secret(['get', 'CONCURRENT_3', '--reveal'])).toMatchObject({ stdout: 'v-CONCURRENT_3\n' });
   });
+
+  it('asks for the value and a new password on a terminal without echoing them', async () => {
+    const ttyHome = await mkdtemp(join(tmpdir(), 'moat-secret-tty-'));
+    try {
+      // `script` gives the command a pseudo-terminal; each answer is typed after its prompt appears.
+      const child = spawn(
+        'script',
+        ['-qec', `${process.execPath} ${MOAT_MAIN} secret set TTY_SECRET`, '/dev/null'],
+        {
+          env: { ...process.env, MOAT_HOME: ttyHome, MOAT_SECRETS_PASSWORD: '' },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      const answers: Array<[string, string]> = [
+        ['Value for TTY_SECRET: ', 'typed-secret-value\r'],
+        ['Secrets password: ', 'typed-password\r'],
+        ['Repeat the password', 'typed-password\r'],
+      ];
+      child.stdout.on('data', (d: Buffer) => {
+        output += d.toString();
+        const next = answers[0];
+        if (next && output.includes(next[0])) {
+          answers.shift();
+          child.stdin.write(next[1]);
+        }
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      expect(code).toBe(0);
+      expect(output).toContain('Secret TTY_SECRET stored in the encrypted provider');
+      expect(output).not.toContain('typed-secret-value');
+      expect(output).not.toContain('typed-password');
+      const read = await secret(['get', 'TTY_SECRET', '--reveal'], {
+        env: { MOAT_HOME: ttyHome, MOAT_SECRETS_PASSWORD: 'typed-password' },
+      });
+      expect(read.stdout).toBe('typed-secret-value\n');
+    } finally {
+      await rm(ttyHome, { recursive: true, force: true });
+    }
+  });
 });
