@@ -157,23 +157,27 @@ export class EngineRuntime implements ContainerRuntime {
   // ---------------------------------------------------------------------------------------------
   // Containers
 
-  async createContainer(spec: ContainerSpec): Promise<string> {
-    // A local engine shares our filesystem: name a missing mount source before the engine's terser error.
+  /** Names a missing mount source or network before the engine's terser errors. */
+  private async checkReferences(spec: ContainerSpec): Promise<void> {
+    // Only a local engine shares our filesystem.
     if (this.info.endpoint.startsWith('unix://'))
       for (const mount of spec.mounts)
         if (!existsSync(mount.source))
           throw usageError(`volume source path does not exist: ${mount.source} (mounted at ${mount.target})`);
-    const labels = { ...spec.labels };
-    if (
+    const named =
       !BUILTIN_NETWORK_MODES.has(spec.networkMode) &&
       !spec.internalNetwork &&
-      !spec.networkMode.includes(':')
-    )
-      if (!(await this.networkExists(spec.networkMode)))
-        throw usageError(
-          `network ${spec.networkMode} does not exist; create it (e.g. \`podman network create ${spec.networkMode}\`) ` +
-            'or choose another --network (bridge, host, none or an existing network)',
-        );
+      !spec.networkMode.includes(':');
+    if (named && !(await this.networkExists(spec.networkMode)))
+      throw usageError(
+        `network ${spec.networkMode} does not exist; create it (e.g. \`podman network create ${spec.networkMode}\`) ` +
+          'or choose another --network (bridge, host, none or an existing network)',
+      );
+  }
+
+  async createContainer(spec: ContainerSpec): Promise<string> {
+    await this.checkReferences(spec);
+    const labels = { ...spec.labels };
     const env = { ...spec.env };
     if (spec.internalNetwork) {
       await this.ensureNetwork(spec.networkMode, {
@@ -188,15 +192,7 @@ export class EngineRuntime implements ContainerRuntime {
         throw err;
       });
       labels[LABELS.egress] = egress;
-      const proxy = `http://${egress}:${EGRESS_PROXY_PORT}`;
-      Object.assign(env, {
-        HTTP_PROXY: proxy,
-        HTTPS_PROXY: proxy,
-        http_proxy: proxy,
-        https_proxy: proxy,
-        NO_PROXY: 'localhost,127.0.0.1,::1',
-        no_proxy: 'localhost,127.0.0.1,::1',
-      });
+      Object.assign(env, proxyEnv(`http://${egress}:${EGRESS_PROXY_PORT}`));
     }
     const exposed: Record<string, object> = {};
     const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
@@ -524,6 +520,19 @@ export class EngineRuntime implements ContainerRuntime {
       );
     });
   }
+}
+
+/** Both spellings, since clients differ in which they read. */
+function proxyEnv(proxy: string): Record<string, string> {
+  const local = 'localhost,127.0.0.1,::1';
+  return {
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: local,
+    no_proxy: local,
+  };
 }
 
 function toContainerInfo(raw: Dockerode.ContainerInspectInfo): ContainerInfo {
