@@ -183,7 +183,7 @@ export function buildContainerSpec(
     (network.networkMode === 'host' || network.networkMode === 'none' || network.internalNetwork)
   )
     throw usageError(
-      `-p cannot publish ports with this network (${network.internalNetwork ? 'internal, outbound denied' : network.networkMode})`,
+      `-p cannot publish ports with this network (${network.internalNetwork ? "the workload's internal network: the permission profile restricts outbound traffic" : network.networkMode})`,
     );
   ports.push(...extra);
 
