@@ -10,7 +10,7 @@ let typedAhead = '';
 
 export function promptHidden(
   question: string,
-  input: ReadStream = process.stdin as ReadStream,
+  input: ReadStream = process.stdin,
   output: NodeJS.WritableStream = process.stderr,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
