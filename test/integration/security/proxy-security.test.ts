@@ -12,8 +12,8 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
-import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
-import { createInboundSecurity, type InboundSecurity } from '../../../src/proxy/security.js';
+import type { RunningProxy } from '../../../src/proxy/index.js';
+import { createInboundSecurity } from '../../../src/proxy/security.js';
 import {
   startV1SseBackend,
   startV2StreamableBackend,
@@ -21,6 +21,7 @@ import {
 } from '../../support/mcp-http-backends.js';
 import { stdioFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { startSecuredProxy, type SecuredProxy } from '../../support/secured-proxy.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
 
 const AUTHZ = {
@@ -40,10 +41,9 @@ const AUTHZ = {
 
 interface Stack {
   backend: HttpBackendServer;
-  security: InboundSecurity;
+  secured: SecuredProxy;
   proxy: RunningProxy;
   auditFile: string;
-  logLines: string[];
 }
 
 let idp: TestOidcProvider;
@@ -80,23 +80,17 @@ async function startStack(
     audit_config: { component: 'wx', logFile: auditFile },
     ...overrides,
   });
-  const { logger, lines } = memoryLogger();
-  const security = await createInboundSecurity(config, {
-    mcpPath: transport === 'sse' ? '/sse' : '/mcp',
-    transport,
-    logger,
-  });
-  const proxy = await startProxy(
+  const secured = await startSecuredProxy(
     config,
     { kind: 'http', url: backend.url, transport, remote: false },
-    { logger, middlewares: security.middlewares, policies: security.policies, routes: security.routes },
+    memoryLogger().logger,
+    transport,
   );
-  return { backend, security, proxy, auditFile, logLines: lines };
+  return { backend, secured, proxy: secured.proxy, auditFile };
 }
 
 async function stopStack(s: Stack | undefined): Promise<void> {
-  await s?.proxy.close();
-  await s?.security.close();
+  await s?.secured.close();
   await s?.backend.close();
 }
 
@@ -418,19 +412,13 @@ describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
       },
       audit_config: { logFile: auditFile },
     });
-    const { logger } = memoryLogger();
-    const security = await createInboundSecurity(config, {
-      mcpPath: '/mcp',
-      transport: 'streamable-http',
-      logger,
-    });
-    const proxy = await startProxy(
+    const secured = await startSecuredProxy(
       config,
       { kind: 'stdio', connect: () => fixture.connect() },
-      { logger, middlewares: security.middlewares, policies: security.policies, routes: security.routes },
+      memoryLogger().logger,
     );
     try {
-      const client = await connect(proxy.url, await idp.token('alice'));
+      const client = await connect(secured.proxy.url, await idp.token('alice'));
       try {
         expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['test_simple_text']);
         const denied = await client.callTool({ name: 'test_image_content', arguments: {} }).then(
@@ -451,8 +439,7 @@ describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
         metadata: { extra: { http_status: 403, denied_by: 'authz' } },
       });
     } finally {
-      await proxy.close();
-      await security.close();
+      await secured.close();
       await fixture.stop();
     }
   });

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Webhook } from '../../../src/config/runconfig.js';
-import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
-import { createInboundSecurity, type InboundSecurity } from '../../../src/proxy/security.js';
+import type { RunningProxy } from '../../../src/proxy/index.js';
 import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
+import { startSecuredProxy, type SecuredProxy } from '../../support/secured-proxy.js';
 
 interface Review {
   version: string;
@@ -36,6 +36,14 @@ interface WebhookServer {
 }
 
 const allow: Answer = (review, res) => reply(res, 200, { version: 'v0.1.0', uid: review.uid, allowed: true });
+
+/** Answers tools/call reviews with `answer` (plus version and uid); everything else is allowed. */
+const onToolCall =
+  (answer: Record<string, unknown>, status = 200): Answer =>
+  (review, res) =>
+    review.mcp_request.method === 'tools/call'
+      ? reply(res, status, { version: 'v0.1.0', uid: review.uid, ...answer })
+      : allow(review, res);
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -72,7 +80,7 @@ let backend: HttpBackendServer;
 let hookA: WebhookServer;
 let hookB: WebhookServer;
 let dir: string;
-let running: Array<{ proxy: RunningProxy; security: InboundSecurity }> = [];
+let running: SecuredProxy[] = [];
 
 beforeAll(async () => {
   backend = await startV2StreamableBackend();
@@ -82,10 +90,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  for (const r of running) {
-    await r.proxy.close();
-    await r.security.close();
-  }
+  for (const r of running) await r.close();
   running = [];
   hookA.answer = allow;
   hookB.answer = allow;
@@ -116,19 +121,13 @@ async function proxyWith(webhooks: { validating?: Webhook[]; mutating?: Webhook[
     ...(webhooks.validating ? { validating_webhooks: webhooks.validating } : {}),
     ...(webhooks.mutating ? { mutating_webhooks: webhooks.mutating } : {}),
   });
-  const { logger } = memoryLogger();
-  const security = await createInboundSecurity(config, {
-    mcpPath: '/mcp',
-    transport: 'streamable-http',
-    logger,
-  });
-  const proxy = await startProxy(
+  const secured = await startSecuredProxy(
     config,
     { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-    { logger, middlewares: security.middlewares, policies: security.policies, routes: security.routes },
+    memoryLogger().logger,
   );
-  running.push({ proxy, security });
-  return proxy;
+  running.push(secured);
+  return secured.proxy;
 }
 
 async function client(proxy: RunningProxy): Promise<Client> {
@@ -171,17 +170,7 @@ describe('validating webhooks', () => {
 
   it('refuses a call the webhook denies, with its message', async () => {
     const proxy = await proxyWith({ validating: [hook('guard', hookA)] });
-    hookA.answer = (review, res) =>
-      review.mcp_request.method === 'tools/call'
-        ? reply(res, 200, {
-            version: 'v0.1.0',
-            uid: review.uid,
-            allowed: false,
-            code: 403,
-            message: 'blocked',
-            reason: 'PolicyDenied',
-          })
-        : allow(review, res);
+    hookA.answer = onToolCall({ allowed: false, code: 403, message: 'blocked', reason: 'PolicyDenied' });
     const c = await client(proxy);
     try {
       const message = await callError(c, 'echo', { text: 'hi' });
@@ -194,8 +183,7 @@ describe('validating webhooks', () => {
 
   it('treats an HTTP 422 answer as a denial whatever the failure policy', async () => {
     const proxy = await proxyWith({ validating: [hook('guard', hookA, { failure_policy: 'ignore' })] });
-    hookA.answer = (review, res) =>
-      review.mcp_request.method === 'tools/call' ? reply(res, 422, { error: 'no' }) : allow(review, res);
+    hookA.answer = onToolCall({ error: 'no' }, 422);
     const c = await client(proxy);
     try {
       expect(await callError(c, 'echo', { text: 'x' })).toContain('Request denied by webhook');
@@ -249,16 +237,11 @@ describe('validating webhooks', () => {
 
 describe('mutating webhooks', () => {
   it('rewrites the request with a JSON Patch before validating webhooks see it', async () => {
-    hookA.answer = (review, res) =>
-      review.mcp_request.method === 'tools/call'
-        ? reply(res, 200, {
-            version: 'v0.1.0',
-            uid: review.uid,
-            allowed: true,
-            patch_type: 'json_patch',
-            patch: [{ op: 'replace', path: '/mcp_request/params/arguments/text', value: 'rewritten' }],
-          })
-        : allow(review, res);
+    hookA.answer = onToolCall({
+      allowed: true,
+      patch_type: 'json_patch',
+      patch: [{ op: 'replace', path: '/mcp_request/params/arguments/text', value: 'rewritten' }],
+    });
     const proxy = await proxyWith({ mutating: [hook('rewrite', hookA)], validating: [hook('check', hookB)] });
     const c = await client(proxy);
     try {
@@ -273,15 +256,10 @@ describe('mutating webhooks', () => {
   });
 
   it('keeps Mcp-Method and Mcp-Name consistent with a rewritten body', async () => {
-    hookA.answer = (review, res) =>
-      review.mcp_request.method === 'tools/call'
-        ? reply(res, 200, {
-            version: 'v0.1.0',
-            uid: review.uid,
-            allowed: true,
-            patch: [{ op: 'replace', path: '/mcp_request/params/name', value: 'echo' }],
-          })
-        : allow(review, res);
+    hookA.answer = onToolCall({
+      allowed: true,
+      patch: [{ op: 'replace', path: '/mcp_request/params/name', value: 'echo' }],
+    });
     const proxy = await proxyWith({ mutating: [hook('rename', hookA)] });
     const init = await post(`${proxy.url}/mcp`, INIT_BODY);
     const session = init.headers.get('mcp-session-id')!;
@@ -303,14 +281,10 @@ describe('mutating webhooks', () => {
   });
 
   it('refuses an out-of-scope patch (fail) or ignores it (ignore)', async () => {
-    const badPatch: Answer = (review, res) =>
-      review.mcp_request.method === 'tools/call'
-        ? reply(res, 200, {
-            uid: review.uid,
-            allowed: true,
-            patch: [{ op: 'replace', path: '/principal/sub', value: 'root' }],
-          })
-        : allow(review, res);
+    const badPatch = onToolCall({
+      allowed: true,
+      patch: [{ op: 'replace', path: '/principal/sub', value: 'root' }],
+    });
     hookA.answer = badPatch;
     hookB.answer = badPatch;
     const strict = await proxyWith({ mutating: [hook('bad', hookA)] });
@@ -339,14 +313,10 @@ describe('mutating webhooks', () => {
   });
 
   it('refuses a patch that changes the request id', async () => {
-    hookA.answer = (review, res) =>
-      review.mcp_request.method === 'tools/call'
-        ? reply(res, 200, {
-            uid: review.uid,
-            allowed: true,
-            patch: [{ op: 'replace', path: '/mcp_request/id', value: 999 }],
-          })
-        : allow(review, res);
+    hookA.answer = onToolCall({
+      allowed: true,
+      patch: [{ op: 'replace', path: '/mcp_request/id', value: 999 }],
+    });
     const proxy = await proxyWith({ mutating: [hook('ids', hookA)] });
     const c = await client(proxy);
     try {
