@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   builtinProfile,
   collectMounts,
@@ -13,6 +13,7 @@ import {
 } from './permissions.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'moat-profile-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function profileFile(name: string, content: string): string {
   const path = join(dir, name);
   writeFileSync(path, content);

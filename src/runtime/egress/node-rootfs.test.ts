@@ -1,7 +1,7 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { nodeHostFiles } from './node-rootfs.js';
 
 describe('nodeHostFiles', () => {
@@ -13,7 +13,9 @@ describe('nodeHostFiles', () => {
   });
 
   it('needs no libraries for a file that is not dynamically linked', () => {
-    const script = join(mkdtempSync(join(tmpdir(), 'moat-ldd-')), 'static');
+    const dir = mkdtempSync(join(tmpdir(), 'moat-ldd-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const script = join(dir, 'static');
     writeFileSync(script, '#!/bin/sh\n');
     chmodSync(script, 0o755);
     expect(nodeHostFiles(script)).toEqual([script]);

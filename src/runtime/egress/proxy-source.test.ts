@@ -1,6 +1,6 @@
 /** The egress proxy program, run as a real Node process on the host against a local target. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request, type Server } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ let proxyPort: number;
 let target: Server;
 let targetPort: number;
 let otherPort: number;
+let scriptDir: string;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -62,7 +63,8 @@ beforeAll(async () => {
   targetPort = (target.address() as AddressInfo).port;
   otherPort = await freePort();
   proxyPort = await freePort();
-  const script = join(mkdtempSync(join(tmpdir(), 'moat-egress-')), 'egress.mjs');
+  scriptDir = mkdtempSync(join(tmpdir(), 'moat-egress-'));
+  const script = join(scriptDir, 'egress.mjs');
   writeFileSync(script, EGRESS_PROXY_JS);
   proxy = spawn(process.execPath, [script], {
     env: {
@@ -80,6 +82,7 @@ beforeAll(async () => {
 afterAll(() => {
   proxy.kill('SIGTERM');
   target.close();
+  rmSync(scriptDir, { recursive: true, force: true });
 });
 
 describe('egress proxy', () => {

@@ -1,15 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { tarStream } from './tar.js';
 
 describe('tarStream', () => {
   it('writes an archive that GNU tar extracts: directories, modes, long paths, streamed host files', async () => {
     const longDir = `/a/${'d'.repeat(90)}/${'e'.repeat(40)}`;
-    const hostFile = join(mkdtempSync(join(tmpdir(), 'moat-tar-src-')), 'tool');
+    const dir = mkdtempSync(join(tmpdir(), 'moat-tar-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const hostFile = join(dir, 'tool');
     writeFileSync(hostFile, Buffer.alloc(1500, 7)); // more than two blocks, not a multiple of 512
     const archive = await buffer(
       tarStream([
@@ -23,7 +25,8 @@ describe('tarStream', () => {
       ]),
     );
     expect(archive.length % 512).toBe(0);
-    const out = mkdtempSync(join(tmpdir(), 'moat-tar-'));
+    const out = join(dir, 'out');
+    mkdirSync(out);
     execFileSync('tar', ['-x', '-C', out, '--no-same-owner'], { input: archive });
     expect(readFileSync(join(out, 'a/hello.txt'), 'utf8')).toBe('hello\n');
     expect(readFileSync(join(out, longDir, 'f.txt'), 'utf8')).toBe('deep');

@@ -1,9 +1,9 @@
 /** Socket discovery against the test run's real Podman API service. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectRuntime } from '../../../src/runtime/connect.js';
 import { podmanSocket } from '../../support/podman.js';
 
@@ -11,6 +11,13 @@ const servers: Server[] = [];
 afterAll(() => {
   for (const server of servers) server.close();
 });
+
+/** A temp dir removed when the current test ends. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'moat-sock-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 function listen(server: Server, where: string | number): Promise<Server> {
   servers.push(server);
@@ -51,7 +58,7 @@ describe('connectRuntime', () => {
   });
 
   it('an explicit MOAT_RUNTIME_SOCKET that does not answer is the only place tried', async () => {
-    const missing = join(mkdtempSync(join(tmpdir(), 'moat-sock-')), 'none.sock');
+    const missing = join(tempDir(), 'none.sock');
     const error = await connectRuntime({
       MOAT_RUNTIME_SOCKET: missing,
       DOCKER_HOST: `unix://${podmanSocket()}`,
@@ -67,7 +74,7 @@ describe('connectRuntime', () => {
   });
 
   it('when nothing answers, lists every place tried with the reason and how to fix it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'moat-sock-'));
+    const dir = tempDir();
     // A socket that accepts and hangs up at once: not an Engine API.
     const hangUp = join(dir, 'hangup.sock');
     await listen(

@@ -3,11 +3,11 @@
  * server's tools: environment, mounts, capabilities, published ports, network modes and the
  * permission profiles' network rules.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { callResult, callText } from '../../fixtures/pipes-client.js';
 import { Harness, uniqueName } from './harness.js';
 
@@ -41,9 +41,12 @@ describe('environment', () => {
 
 describe('mounts', () => {
   it('mounts read entries read-only, write entries and -v read-write, and the host sees writes', async () => {
-    const readDir = mkdtempSync(join(tmpdir(), 'moat-ro-'));
-    const writeDir = mkdtempSync(join(tmpdir(), 'moat-rw-'));
-    const volumeDir = mkdtempSync(join(tmpdir(), 'moat-vol-'));
+    const root = mkdtempSync(join(tmpdir(), 'moat-mounts-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const readDir = join(root, 'ro');
+    const writeDir = join(root, 'rw');
+    const volumeDir = join(root, 'vol');
+    for (const dir of [readDir, writeDir, volumeDir]) mkdirSync(dir);
     writeFileSync(join(readDir, 'in.txt'), 'from the host');
     const { client } = await harness.launch({
       permission_profile: { read: [`${readDir}:/ro`], write: [`${writeDir}:/rw`], network: { outbound: {} } },
