@@ -12,8 +12,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
-import type { RunningProxy } from '../../../src/proxy/index.js';
+import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { createInboundSecurity } from '../../../src/proxy/security.js';
+import { EnvironmentSecretsProvider } from '../../../src/secrets/environment.js';
 import {
   startV1SseBackend,
   startV2StreamableBackend,
@@ -328,6 +329,60 @@ describe('forwarded headers and required scopes', () => {
     expect((await post(`${s.proxy.url}/mcp`, INIT_BODY, { authorization: `Bearer ${strong}` })).status).toBe(
       200,
     );
+  });
+});
+
+describe('opaque tokens through the proxy', () => {
+  it('introspects with the client secret from a secret reference', async () => {
+    const backend = await startV2StreamableBackend();
+    const config = testConfig({
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.opaqueResource,
+        IntrospectionURL: idp.introspectionUrl,
+        ClientID: idp.introspector.clientId,
+        ClientSecret: 'INTROSPECTION,target=oidc_client_secret',
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+    });
+    const secrets = new EnvironmentSecretsProvider({
+      MOAT_SECRET_INTROSPECTION: idp.introspector.clientSecret,
+    });
+    const { logger } = memoryLogger();
+    const security = await createInboundSecurity(config, {
+      mcpPath: '/mcp',
+      transport: 'streamable-http',
+      logger,
+      secrets: () => Promise.resolve(secrets),
+    });
+    const proxy = await startProxy(
+      config,
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger, middlewares: security.middlewares, routes: security.routes },
+    );
+    try {
+      const client = await connect(proxy.url, await idp.token('alice', { resource: idp.opaqueResource }));
+      try {
+        expect(firstText(await client.callTool({ name: 'echo', arguments: { text: 'opaque' } }))).toBe(
+          'opaque',
+        );
+      } finally {
+        await client.close();
+      }
+      const jwtForOthers = await idp.token('alice', { resource: idp.opaqueResource });
+      const revokedLike = await post(`${proxy.url}/mcp`, INIT_BODY, {
+        authorization: `Bearer x${jwtForOthers}`,
+      });
+      expect(revokedLike.status).toBe(401);
+      expect(revokedLike.headers.get('www-authenticate')).toContain(
+        'error_description="the token is not active"',
+      );
+    } finally {
+      await proxy.close();
+      await security.close();
+      await backend.close();
+    }
   });
 });
 
