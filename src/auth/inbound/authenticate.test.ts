@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bearerToken, MAX_TOKEN_LENGTH } from './authenticate.js';
+import { identityFromClaims } from './identity.js';
+import { TokenRejectedError } from './token-validator.js';
 import { challengeHeader, metadataDocument, metadataUrl, resourceUrl } from './resource-metadata.js';
 
 describe('bearerToken (RFC 6750 §2.1)', () => {
@@ -81,5 +83,31 @@ describe('protected-resource metadata', () => {
     ).toBe(
       'Bearer resource_metadata="https://x/.well-known/oauth-protected-resource/mcp", scope="a b", error="insufficient_scope", error_description="needs b"',
     );
+  });
+});
+
+describe('identityFromClaims', () => {
+  it('refuses claims without a subject as an invalid token', () => {
+    expect(() => identityFromClaims({ iss: 'x' })).toThrow(TokenRejectedError);
+    expect(() => identityFromClaims({ sub: '' })).toThrow("the token has no 'sub' claim");
+  });
+
+  it('takes groups from a configured claim (exact name, then dot path) and adds roles', () => {
+    const claims = {
+      sub: 'a',
+      groups: ['ignored-when-configured'],
+      'https://acme.com/teams': ['web'],
+      realm_access: { roles: ['admin', 'web'] },
+      preferred_username: 'ann',
+    };
+    expect(identityFromClaims(claims, { groupClaimName: 'https://acme.com/teams' }).groups).toEqual(['web']);
+    expect(
+      identityFromClaims(claims, {
+        groupClaimName: 'realm_access.roles',
+        roleClaimName: 'https://acme.com/teams',
+      }).groups,
+    ).toEqual(['admin', 'web']);
+    expect(identityFromClaims({ sub: 'a', 'cognito:groups': 'solo' }).groups).toEqual(['solo']);
+    expect(identityFromClaims(claims).name).toBe('ann');
   });
 });

@@ -7,7 +7,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { log } from '../../util/log.js';
-import { errorMessage } from '../../util/errors.js';
 import { writeJsonRpcError } from '../../proxy/pipeline/errors.js';
 import { RPC, type EdgeMiddleware, type EdgeRequest } from '../../proxy/types.js';
 import { IdpHttpClient, IdpUnavailableError } from './idp-http.js';
@@ -74,9 +73,8 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     if (token.kind === 'malformed') {
       return refuse(request, 401, { error: 'invalid_request', description: token.reason });
     }
-    let claims: Record<string, unknown>;
     try {
-      claims = await validator.validate(token.value);
+      const claims = await validator.validate(token.value);
       request.identity = { ...identityFromClaims(claims, names), token: token.value };
     } catch (err) {
       if (err instanceof TokenRejectedError) {
@@ -94,8 +92,7 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
         });
         return;
       }
-      // identityFromClaims: a valid token without a subject.
-      return refuse(request, 401, { error: 'invalid_token', description: errorMessage(err) });
+      throw err;
     }
     await next();
   };

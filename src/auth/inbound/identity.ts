@@ -1,5 +1,6 @@
 /** Builds the caller's Identity from validated token claims. */
 import type { Identity } from '../../proxy/types.js';
+import { TokenRejectedError } from './token-validator.js';
 
 export interface GroupClaimNames {
   /** Claim holding group membership; takes priority over the well-known names. Dot paths allowed. */
@@ -13,11 +14,11 @@ const WELL_KNOWN_GROUP_CLAIMS = ['groups', 'roles', 'cognito:groups'];
 /** Claims that identify the token rather than the caller, dropped from the identity. */
 const TOKEN_INTERNAL_CLAIMS = new Set(['jti', 'active', 'token_type', 'tsid']);
 
-/** Throws a message for the client when the claims do not name a subject. */
+/** Refuses (TokenRejectedError) claims that do not name a subject. */
 export function identityFromClaims(claims: Record<string, unknown>, names: GroupClaimNames = {}): Identity {
   const subject = claims.sub;
   if (typeof subject !== 'string' || subject === '') {
-    throw new Error("the token has no 'sub' claim");
+    throw new TokenRejectedError('invalid_token', "the token has no 'sub' claim");
   }
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(claims)) if (!TOKEN_INTERNAL_CLAIMS.has(key)) kept[key] = value;
