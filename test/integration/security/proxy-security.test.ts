@@ -240,6 +240,9 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
     expect(initialize).toMatchObject({ outcome: 'success' });
     expect(initialize?.metadata.extra.session_id).toBe(deniedEvent!.metadata.extra.session_id);
     expect(events.find((e) => e.type === 'mcp_tools_list')).toMatchObject({ outcome: 'success' });
+    // No token passthrough: the backend never sees the caller's token.
+    expect(s.backend.seen.length).toBeGreaterThan(0);
+    expect(s.backend.seen.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
     const raw = await readFile(s.auditFile, 'utf8');
     expect(raw).not.toContain(token);
     expect(raw).not.toContain(token.split('.')[2]);
