@@ -389,11 +389,21 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   async waitContainer(idOrName: string): Promise<number> {
-    try {
-      const result = (await this.docker.getContainer(idOrName).wait()) as { StatusCode?: number };
-      return result.StatusCode ?? -1;
-    } catch (err) {
-      throw runtimeError(`cannot wait for container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    for (;;) {
+      let code: number | undefined;
+      try {
+        code = ((await this.docker.getContainer(idOrName).wait()) as { StatusCode?: number }).StatusCode;
+      } catch (err) {
+        if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+        throw runtimeError(`cannot wait for container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+      }
+      if (code !== undefined && code >= 0) return code;
+      // Podman sometimes answers -1 at once (the container exited before the wait began, or has
+      // not started yet): the container's state decides.
+      const info = await this.inspectContainer(idOrName);
+      if (!info) throw runtimeError(`no container named ${idOrName}`);
+      if (!info.running && info.state !== 'created') return info.exitCode;
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
 

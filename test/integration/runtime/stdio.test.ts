@@ -125,6 +125,19 @@ describe('raw attach', () => {
   });
 });
 
+describe('wait', () => {
+  it('reports the exit code of a container that exited before the wait began', async () => {
+    const { id } = await harness.createOnly({
+      image: await nodeBaseImage(),
+      cmd_args: ['-e', 'process.exit(3)'],
+    });
+    await harness.runtime.startContainer(id);
+    while ((await harness.runtime.inspectContainer(id))?.state !== 'exited')
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await harness.runtime.waitContainer(id)).toBe(3);
+  });
+});
+
 describe('logs', () => {
   it('follows stdout and stderr until the container exits', async () => {
     const { id } = await harness.createOnly({
