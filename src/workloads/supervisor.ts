@@ -150,10 +150,25 @@ class CurrentContainer {
     for (const waiter of this.waiters.splice(0)) waiter.reject(runtimeError('the workload is stopping'));
   }
 
-  next(): Promise<string> {
+  /** The current container, waiting for one when there is none (or only `notThis`, which has died). */
+  next(notThis?: string): Promise<string> {
     if (this.closed) return Promise.reject(runtimeError('the workload is stopping'));
-    if (this.id !== undefined) return Promise.resolve(this.id);
+    if (this.id !== undefined && this.id !== notThis) return Promise.resolve(this.id);
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+}
+
+/**
+ * Attaches to the current container once it runs. The bridge re-attaches as soon as the pipes
+ * end, usually before the supervisor has seen the exit; attaching to the dead container would
+ * make Podman re-initialise it, so a container that no longer runs is skipped.
+ */
+async function attachRunning(runtime: ContainerRuntime, current: CurrentContainer): Promise<StdioPipes> {
+  let dead: string | undefined;
+  for (;;) {
+    const id = await current.next(dead);
+    if ((await runtime.inspectContainer(id))?.running) return runtime.attachStdio(id);
+    dead = id;
   }
 }
 
@@ -173,7 +188,11 @@ async function superviseContainer(
 
   const current = new CurrentContainer();
   let proxy: RunningProxy | undefined;
+  // A stdio proxy starts by attaching; if the first container dies meanwhile, the start waits for
+  // the restarted one while this loop goes on restarting.
+  let startingProxy: Promise<RunningProxy> | undefined;
   let proxyBackendUrl: string | undefined;
+  let announced = false;
   let containerId: string | undefined;
   let attempt = 0;
   try {
@@ -194,13 +213,23 @@ async function superviseContainer(
         proxy = undefined;
       }
       if (!proxy) {
-        proxy = await platform.startProxy(config, backendFor(config, runtime, current, backendUrl));
-        proxyBackendUrl = backendUrl;
-        if (attempt === 0) options.onReady?.(proxy.url);
+        if (!startingProxy) {
+          startingProxy = platform.startProxy(config, backendFor(config, runtime, current, backendUrl));
+          startingProxy.catch(() => undefined); // awaited below or on the next round
+          proxyBackendUrl = backendUrl;
+        }
+        proxy = await Promise.race([startingProxy, exited.then(() => undefined)]);
+        if (proxy) {
+          startingProxy = undefined;
+          if (!announced) options.onReady?.(proxy.url);
+          announced = true;
+        }
       }
-      const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
-      await record({ status: 'running', context, url: proxy.url, port: proxy.port, restarts: attempt });
-      log().info({ workload: config.name, url: proxy.url, container: containerId }, 'workload running');
+      if (proxy) {
+        const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
+        await record({ status: 'running', context, url: proxy.url, port: proxy.port, restarts: attempt });
+        log().info({ workload: config.name, url: proxy.url, container: containerId }, 'workload running');
+      }
 
       const exitCode = await Promise.race([exited, untilAborted(signal).then(() => undefined)]);
       current.set(undefined);
@@ -226,7 +255,8 @@ async function superviseContainer(
     await record({ status: 'stopping', context: 'stopping on request' });
   } finally {
     current.close();
-    await proxy
+    const closing = proxy ?? (await startingProxy?.catch(() => undefined));
+    await closing
       ?.close()
       .catch((err: unknown) => log().warn({ err: errorMessage(err) }, 'closing the proxy failed'));
     if (containerId) await runtime.stopContainer(containerId).catch(() => undefined);
@@ -235,16 +265,16 @@ async function superviseContainer(
 }
 
 /**
- * The container's exit code. Podman's wait sometimes answers -1 at once (the container was not
- * seen running yet, or it exited before the wait began); the container's state then decides.
+ * The exit code of a started container. Podman's wait sometimes answers -1 at once (it exited
+ * before the wait began); the container's state then decides.
  */
 async function waitForExit(runtime: ContainerRuntime, containerId: string): Promise<number> {
   for (;;) {
     const code = await runtime.waitContainer(containerId);
     if (code >= 0) return code;
     const info = await runtime.inspectContainer(containerId);
-    if (!info) return code;
-    if (info.state === 'exited' || info.state === 'dead') return info.exitCode;
+    // Started already, so anything but running means it has exited.
+    if (!info || !info.running) return info?.exitCode ?? code;
     await sleep(200);
   }
 }
@@ -282,7 +312,7 @@ function backendFor(
   }
   return {
     kind: 'stdio',
-    connect: async (): Promise<StdioPipes> => runtime.attachStdio(await current.next()),
+    connect: () => attachRunning(runtime, current),
   };
 }
 

@@ -1,0 +1,62 @@
+/**
+ * A server that keeps crashing: the supervisor restarts it with backoff, a bounded number of
+ * times, then gives up with status `error` and says why.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildNodeImage } from '../../support/images.js';
+import {
+  ensureBuilt,
+  eventually,
+  moat,
+  moatHome,
+  moatOk,
+  removeHome,
+  workload,
+} from '../../support/moat-cli.js';
+import { uniqueName } from '../../support/podman.js';
+
+let image: string;
+let home: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  // A "server" that exits with code 3 as soon as it starts.
+  image = await buildNodeImage({ entrypoint: ['/usr/local/bin/node', '-e', 'process.exit(3)'] });
+  home = moatHome();
+});
+
+afterAll(async () => {
+  await moat(home, ['rm', '--all']);
+  removeHome(home);
+});
+
+describe('restart limit', { timeout: 300_000 }, () => {
+  it('gives up after the bounded restarts with status error and the exit code', async () => {
+    const name = uniqueName('crashloop');
+    await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    const failed = await eventually(
+      'the supervisor to give up',
+      async () => {
+        const w = await workload(home, name);
+        return w?.status === 'error' ? w : undefined;
+      },
+      240_000,
+    );
+    expect(failed.status_context).toMatch(/kept exiting \(last exit code -?\d+\)/);
+    expect(failed.status_context).toContain('gave up after 5 restarts');
+    const history = (
+      JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8')) as {
+        history: Array<{ status: string; context: string }>;
+      }
+    ).history;
+    const attempts = history.filter(
+      (h) => h.status === 'restarting' && h.context.includes('exited with code 3'),
+    );
+    expect(attempts.map((h) => /attempt (\d) of 5/.exec(h.context)?.[1])).toEqual(['1', '2', '3', '4', '5']);
+    expect(attempts.map((h) => /in (\d+)s/.exec(h.context)?.[1])).toEqual(['1', '2', '4', '8', '16']);
+    // A workload in error may be replaced by a new run of the same name.
+    expect(await moatOk(home, ['rm', name])).toContain(`Removed ${name}`);
+  });
+});
