@@ -49,6 +49,10 @@ describe('authz config files', () => {
       /field cedar\.group_entity_type: must be a plain entity type name/,
     ],
     ['{"type": "cedarv1",\n "cedar": {"policies": ["x"],,}}', /authz\.json \(line 2, column \d+\)/],
+    [
+      '{"type": "cedarv1", "cedar": {"policies": ["x"], "multi_valued_claims": ["groups"]}}',
+      /multi_valued_claims is not implemented yet/,
+    ],
     ['type: cedarv1\n  bad: indentation\n', /\(line \d+, column \d+\)/],
   ])('rejects %s', (text, message) => {
     expect(() => parseAuthzConfig(text, 'authz.json')).toThrow(message);

@@ -34,9 +34,12 @@ const cedarSchema = z.strictObject({
     .max(63)
     .regex(ENTITY_TYPE, 'must be a plain entity type name like MoatGroup (no namespaces)')
     .optional(),
-  /** ToolHive: only meaningful with its embedded auth server; accepted and ignored with a warning. */
+  /** ToolHive: only meaningful with its embedded auth server (deprecated); accepted, ignored with a warning. */
   primary_upstream_provider: z.string().optional(),
-  multi_valued_claims: z.array(z.string()).optional(),
+  multi_valued_claims: z
+    .array(z.string())
+    .max(0, 'multi_valued_claims is not implemented yet in this version of moat; remove it')
+    .optional(),
 });
 
 export const authzConfigSchema = z.strictObject({

@@ -2,6 +2,7 @@
 import type { RunConfig } from '../config/runconfig.js';
 import type { MessagePolicy } from '../proxy/types.js';
 import { usageError } from '../util/errors.js';
+import { log } from '../util/log.js';
 import { CedarAuthorizer } from './cedar.js';
 import { loadAuthzConfigFile, validateAuthzConfig, type LoadedAuthzConfig } from './config.js';
 import { createAuthzPolicy } from './policy.js';
@@ -27,6 +28,12 @@ export async function loadAuthz(
     loaded = { config: validateAuthzConfig(config.authz_config, source), locations: { source, lines: [] } };
   } else {
     return undefined;
+  }
+  if (loaded.config.cedar.primary_upstream_provider !== undefined) {
+    log().warn(
+      { source: loaded.locations.source },
+      'cedar.primary_upstream_provider has no effect in moat (there is no embedded authorization server); ignoring it',
+    );
   }
   const authorizer = new CedarAuthorizer(loaded.config, loaded.locations);
   return {
