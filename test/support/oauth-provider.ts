@@ -22,7 +22,7 @@ export interface OAuthProviderOptions {
   accessTokenTtlSeconds?: number;
   /** Dynamic client registration (default on). */
   registration?: boolean;
-  /** Scope of every resource server (default "mcp:tools"). */
+  /** Scopes of every resource server, space-separated (default "mcp:tools"). */
   resourceScope?: string;
 }
 
@@ -86,7 +86,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
         response_types: [],
       },
     ],
-    scopes: ['openid', 'profile', 'email', 'offline_access', resourceScope],
+    scopes: ['openid', 'profile', 'email', 'offline_access', ...resourceScope.split(' ')],
     claims: { email: ['email'], profile: ['name'] },
     findAccount: (_ctx, id) => ({
       accountId: id,

@@ -67,7 +67,7 @@ export class RemoteOAuth {
   private lastState: RemoteAuthStatus['state'] | undefined;
   /** Start finished: from now on a dead token may trigger the one background login. */
   private running = false;
-  private autoLoginPending = false;
+  private loggingIn: Promise<void> | undefined;
   private client: ClientCredentials | undefined;
   private config: oidc.Configuration | undefined;
   private readonly fetch: Fetch;
@@ -138,13 +138,34 @@ export class RemoteOAuth {
   async onUnauthorized(wwwAuthenticate: string | undefined): Promise<boolean> {
     if (this.reauthReason) return false;
     const challenge = parseWwwAuthenticate(wwwAuthenticate);
-    if (challenge?.params.error === 'insufficient_scope') {
-      this.markReauth(
-        `the remote server needs more scope (${challenge.params.scope ?? 'unspecified'}); log in again`,
-      );
+    if (challenge?.params.error === 'insufficient_scope') return this.stepUp(challenge.params.scope);
+    return this.refresh(true);
+  }
+
+  /**
+   * MCP scope step-up (a 403 insufficient_scope): ask for the scopes the remote names on top of the
+   * current ones. With autoLogin the browser login runs now and the request may be retried;
+   * otherwise the status says a new login is needed.
+   */
+  private async stepUp(scope: string | undefined): Promise<boolean> {
+    const more = scope?.split(' ').filter(Boolean) ?? [];
+    this.server.scopes = [...new Set([...this.server.scopes, ...more])];
+    if (!this.running || !this.deps.autoLogin) {
+      this.markReauth(`the remote server needs more scope (${scope ?? 'unspecified'}); log in again`);
       return false;
     }
-    return this.refresh(true);
+    try {
+      await this.loginOnce();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One login at a time: concurrent step-ups and a background re-login share it. */
+  private loginOnce(): Promise<void> {
+    this.loggingIn ??= this.login().finally(() => (this.loggingIn = undefined));
+    return this.loggingIn;
   }
 
   /** Runs the browser login (authorization code + PKCE S256) and stores the tokens. */
@@ -297,16 +318,10 @@ export class RemoteOAuth {
    * `reauth_required`: one attempt, never a loop.
    */
   private loginOnceInBackground(): void {
-    if (!this.running || !this.deps.autoLogin || this.autoLoginPending) return;
-    this.autoLoginPending = true;
-    this.login()
-      .catch((err: unknown) =>
-        log().warn(
-          { workload: this.settings.workload, err: errorMessage(err) },
-          'the new OAuth login failed',
-        ),
-      )
-      .finally(() => (this.autoLoginPending = false));
+    if (!this.running || !this.deps.autoLogin || this.loggingIn) return;
+    this.loginOnce().catch((err: unknown) =>
+      log().warn({ workload: this.settings.workload, err: errorMessage(err) }, 'the new OAuth login failed'),
+    );
   }
 
   /** Reports a status change (not a repeat of the current state). */

@@ -42,7 +42,7 @@ function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_conf
 }
 
 /** Deps whose "browser" is the provider's headless login; records logins and status changes. */
-function harness(options: { now?: () => number; user?: string } = {}) {
+function harness(options: { now?: () => number; user?: string; provider?: TestOAuthProvider } = {}) {
   const logins: Array<Promise<{ status: number; body: string }>> = [];
   const statuses: RemoteAuthStatus[] = [];
   const urls: URL[] = [];
@@ -57,7 +57,7 @@ function harness(options: { now?: () => number; user?: string } = {}) {
         const url = /https?:\/\/\S+$/.exec(message)?.[0];
         if (!url) return;
         urls.push(new URL(url));
-        logins.push(op.login(url, options.user ?? 'alice'));
+        logins.push((options.provider ?? op).login(url, options.user ?? 'alice'));
       },
       onStatus: (s: RemoteAuthStatus) => statuses.push(s),
     },
@@ -234,6 +234,45 @@ describe('OAuth to a remote MCP server', () => {
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required', 'authenticated']);
     expect(op.counts.authorizationCodes).toBe(codes + 1);
     expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('erin');
+  });
+
+  it('steps up the scope on a 403 insufficient_scope through the real proxy, in the foreground', async () => {
+    const op2 = await startOAuthProvider({ resourceScope: 'mcp:tools mcp:admin' });
+    const admin = await startProtectedServer({
+      issuer: op2.issuer,
+      scopes: ['mcp:tools'],
+      check: async (authorization, resource) =>
+        (await op2.verify((authorization ?? '').replace(/^Bearer\s+/i, ''), resource)).sub,
+      requireScope: {
+        scope: 'mcp:admin',
+        has: async (authorization) => {
+          const claims = await op2.verify(authorization.replace(/^Bearer\s+/i, ''), admin.url);
+          return typeof claims.scope === 'string' && claims.scope.split(' ').includes('mcp:admin');
+        },
+      },
+    });
+    const h = harness({ provider: op2, user: 'frank' });
+    const cfg = runConfigSchema.parse({
+      ...config('oauth-stepup', { callback_port: await freePort() }),
+      remote_url: admin.url,
+      image: admin.url,
+    });
+    const auth = await createUpstreamAuth(cfg, { ...h.deps, autoLogin: true });
+    const proxy = await startProxy(
+      cfg,
+      { kind: 'http', url: admin.url, transport: 'streamable-http', remote: true },
+      { upstreamAuth: auth, logger: memoryLogger().logger },
+    );
+    try {
+      expect(h.urls[0]!.searchParams.get('scope')).toBe('mcp:tools');
+      expect((await whoami(`${proxy.url}/mcp`, () => Promise.resolve({}))).subject).toBe('frank');
+      expect(h.urls[1]!.searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+      expect(op2.counts.authorizationCodes).toBe(2);
+    } finally {
+      await proxy.close();
+      await admin.close();
+      await op2.close();
+    }
   });
 
   it('uses --remote-auth-issuer discovery with the OpenID default scopes', async () => {

@@ -35,6 +35,8 @@ export async function startProtectedServer(options: {
   check: (authorization: string | undefined, resource: string) => Promise<string | undefined>;
   issuer?: string;
   scopes?: string[];
+  /** A scope every MCP request needs beyond a valid token: without it, 403 insufficient_scope (step-up). */
+  requireScope?: { scope: string; has: (authorization: string) => Promise<boolean> };
 }): Promise<ProtectedServer> {
   const seen: IncomingHttpHeaders[] = [];
   const reject = new Set<string>();
@@ -73,6 +75,16 @@ export async function startProtectedServer(options: {
         'www-authenticate': `Bearer resource_metadata="${metadataUrl}"${scope}`,
       });
       res.end(JSON.stringify({ error: 'invalid_token' }));
+      return;
+    }
+    const required = options.requireScope;
+    if (required && !(await required.has(authorization ?? ''))) {
+      const wanted = [...(options.scopes ?? []), required.scope].join(' ');
+      res.writeHead(403, {
+        'content-type': 'application/json',
+        'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${metadataUrl}"`,
+      });
+      res.end(JSON.stringify({ error: 'insufficient_scope' }));
       return;
     }
     seen.push(req.headers);

@@ -138,11 +138,13 @@ export class UpstreamClient {
 
   async send(req: UpstreamRequest): Promise<UpstreamResponse> {
     let response = await this.#followRedirects(req);
-    if (response.statusCode === 401 && this.#auth?.onUnauthorized) {
-      const challenge = headerValue(response.headers, 'www-authenticate');
+    const challenge = headerValue(response.headers, 'www-authenticate');
+    // A 401, or a 403 insufficient_scope step-up challenge: new credentials may help, once.
+    const stepUp = response.statusCode === 403 && /insufficient_scope/.test(challenge ?? '');
+    if ((response.statusCode === 401 || stepUp) && this.#auth?.onUnauthorized) {
       await drain(response.body);
       if (await this.#auth.onUnauthorized(challenge)) response = await this.#followRedirects(req);
-      else return unauthorized();
+      else return unauthorized(stepUp ? 403 : 401);
     }
     if (response.statusCode === 401) {
       await drain(response.body);
@@ -293,6 +295,6 @@ export async function readAll(body: IncomingMessage): Promise<Buffer> {
  * The backend refused the proxy's credentials. The client cannot fix that (its own token is
  * never forwarded), so it gets a 502 rather than a challenge for the backend's authorization server.
  */
-function unauthorized(): never {
-  throw reject(502, RPC.serverError, "The MCP backend refused the proxy's credentials (HTTP 401)");
+function unauthorized(status = 401): never {
+  throw reject(502, RPC.serverError, `The MCP backend refused the proxy's credentials (HTTP ${status})`);
 }
