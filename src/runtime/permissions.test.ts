@@ -1,24 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   builtinProfile,
   collectMounts,
-  loadPermissionProfile,
   networkModeOf,
   outboundPolicy,
   parseMountDeclaration,
+  parsePermissionProfile,
   parseVolume,
 } from './permissions.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'moat-profile-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-function profileFile(name: string, content: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-}
 
 describe('builtin profiles', () => {
   it('none and its alias stdio deny outbound; network allows it', () => {
@@ -34,39 +23,36 @@ describe('builtin profiles', () => {
   });
 });
 
-describe('loadPermissionProfile', () => {
-  it('loads and validates a JSON file relative to cwd', async () => {
-    profileFile('ok.json', JSON.stringify({ name: 'x', read: ['/etc/hosts:/h'], network: { mode: 'host' } }));
-    const profile = await loadPermissionProfile('ok.json', dir);
+describe('parsePermissionProfile', () => {
+  it('accepts a valid profile', () => {
+    const profile = parsePermissionProfile(
+      { name: 'x', read: ['/etc/hosts:/h'], network: { mode: 'host' } },
+      'p.json',
+    );
     expect(profile.read).toEqual(['/etc/hosts:/h']);
     expect(networkModeOf(profile)).toBe('host');
   });
 
-  it('names the unknown field and the file', async () => {
-    const path = profileFile('unknown.json', JSON.stringify({ network: { outbound: { allow_all: true } } }));
-    await expect(loadPermissionProfile(path)).rejects.toThrow(
-      new RegExp(`invalid permission profile ${path}: network\\.outbound: Unrecognized key.*allow_all`),
+  it('names the unknown field and the source', () => {
+    expect(() =>
+      parsePermissionProfile({ network: { outbound: { allow_all: true } } }, '/tmp/profile.json'),
+    ).toThrow(
+      /invalid permission profile \/tmp\/profile\.json: network\.outbound: Unrecognized key.*allow_all/,
     );
   });
 
-  it('names a field of the wrong type with its index', async () => {
-    const path = profileFile(
-      'type.json',
-      JSON.stringify({ network: { outbound: { allow_port: [443, '80'] } } }),
-    );
-    await expect(loadPermissionProfile(path)).rejects.toThrow(/network\.outbound\.allow_port\[1\]: .*number/);
-  });
-
-  it('rejects invalid JSON and unreadable paths as usage errors', async () => {
-    const path = profileFile('bad.json', '{ not json');
-    await expect(loadPermissionProfile(path)).rejects.toMatchObject({
+  it('names a field of the wrong type with its index, as a usage error', () => {
+    let error: unknown;
+    try {
+      parsePermissionProfile({ network: { outbound: { allow_port: [443, '80'] } } }, 'p.json');
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({
       kind: 'usage',
-      message: /not valid JSON/,
+      message: expect.stringMatching(/network\.outbound\.allow_port\[1\]: .*number/),
     });
-    await expect(loadPermissionProfile(join(dir, 'missing.json'))).rejects.toMatchObject({
-      kind: 'usage',
-      message: /not a builtin profile \(none, stdio, network\)/,
-    });
+    expect(() => parsePermissionProfile([], 'p.json')).toThrow(/\(top level\)/);
   });
 });
 

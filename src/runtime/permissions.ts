@@ -7,13 +7,12 @@
  * `network` section gets NO outbound access (least privilege), and outbound allowlists are
  * enforced whatever the isolation flag says (ToolHive drops them with --isolate-network=false).
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { z } from 'zod';
 import { permissionProfileSchema, type PermissionProfile } from '../config/runconfig.js';
-import { errorMessage, notImplemented, usageError } from '../util/errors.js';
+import { notImplemented, usageError } from '../util/errors.js';
 
-export const BUILTIN_PROFILES: Readonly<Record<string, PermissionProfile>> = {
+const BUILTIN_PROFILES: Readonly<Record<string, PermissionProfile>> = {
   none: { name: 'none', network: { outbound: {}, inbound: {} } },
   network: { name: 'network', network: { outbound: { insecure_allow_all: true }, inbound: {} } },
 };
@@ -45,31 +44,6 @@ export function parsePermissionProfile(value: unknown, source: string): Permissi
         'inbound {allow_host}}, privileged',
     );
   return result.data;
-}
-
-/** `none`, `stdio`, `network`, or the path of a JSON profile (relative to `cwd`). */
-export async function loadPermissionProfile(
-  nameOrPath: string,
-  cwd = process.cwd(),
-): Promise<PermissionProfile> {
-  const builtin = builtinProfile(nameOrPath);
-  if (builtin) return builtin;
-  const path = resolve(cwd, nameOrPath);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw usageError(
-      `--permission-profile ${nameOrPath}: not a builtin profile (none, stdio, network) and the file cannot be read: ${errorMessage(err)}`,
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw usageError(`invalid permission profile ${path}: not valid JSON (${errorMessage(err)})`);
-  }
-  return parsePermissionProfile(json, path);
 }
 
 // ---------------------------------------------------------------------------------------------
