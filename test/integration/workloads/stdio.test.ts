@@ -16,6 +16,7 @@ import {
   moatOk,
   printedUrl,
   removeHome,
+  spawnMoat,
   workload,
 } from '../../support/moat-cli.js';
 import { testRuntime, uniqueName } from '../../support/podman.js';
@@ -33,6 +34,21 @@ afterAll(async () => {
   await moat(home, ['rm', '--all']);
   removeHome(home);
 });
+
+/** Runs `moat logs --follow …` until `text` appears, then Ctrl-C; resolves with the exit code. */
+function followUntil(args: string[], text: string): Promise<number | null> {
+  const child = spawnMoat(home, args);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += String(d);
+      if (out.includes(text)) process.kill(child.pid!, 'SIGINT');
+    });
+    child.once('exit', (code) =>
+      out.includes(text) ? resolve(code) : reject(new Error(`exited ${code}: ${out}`)),
+    );
+  });
+}
 
 function statusFile(name: string): { process_id: number; history: Array<{ status: string }> } {
   return JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8'));
@@ -56,6 +72,7 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
     // The server's stderr is in the container log; the supervisor's in the proxy log.
     expect(await moatOk(home, ['logs', name])).toContain('moat-test-stdio: ready');
     expect(await moatOk(home, ['logs', '--proxy', name])).toContain('workload running');
+    expect(await followUntil(['logs', '--follow', '--proxy', name], 'workload running')).toBe(0);
 
     expect(await moatOk(home, ['stop', name])).toContain(`Stopped ${name}`);
     expect((await workload(home, name))?.status).toBe('stopped');
