@@ -109,6 +109,23 @@ describe('stdio bridge, streamable HTTP', () => {
     expect(health.backend?.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('lets a v2 client with automatic era negotiation fall back to the stateful era', async () => {
+    // The client probes with the 2026-07-28 server/discover first; the stdio server only knows
+    // initialize, so the client must end up on a 2025 revision with a working session.
+    const client = new ClientV2(
+      { name: 'auto', version: '1' },
+      { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(new HttpTransportV2(new URL(url)));
+    try {
+      expect(textOf(await client.callTool({ name: 'moat_echo', arguments: { text: 'negotiated' } }))).toBe(
+        'negotiated',
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('restores string and number ids exactly', async () => {
     const sessionId = await initializeRaw(url);
     const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
