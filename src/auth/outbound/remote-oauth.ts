@@ -82,8 +82,10 @@ export class RemoteOAuth {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Discovers, gets a client and a usable token (stored, refreshed, or through a browser login). */
-  /** Undefined when the remote does not ask for authentication at all (nothing to log in to). */
+  /**
+   * Discovers, gets a client and a usable token (stored, refreshed, or through a browser login);
+   * throws when there is none. Undefined when the remote does not ask for authentication at all.
+   */
   static async start(settings: RemoteOAuthSettings, deps: RemoteOAuthDeps): Promise<RemoteOAuth | undefined> {
     const server = await resolveServer(settings, deps.fetch ?? fetch);
     if (!server) {
@@ -134,7 +136,7 @@ export class RemoteOAuth {
     return { Authorization: `Bearer ${this.tokens!.access_token}` };
   }
 
-  /** An upstream 401: refresh once; a scope step-up or a dead refresh token needs a new login. */
+  /** An upstream 401 refreshes once; a 403 insufficient_scope steps up the scope (see stepUp). */
   async onUnauthorized(wwwAuthenticate: string | undefined): Promise<boolean> {
     if (this.reauthReason) return false;
     const challenge = parseWwwAuthenticate(wwwAuthenticate);
@@ -305,7 +307,8 @@ export class RemoteOAuth {
   private markReauth(reason: string): void {
     const first = this.reauthReason === undefined;
     this.reauthReason = reason;
-    if (first) {
+    // While starting, a failure ends in a login or an error from start(), not in a status change.
+    if (first && this.running) {
       log().warn({ workload: this.settings.workload, reason }, 'remote server needs a new OAuth login');
       this.setStatus({ state: 'reauth_required', reason });
       this.loginOnceInBackground();
