@@ -56,7 +56,7 @@ export async function findContainer(
 }
 
 export function supervisorAlive(status: StatusRecord | undefined): boolean {
-  return Boolean(status?.process_id) && isSupervisorProcess(status!.process_id, status!.process_start);
+  return status !== undefined && isSupervisorProcess(status.process_id, status.process_start);
 }
 
 /** The truthful status: the recorded one checked against the supervisor and the container. */
@@ -110,14 +110,25 @@ export async function stopWorkload(
 
 /** SIGTERM, wait for the process to go, SIGKILL after the timeout. */
 async function terminate(pid: number, startTime: number | undefined): Promise<void> {
-  process.kill(pid, 'SIGTERM');
+  if (!signal(pid, 'SIGTERM')) return;
   const deadline = Date.now() + SUPERVISOR_STOP_TIMEOUT_MS;
   while (isSupervisorProcess(pid, startTime)) {
     if (Date.now() > deadline) {
-      process.kill(pid, 'SIGKILL');
+      signal(pid, 'SIGKILL');
       return;
     }
     await sleep(100);
+  }
+}
+
+/** Sends a signal; false when the process is already gone. */
+function signal(pid: number, name: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
   }
 }
 

@@ -5,6 +5,7 @@
  * and creates this worker's own workload `w<id>-<round>`, removing the odd ones again.
  */
 import { moatDirs } from '../../src/util/paths.js';
+import { applyStatusChange } from '../../src/workloads/status.js';
 import { WorkloadStore } from '../../src/workloads/store.js';
 
 const [home, id, rounds] = process.argv.slice(2);
@@ -13,7 +14,6 @@ const store = new WorkloadStore(moatDirs({ MOAT_HOME: home }));
 for (let round = 0; round < Number(rounds); round++) {
   await store.withWorkloadLock('shared', async () => {
     const current = await store.readStatus('shared');
-    const { applyStatusChange } = await import('../../src/workloads/status.js');
     const next = applyStatusChange(current, { restarts: (current?.restarts ?? 0) + 1 }, new Date());
     await store.writeStatus('shared', next);
   });
