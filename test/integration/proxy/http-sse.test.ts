@@ -142,10 +142,10 @@ describe('the endpoint URL', () => {
 });
 
 describe('two proxies sharing a session store', () => {
-  it('accepts message posts on B for a stream held by A (answers on A’s stream)', async () => {
+  it('accepts message posts on B for a stream held by A (answers on A’s stream, still filtered)', async () => {
     const shared = new MemorySessionStore({ ttlMs: 60_000 });
-    const a = await proxyWith({}, shared);
-    const b = await proxyWith({}, shared);
+    const a = await proxyWith({ tools_filter: ['echo'] }, shared);
+    const b = await proxyWith({ tools_filter: ['echo'] }, shared);
     const client = new ClientV1({ name: 'split', version: '1' });
     // The stream goes to A; message POSTs go to B.
     const transport = new SseTransportV1(new URL(`${a.url}/sse`), {
@@ -154,6 +154,8 @@ describe('two proxies sharing a session store', () => {
     });
     await client.connect(transport);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'via B' } }))).toBe('via B');
+    // A never saw the tools/list request, yet the answer on its stream is filtered.
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
     await client.close();
     await shared.close();
   });

@@ -5,7 +5,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isResponse, tryParseJsonRpc } from '../../pipeline/jsonrpc.js';
 import { runServerPolicies } from '../../pipeline/run.js';
-import type { JsonRpcId, JsonRpcRequest, MessageContext, MessagePolicy } from '../../types.js';
+import type {
+  JsonRpcId,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  MessageContext,
+  MessagePolicy,
+} from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
 import { readAll } from './upstream.js';
@@ -21,11 +27,34 @@ export interface ServerSide {
   lookup: RequestLookup;
 }
 
+/** The list method a result answers, by its shape. */
+const LIST_RESULTS: Array<[field: string, method: string]> = [
+  ['tools', 'tools/list'],
+  ['prompts', 'prompts/list'],
+  ['resources', 'resources/list'],
+  ['resourceTemplates', 'resources/templates/list'],
+];
+
+/**
+ * The request a response most likely answers when this process never saw it (a legacy SSE
+ * stream held here for a message POSTed to another replica, or a resumed stream): list results
+ * are recognised by shape, so list filtering never fails open.
+ */
+export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | undefined {
+  const result = response.result;
+  if (typeof result !== 'object' || result === null || response.id === null) return undefined;
+  for (const [field, method] of LIST_RESULTS) {
+    if (Array.isArray((result as Record<string, unknown>)[field]))
+      return { jsonrpc: '2.0', id: response.id, method };
+  }
+  return undefined;
+}
+
 /** Runs the server-side policies over one JSON-RPC text; returns the text to send. */
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
   const message = tryParseJsonRpc(text);
   if (!message || !isResponse(message) || message.id === null) return text;
-  const request = side.lookup(message.id);
+  const request = side.lookup(message.id) ?? inferListRequest(message);
   if (!request) return text;
   const out = await runServerPolicies(side.policies, message, request, side.ctx);
   return out === message ? text : JSON.stringify(out);

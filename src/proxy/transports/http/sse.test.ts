@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatEvent, SseParser, withData } from './sse.js';
 import { upstreamHeaders, upstreamUrl, clientHeaders } from './upstream.js';
+import { inferListRequest } from './relay.js';
 
 describe('SseParser', () => {
   it('splits events across chunk boundaries and multi-byte characters, LF or CRLF', () => {
@@ -77,5 +78,20 @@ describe('upstream requests', () => {
         true,
       ),
     ).toEqual({ 'content-type': 'x' });
+  });
+});
+
+describe('inferListRequest', () => {
+  it('recognises list results by shape and nothing else', () => {
+    const response = (result: unknown) => ({ jsonrpc: '2.0' as const, id: 3, result });
+    expect(inferListRequest(response({ tools: [] }))).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/list',
+    });
+    expect(inferListRequest(response({ resourceTemplates: [] }))?.method).toBe('resources/templates/list');
+    expect(inferListRequest(response({ content: [] }))).toBeUndefined();
+    expect(inferListRequest(response({ tools: 'x' }))).toBeUndefined();
+    expect(inferListRequest({ jsonrpc: '2.0', id: 3, error: { code: 1, message: 'x' } })).toBeUndefined();
   });
 });
