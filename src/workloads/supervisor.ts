@@ -66,6 +66,7 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
   const owner = process.pid;
   const record = (change: StatusChange) => store.updateStatus(name, change, { owner });
   await record({ process_id: owner, process_start: processStartTime(owner) });
+  log().info({ workload: name, pid: owner }, 'supervisor started');
   try {
     const config = await store.readRunConfig(name);
     if (!config) throw runtimeError(`workload "${name}" has no saved run configuration`);
@@ -73,6 +74,7 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
       ? await superviseRemote(config, options, record)
       : await superviseContainer(config, options, record);
     await record({ status: 'stopped', context: 'stopped on request', process_id: 0 });
+    log().info({ workload: name }, 'workload stopped');
     return result;
   } catch (err) {
     log().error({ workload: name, err: errorMessage(err) }, 'workload failed');
