@@ -82,6 +82,19 @@ export function createEdge(options: EdgeOptions): Edge {
   let allowlist: Set<string> | undefined;
   let boundPort = options.port;
 
+  function refuse(req: IncomingMessage, res: ServerResponse, rejection: ProxyRejection): void {
+    logger.debug(
+      {
+        method: req.method,
+        path: pathOf(req.url),
+        status: rejection.httpStatus,
+        code: rejection.rpcError.code,
+      },
+      `request refused: ${rejection.rpcError.message}`,
+    );
+    writeRejection(res, rejection);
+  }
+
   async function serveHealth(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       throw reject(405, RPC.invalidRequest, 'Method not allowed: /health accepts GET', {
@@ -107,7 +120,7 @@ export function createEdge(options: EdgeOptions): Edge {
     } catch (err) {
       if (!(err instanceof ProxyRejection)) throw err;
       request.annotations.rpcErrorCode = err.rpcError.code;
-      writeRejection(request.res, err);
+      refuse(request.req, request.res, err);
     }
   }
 
@@ -160,7 +173,7 @@ export function createEdge(options: EdgeOptions): Edge {
   const server = createServer((req, res) => {
     serve(req, res).catch((err: unknown) => {
       if (err instanceof ProxyRejection) {
-        writeRejection(res, err);
+        refuse(req, res, err);
         return;
       }
       if (isMoatError(err)) {
