@@ -340,24 +340,29 @@ export class EngineRuntime implements ContainerRuntime {
   async removeContainer(idOrName: string): Promise<void> {
     const info = await this.inspectContainer(idOrName);
     if (!info) return;
+    await this.forceRemove(info.id, idOrName);
+    const egress = info.labels[LABELS.egress];
+    if (egress) await this.forceRemove(egress, egress);
+    const network = info.labels[LABELS.internalNetwork];
+    if (network) await this.removeNetwork(network);
+  }
+
+  /** Force-removes a container; gone already is fine. */
+  private async forceRemove(id: string, label: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.docker.getContainer(info.id).remove({ force: true, v: true });
-        break;
+        await this.docker.getContainer(id).remove({ force: true, v: true });
+        return;
       } catch (err) {
-        if (isGone(err)) break;
+        if (isGone(err)) return;
         // Podman refuses while the container is between states (e.g. exiting after its stdin closed).
         if (attempt < 10 && /state improper|could not be stopped/.test(engineMessage(err))) {
           await new Promise((resolve) => setTimeout(resolve, 300));
           continue;
         }
-        throw runtimeError(`cannot remove container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+        throw runtimeError(`cannot remove container ${label}: ${engineMessage(err)}`, { cause: err });
       }
     }
-    const egress = info.labels[LABELS.egress];
-    if (egress) await this.removeQuietly(egress);
-    const network = info.labels[LABELS.internalNetwork];
-    if (network) await this.removeNetwork(network);
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInfo | undefined> {
