@@ -16,10 +16,10 @@ function textOf(result: unknown): string {
 }
 
 /** Opens GET /sse and returns the `endpoint` event's data, then closes the stream. */
-async function endpointOf(sseUrl: string): Promise<string> {
+async function endpointOf(sseUrl: string, headers: Record<string, string> = {}): Promise<string> {
   const controller = new AbortController();
   const response = await fetch(sseUrl, {
-    headers: { accept: 'text/event-stream' },
+    headers: { accept: 'text/event-stream', ...headers },
     signal: controller.signal,
   });
   expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -187,6 +187,28 @@ describe('stdio bridge, legacy SSE client side', () => {
     });
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/\/sse/);
+  });
+});
+
+describe('stdio bridge, legacy SSE behind a trusted reverse proxy', () => {
+  it('builds the endpoint from forwarded headers, with --endpoint-prefix winning over X-Forwarded-Prefix', async () => {
+    const moat = await moatInFrontOf('stdio', {
+      proxy_mode: 'sse',
+      trust_proxy_headers: true,
+      endpoint_prefix: '/team-b',
+    });
+    try {
+      const headers = {
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'mcp.example.com',
+        'x-forwarded-prefix': '/ingress',
+      };
+      expect(await endpointOf(`${moat.proxy.url}/sse`, headers)).toMatch(
+        /^https:\/\/mcp\.example\.com\/team-b\/messages\?session_id=/,
+      );
+    } finally {
+      await moat.stop();
+    }
   });
 });
 

@@ -42,7 +42,9 @@ export class LegacySseEndpoint {
       });
     }
     const session = await this.core.createLegacySession();
-    const endpoint = `${request.externalBaseUrl}${messagesPath(this.endpointPrefix)}?session_id=${session.id}`;
+    // --endpoint-prefix wins over a (trusted) X-Forwarded-Prefix, which is part of the base URL.
+    const base = this.endpointPrefix ? new URL(request.externalBaseUrl).origin : request.externalBaseUrl;
+    const endpoint = `${base}${messagesPath(this.endpointPrefix)}?session_id=${session.id}`;
     await new Promise<void>((resolve) => {
       const stream = new SseStream(request.res, {
         keepAliveMs: this.core.o.keepAliveMs,
