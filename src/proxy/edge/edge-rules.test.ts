@@ -18,7 +18,9 @@ describe('origin allowlist', () => {
   it('recognises loopback hosts', () => {
     for (const h of ['localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]'])
       expect(isLoopbackHost(h)).toBe(true);
-    for (const h of ['0.0.0.0', '10.0.0.1', 'example.com', '::']) expect(isLoopbackHost(h)).toBe(false);
+    for (const h of ['0.0.0.0', '10.0.0.1', 'example.com', '::', '::ffff:10.0.0.1']) {
+      expect(isLoopbackHost(h)).toBe(false);
+    }
   });
 
   it('derives loopback origins for a loopback bind, none for others without a list', () => {

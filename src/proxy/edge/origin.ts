@@ -5,9 +5,13 @@
  */
 import { isIP } from 'node:net';
 
-/** True for localhost, 127.0.0.0/8 and ::1. */
+/** True for localhost, 127.0.0.0/8 (also IPv4-mapped) and ::1. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  // IPv4-mapped IPv6 (::ffff:127.0.0.1) is the IPv4 address.
+  const h = host
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/^::ffff:(?=\d+\.)/, '');
   if (h === 'localhost' || h === '::1') return true;
   return isIP(h) === 4 && h.startsWith('127.');
 }
