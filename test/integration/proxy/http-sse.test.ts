@@ -156,6 +156,10 @@ describe('two proxies sharing a session store', () => {
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'via B' } }))).toBe('via B');
     // A never saw the tools/list request, yet the answer on its stream is filtered.
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    // B refuses a hidden tool; without the stream to answer on, it says so with HTTP 400.
+    await expect(client.callTool({ name: 'secret', arguments: {} })).rejects.toThrow(
+      /400.*Unknown tool: secret/,
+    );
     await client.close();
     await shared.close();
   });
