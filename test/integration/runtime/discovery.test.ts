@@ -1,6 +1,8 @@
 /** Socket discovery against the test run's real Podman API service. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -102,5 +104,92 @@ describe('connectRuntime', () => {
     expect(message).toMatch(new RegExp(`DOCKER_HOST: tcp://127.0.0.1:${closedPort} \\(.*ECONNREFUSED.*\\)`));
     expect(message).toContain('podman system service');
     expect(message).toContain('MOAT_RUNTIME_SOCKET');
+  });
+
+  it('uses DOCKER_HOST over TLS with the client certificate from DOCKER_CERT_PATH', async () => {
+    const certs = tempDir();
+    const openssl = (...args: string[]): void =>
+      void execFileSync('openssl', args, { cwd: certs, stdio: 'ignore' });
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=moat-test-ca',
+      '-keyout',
+      'ca-key.pem',
+      '-out',
+      'ca.pem',
+    );
+    writeFileSync(join(certs, 'server.ext'), 'subjectAltName=IP:127.0.0.1\n');
+    for (const [name, ext] of [
+      ['server', ['-extfile', 'server.ext']],
+      ['cert', []],
+    ] as const) {
+      const key = name === 'server' ? 'server-key.pem' : 'key.pem';
+      openssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        key,
+        '-out',
+        `${name}.csr`,
+      );
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca-key.pem',
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-out',
+        `${name === 'server' ? 'server' : 'cert'}.pem`,
+        ...ext,
+      );
+    }
+    const read = (file: string): Buffer => readFileSync(join(certs, file));
+    // A TLS endpoint that requires a client certificate signed by the CA, relaying to the API socket.
+    const relay = await listen(
+      createTlsServer(
+        {
+          key: read('server-key.pem'),
+          cert: read('server.pem'),
+          ca: read('ca.pem'),
+          requestCert: true,
+          rejectUnauthorized: true,
+        },
+        (client) => {
+          const upstream = connect(podmanSocket());
+          client.pipe(upstream).pipe(client);
+          client.on('error', () => upstream.destroy());
+          upstream.on('error', () => client.destroy());
+        },
+      ),
+      0,
+    );
+    const port = (relay.address() as { port: number }).port;
+    const env = { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs };
+    const runtime = await connectRuntime(env);
+    expect(runtime.info.flavor).toBe('podman');
+    expect(Array.isArray(await runtime.listContainers())).toBe(true);
+
+    // Without TLS the same endpoint does not answer the Engine API.
+    await expect(connectRuntime({ DOCKER_HOST: `tcp://127.0.0.1:${port}` })).rejects.toMatchObject({
+      kind: 'runtime',
+      message: expect.stringContaining(`DOCKER_HOST: tcp://127.0.0.1:${port} (`),
+    });
   });
 });
