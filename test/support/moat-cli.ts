@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { withCacheLock } from './cache.js';
 import { podmanSocket } from './podman.js';
 
@@ -137,10 +137,18 @@ export function printedUrl(stdout: string): string {
   return match[1]!;
 }
 
-/** Calls a tool through the proxy with a real MCP SDK client (streamable HTTP); returns its text. */
+/**
+ * Calls a tool through the proxy with a real MCP SDK client (legacy SSE for a `/sse` URL,
+ * streamable HTTP otherwise); returns its text.
+ */
 export async function callTool(url: string, tool: string, args: Record<string, unknown>): Promise<string> {
   const client = new Client({ name: 'moat-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const endpoint = new URL(url);
+  await client.connect(
+    endpoint.pathname.endsWith('/sse')
+      ? new SSEClientTransport(endpoint)
+      : new StreamableHTTPClientTransport(endpoint),
+  );
   try {
     const result = await client.callTool({ name: tool, arguments: args });
     const content = result.content as Array<{ type: string; text?: string }>;

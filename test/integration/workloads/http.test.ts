@@ -1,5 +1,5 @@
 /**
- * A streamable-HTTP MCP server in a container, managed by the real `moat` binary on real
+ * A streamable-HTTP (and a legacy SSE) MCP server in a container, managed by the real `moat` binary on real
  * Podman: run, call through the proxy, restart, and the supervisor restarting a crashed
  * container (killed with `podman kill`) with its status history.
  */
@@ -53,6 +53,14 @@ describe('streamable-HTTP workload', { timeout: 300_000 }, () => {
     expect(await callTool(url, 'echo', { text: 'after restart' })).toBe('after restart');
     await moatOk(home, ['rm', name]);
     expect(await workload(home, name)).toBeUndefined();
+  });
+
+  it('serves a legacy SSE server at /sse', async () => {
+    const name = uniqueName('sse');
+    const url = printedUrl(await moatOk(home, ['run', '--transport', 'sse', '--name', name, image]));
+    expect(url).toMatch(/\/sse$/);
+    expect(await callTool(url, 'get_env', { name: 'MCP_TRANSPORT' })).toBe('sse');
+    await moatOk(home, ['rm', name]);
   });
 
   it('restarts a crashed container and records the restart', async () => {
