@@ -91,7 +91,7 @@ async function applyClientPolicies(
   if (verdict.action === 'reject') {
     request.annotations.deniedBy = verdict.policy;
     throw new ProxyRejection(verdict.httpStatus, verdict.error, {
-      id: 'id' in received && !('result' in received || 'error' in received) ? received.id : null,
+      id: isRequest(received) ? received.id : null,
     });
   }
   const body =
