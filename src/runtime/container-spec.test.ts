@@ -1,4 +1,6 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { createLogger, log, setLogger } from '../util/log.js';
 import { runConfigSchema, type RunConfigInput } from '../config/runconfig.js';
 import { buildContainerSpec, httpTarget, parsePublish, validateLabel } from './container-spec.js';
 import type { ContainerInfo } from './types.js';
@@ -149,14 +151,19 @@ describe('buildContainerSpec', () => {
     ]);
   });
 
-  it('marks the container privileged only when the profile says so', () => {
-    const spec = buildContainerSpec(
-      config({
-        permission_profile: { privileged: true, network: { outbound: { insecure_allow_all: true } } },
-      }),
-      {},
-    );
-    expect(spec.privileged).toBe(true);
+  it('marks the container privileged only when the profile says so, and warns', () => {
+    let logged = '';
+    const sink = new PassThrough().on('data', (chunk: Buffer) => (logged += chunk.toString()));
+    const previous = log();
+    setLogger(createLogger(false, sink));
+    try {
+      const profile = { privileged: true, network: { outbound: { insecure_allow_all: true } } };
+      expect(buildContainerSpec(config({ permission_profile: profile }), {}).privileged).toBe(true);
+    } finally {
+      setLogger(previous);
+    }
+    expect(logged).toContain('PRIVILEGED');
+    expect(buildContainerSpec(config(), {}).privileged).toBe(false);
   });
 
   it('needs a target port for HTTP servers and a valid container name', () => {
