@@ -399,6 +399,32 @@ describe('stdio bridge, stateless and 2026-07-28', () => {
   });
 });
 
+describe('stdio bridge, capabilities of later sessions', () => {
+  it('lets a later client sample although the first client (which initialized the server) could not', async () => {
+    const moat = await moatInFrontOf('stdio');
+    try {
+      const url = `${moat.proxy.url}/mcp`;
+      const first = await v1Client(url); // no capabilities: this initialize reaches the server
+      const later = await v1Client(url, { sampling: {} });
+      later.setRequestHandler(CreateMessageRequestSchema, () => ({
+        role: 'assistant',
+        model: 'm',
+        content: { type: 'text', text: 'later' },
+      }));
+      expect(textOf(await later.callTool({ name: 'test_sampling', arguments: { prompt: 'p' } }))).toBe(
+        'LLM response: later',
+      );
+      // The first client still cannot be asked: the proxy answers the server for it.
+      await expect(first.callTool({ name: 'test_sampling', arguments: { prompt: 'p' } })).rejects.toThrow(
+        /did not declare the sampling capability/,
+      );
+      await Promise.all([first.close(), later.close()]);
+    } finally {
+      await moat.stop();
+    }
+  });
+});
+
 describe('stdio bridge, session TTL', () => {
   it('slides the TTL on use and answers 404 once a session sat idle past it', async () => {
     const moat = await moatInFrontOf('stdio', { session_ttl: '3s' });

@@ -72,8 +72,13 @@ describe('Multiplexer', () => {
       params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'b', version: '1' } },
     });
     expect(sent).toHaveLength(1);
-    const upstream = sent[0] as unknown as { id: number; params: { clientInfo: { name: string } } };
+    const upstream = sent[0] as unknown as {
+      id: number;
+      params: { clientInfo: { name: string }; capabilities: Record<string, unknown> };
+    };
     expect(upstream.params.clientInfo.name).toBe('a');
+    // Sampling and elicitation are routable to later sessions, so the server hears of both.
+    expect(upstream.params.capabilities).toEqual({ sampling: {}, elicitation: {} });
     mux.onUpstreamMessage({
       jsonrpc: '2.0',
       id: upstream.id,

@@ -9,6 +9,10 @@
  *   proxy sends `notifications/initialized` itself. Later sessions get the cached result with the
  *   protocol version they asked for when it is a known one not newer than the negotiated one.
  *   After a re-attach the same initialize is sent again first: the server may be a new process.
+ *   The proxy declares `sampling` and `elicitation` to the server even when the first client did
+ *   not (a later one may); each server request is then checked against the capabilities of the
+ *   session it is attributed to. `roots` stays as the first client declared it: servers ask for
+ *   roots right after initialize, when no client could be attributed.
  * - Server requests (sampling, elicitation, roots) and log notifications are attributed to the one
  *   session that has interactive requests in flight; when several do, they are refused (requests:
  *   JSON-RPC error back to the server) or dropped (notifications) rather than guessed.
@@ -167,7 +171,8 @@ export class Multiplexer {
    * then answers from the cached result.
    */
   async initialize(request: JsonRpcRequest): Promise<Record<string, unknown>> {
-    const upstream = await this.#upstreamInit(request.params ?? {});
+    const params = request.params ?? {};
+    const upstream = await this.#upstreamInit({ ...params, capabilities: routable(params.capabilities) });
     const requested = request.params?.protocolVersion;
     const negotiated = typeof upstream.protocolVersion === 'string' ? upstream.protocolVersion : undefined;
     const version =
@@ -184,7 +189,7 @@ export class Multiplexer {
   async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
     await this.#upstreamInit({
       protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
-      capabilities,
+      capabilities: routable(capabilities),
       clientInfo: { name: 'moat', version: '1' },
     });
   }
@@ -686,4 +691,13 @@ function latestInteractive(session: BridgeSession): PendingRequest | undefined {
   let latest: PendingRequest | undefined;
   for (const pending of session.inflight) if (pending.interactive) latest = pending;
   return latest;
+}
+
+/** What the proxy declares upstream: the client's capabilities plus the server requests it can route. */
+function routable(capabilities: unknown): Record<string, unknown> {
+  const own =
+    typeof capabilities === 'object' && capabilities !== null
+      ? (capabilities as Record<string, unknown>)
+      : {};
+  return { sampling: {}, elicitation: {}, ...own };
 }
