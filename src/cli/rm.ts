@@ -1,7 +1,12 @@
 /** `moat rm <name...> | --all | --group g`: stop workloads and delete their container and state. */
 import { Command } from 'commander';
 import type { CliIO } from '../util/io.js';
-import { forEachWorkload, lazyRuntime, loadWorkload, removeWorkload } from '../workloads/lifecycle.js';
+import {
+  forEachWorkload,
+  lazyRuntime,
+  loadWorkloadForRemoval,
+  removeWorkload,
+} from '../workloads/lifecycle.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
 
@@ -16,7 +21,7 @@ export function rmCommand(io: CliIO): Command {
       const selected = await selectWorkloads(store, 'rm', { names, ...opts });
       const runtime = lazyRuntime();
       await forEachWorkload(selected, io.stderr, async (name) => {
-        await removeWorkload(store, await loadWorkload(store, name), runtime);
+        await removeWorkload(store, await loadWorkloadForRemoval(store, name), runtime);
         io.stdout.write(`Removed ${name}\n`);
       });
     });

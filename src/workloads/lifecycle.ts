@@ -33,6 +33,19 @@ export async function loadWorkload(store: WorkloadStore, name: string): Promise<
   return { name, config, status };
 }
 
+/**
+ * For `moat rm`: whatever of the state can still be read. A corrupt RunConfig or status file
+ * must not make a workload impossible to remove.
+ */
+export async function loadWorkloadForRemoval(store: WorkloadStore, name: string): Promise<Workload> {
+  if (!(await store.workloadNames()).includes(name)) throw unknownWorkload(name);
+  const [config, status] = await Promise.all([
+    store.readRunConfig(name).catch(() => undefined),
+    store.readStatus(name).catch(() => undefined),
+  ]);
+  return { name, config, status };
+}
+
 export function containerNameOf(workload: Workload): string {
   return workload.config?.container_name ?? workload.name;
 }
@@ -101,11 +114,14 @@ export async function stopWorkload(
     const info = await findContainer(rt, workload);
     if (info?.running) await rt.stopContainer(info.id);
   }
-  await store.updateStatus(
-    name,
-    { status: 'stopped', context: 'stopped on request', process_id: 0 },
-    { mustExist: true },
-  );
+  // A missing or unreadable status file is left alone (the workload was removed, or rm cleans it up).
+  if (status) {
+    await store.updateStatus(
+      name,
+      { status: 'stopped', context: 'stopped on request', process_id: 0 },
+      { mustExist: true },
+    );
+  }
 }
 
 /** SIGTERM, wait for the process to go, SIGKILL after the timeout. */

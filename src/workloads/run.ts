@@ -102,11 +102,10 @@ async function ensureGroup(store: WorkloadStore, group: string): Promise<void> {
 async function claimWorkload(store: WorkloadStore, config: RunConfig): Promise<RunConfig> {
   await ensureGroup(store, config.group as string);
   return store.withWorkloadLock(config.name, async () => {
-    const [existingConfig, existingStatus] = await Promise.all([
-      store.readRunConfig(config.name).catch(() => undefined),
-      store.readStatus(config.name).catch(() => undefined),
-    ]);
-    if ((existingConfig || existingStatus) && existingStatus?.status !== 'error') {
+    const exists = (await store.workloadNames()).includes(config.name);
+    // Unreadable state counts as existing: it is never overwritten silently.
+    const existingStatus = await store.readStatus(config.name).catch(() => undefined);
+    if (exists && existingStatus?.status !== 'error') {
       throw usageError(
         `workload "${config.name}" already exists; choose another --name, ` +
           `or remove it first with "moat rm ${config.name}" (or restart it with "moat start ${config.name}")`,

@@ -3,7 +3,7 @@
  * exit code (2: usage, 1: runtime), and nothing lost. Also groups.
  */
 import { createServer, type Server } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
@@ -109,6 +109,18 @@ describe('bad input', { timeout: 300_000 }, () => {
       expect(result.stderr).toContain('workload "no-such-workload" does not exist');
     },
   );
+
+  it('a workload with unreadable state is neither overwritten nor stuck: rm removes it', async () => {
+    const name = uniqueName('corrupt');
+    mkdirSync(join(home, 'data/statuses'), { recursive: true });
+    writeFileSync(join(home, 'data/statuses', `${name}.json`), '{not json');
+    expect((await workload(home, name))?.status).toBe('unknown');
+    const run = await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`workload "${name}" already exists`);
+    expect(await moatOk(home, ['rm', name])).toContain(`Removed ${name}`);
+    expect(await workload(home, name)).toBeUndefined();
+  });
 
   it('stop without names or --all is a usage error', async () => {
     const result = await moat(home, ['stop']);
