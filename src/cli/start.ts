@@ -37,7 +37,11 @@ export function startCommand(io: CliIO): Command {
         if (!workload.config) throw unknownWorkload(name);
         const secretsEnv = await prepareSecrets(workload.config);
         await stopWorkload(store, workload, runtime);
-        await resolveProxyPort(workload.config.host, workload.config.port);
+        await resolveProxyPort(
+          workload.config.host,
+          workload.config.port,
+          `another process uses it now; free the port, or export the workload, change "port" and run it again`,
+        );
         await store.updateStatus(name, { status: 'starting', context: 'starting on request', process_id: 0 });
         if (opts.foreground) await runForeground(store, name, io, { removeAfter: false, secretsEnv });
         else await startDetached(store, name, io, secretsEnv);

@@ -17,16 +17,19 @@ function bind(host: string, port: number): Promise<number> {
 
 /**
  * The port the proxy will listen on: `requested` when it is free, a free port when it is 0.
- * A busy requested port is an error naming the flag.
+ * A busy requested port is an error saying what to do (`remedy`; by default: the flag).
  */
-export async function resolveProxyPort(host: string, requested: number): Promise<number> {
+export async function resolveProxyPort(
+  host: string,
+  requested: number,
+  remedy = 'choose another --proxy-port or omit it to pick a free one',
+): Promise<number> {
   try {
     return await bind(host, requested);
   } catch (err) {
     if (requested === 0) throw runtimeError(`cannot find a free port on ${host}: ${errorMessage(err)}`);
     throw runtimeError(
-      `requested proxy port ${requested} on ${host} is not available (${errorMessage(err)}); ` +
-        'choose another --proxy-port or omit it to pick a free one',
+      `requested proxy port ${requested} on ${host} is not available (${errorMessage(err)}); ${remedy}`,
     );
   }
 }
