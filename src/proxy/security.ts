@@ -2,23 +2,20 @@
  * Inbound security for one proxy, built from its RunConfig: audit and authentication as edge
  * middlewares (audit outermost, so refused requests are recorded), webhooks and Cedar
  * authorization as message policies (mutating → validating → authz, as in ToolHive), and the
- * RFC 9728 metadata route. Each part is present only when configured.
+ * RFC 9728 metadata route. Each part is present only when configured, and its code (Cedar, jose,
+ * undici, zod schemas) is loaded only then: an unconfigured part costs no memory.
  */
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { createAuditor } from '../audit/middleware.js';
-import { loadAuditSettings } from '../audit/config.js';
-import { createInboundAuth } from '../auth/inbound/authenticate.js';
 import { resolveInboundAuth } from '../auth/inbound/settings.js';
-import { loadAuthz } from '../authz/index.js';
 import { SECRET_REF, type RunConfig } from '../config/runconfig.js';
 import { openSecretsProvider } from '../secrets/manager.js';
 import { resolveSecretRef } from '../secrets/refs.js';
 import { userSecrets } from '../secrets/scoped.js';
 import type { SecretsProvider } from '../secrets/types.js';
+import type { createWebhooks } from '../webhooks/index.js';
 import { runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
-import { createWebhooks } from '../webhooks/index.js';
 import type { EdgeRoute } from './edge/server.js';
 import type { ClientTransportKind, EdgeMiddleware, MessagePolicy } from './types.js';
 
@@ -57,20 +54,28 @@ export async function createInboundSecurity(
     const policies: MessagePolicy[] = [];
     const routes: EdgeRoute[] = [];
 
-    const audit = await loadAuditSettings(config);
+    const audit =
+      config.audit_config !== undefined || config.audit_config_path !== undefined
+        ? await (await import('../audit/config.js')).loadAuditSettings(config)
+        : undefined;
     if (audit) {
+      const { createAuditor } = await import('../audit/middleware.js');
       const auditor = await createAuditor(audit, { transport: options.transport });
       closers.push(() => auditor.close());
       middlewares.push(auditor.middleware);
     }
 
-    const authz = await loadAuthz(config);
+    const authz =
+      config.authz_config !== undefined || config.authz_config_path !== undefined
+        ? await (await import('../authz/index.js')).loadAuthz(config)
+        : undefined;
     const auth = await resolveInboundAuth(config, {
       resolveSecret: async (ref) => resolveSecretRef(ref, await secrets(), '--oidc-client-secret'),
       groupClaimName: authz?.groupClaimName,
       roleClaimName: authz?.roleClaimName,
     });
     if (auth) {
+      const { createInboundAuth } = await import('../auth/inbound/authenticate.js');
       const inbound = createInboundAuth(auth, { mcpPath: options.mcpPath });
       closers.push(() => inbound.close());
       middlewares.push(inbound.middleware);
@@ -89,7 +94,7 @@ export async function createInboundSecurity(
       );
     }
 
-    const webhooks = await createWebhooks(config, {
+    const webhooks = await loadWebhooks(config, {
       resolveSecret: async (ref) => {
         const p = await secrets();
         if (SECRET_REF.test(ref)) return resolveSecretRef(ref, p, 'webhook hmac_secret_ref');
@@ -110,6 +115,12 @@ export async function createInboundSecurity(
     await close();
     throw err;
   }
+}
+
+async function loadWebhooks(config: RunConfig, options: Parameters<typeof createWebhooks>[1]) {
+  if (!config.mutating_webhooks?.length && !config.validating_webhooks?.length) return undefined;
+  const webhooks = await import('../webhooks/index.js');
+  return webhooks.createWebhooks(config, options);
 }
 
 function isLoopbackHost(host: string): boolean {

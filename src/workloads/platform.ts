@@ -49,10 +49,9 @@ export const platform: Platform = {
   containerSpec: (config, env) => buildContainerSpec(config, env),
   startProxy: async (config, backend, hooks = {}) => {
     // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.
-    const [{ startProxy }, { createInboundSecurity }, { workloadUpstreamAuth }] = await Promise.all([
+    const [{ startProxy }, { createInboundSecurity }] = await Promise.all([
       import('../proxy/index.js'),
       import('../proxy/security.js'),
-      import('../auth/outbound/workload.js'),
     ]);
     const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
     const security = await createInboundSecurity(config, {
@@ -62,9 +61,12 @@ export const platform: Platform = {
     let proxy: ListeningProxy;
     try {
       // Credentials for a remote server; a detached supervisor never opens a browser (moat run logged in).
+      // Outbound auth (openid-client) is loaded only for a remote server: local ones never use it.
       const upstreamAuth =
         backend.kind === 'http' && backend.remote
-          ? await workloadUpstreamAuth(config, {
+          ? await (
+              await import('../auth/outbound/workload.js')
+            ).workloadUpstreamAuth(config, {
               interactive: process.env.MOAT_DETACHED !== '1',
               onStatus: hooks.onAuthStatus,
             })
