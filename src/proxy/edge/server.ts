@@ -71,6 +71,11 @@ function routeMatches(route: EdgeRoute, path: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
+/** The client closed the connection before its response was complete. */
+function clientWentAway(res: ServerResponse): boolean {
+  return !res.writableFinished && (res.closed || res.destroyed);
+}
+
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
   const essence = value.split(';')[0]?.trim().toLowerCase();
@@ -180,6 +185,15 @@ export function createEdge(options: EdgeOptions): Edge {
         writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
         return;
       }
+      if (clientWentAway(res)) {
+        // Normal: e.g. a client closing its GET stream before the backend sent the first event.
+        logger.debug(
+          { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+          'client closed the connection before the response was complete',
+        );
+        res.destroy();
+        return;
+      }
       logger.error(
         { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
         'proxy request failed',
@@ -191,6 +205,9 @@ export function createEdge(options: EdgeOptions): Edge {
   // The proxy enforces its own body read timeout (408 with a JSON-RPC body); streams may stay open.
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
+  // Longer than clients keep idle connections (undici: 4 s), so a client never reuses a socket
+  // the proxy is closing at that moment (node's default is 5 s).
+  server.keepAliveTimeout = 60_000;
 
   return {
     server,
