@@ -43,6 +43,17 @@ describe('upstream requests', () => {
     expect(upstreamUrl(remote, '/')).toBe('https://api.example/v1/mcp?key=k');
   });
 
+  it('never lets the request target pick another host', () => {
+    const container = {
+      kind: 'http' as const,
+      url: 'http://127.0.0.1:8080/mcp',
+      transport: 'streamable-http' as const,
+      remote: false,
+    };
+    expect(upstreamUrl(container, '//evil.example/mcp?x=1')).toBe('http://127.0.0.1:8080/mcp?x=1');
+    expect(upstreamUrl(container, 'http://evil.example/mcp')).toBe('http://127.0.0.1:8080/mcp');
+  });
+
   it('never forwards the client credentials, cookies, hop-by-hop or session headers', () => {
     const out = upstreamHeaders(
       {

@@ -97,10 +97,32 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Where a client request goes upstream: containers keep the path; remote URLs replace it. */
+/** Backend URL → its origin, parsed once per backend (parsing a URL per request is measurable). */
+const backendOrigins = new Map<string, string>();
+
+function originOf(url: string): string {
+  let origin = backendOrigins.get(url);
+  if (origin === undefined) {
+    origin = new URL(url).origin;
+    if (backendOrigins.size < 64) backendOrigins.set(url, origin);
+  }
+  return origin;
+}
+
+/** The path and query of a request target; an absolute-form or `//host/...` target never picks the host. */
+function pathAndQuery(requestUrl: string): string {
+  if (requestUrl.startsWith('/') && !requestUrl.startsWith('//')) return requestUrl;
+  const parsed = new URL(requestUrl, 'http://request.invalid');
+  return parsed.pathname + parsed.search;
+}
+
+/**
+ * Where a client request goes upstream: always the backend's origin. Containers keep the
+ * client's path and query; remote URLs replace the path and add the client's query.
+ */
 export function upstreamUrl(backend: HttpBackend, requestUrl: string): string {
+  if (!backend.remote) return originOf(backend.url) + pathAndQuery(requestUrl);
   const target = new URL(backend.url);
-  if (!backend.remote) return new URL(requestUrl, target.origin).href;
   const q = requestUrl.indexOf('?');
   const clientQuery = q === -1 ? '' : requestUrl.slice(q + 1);
   if (clientQuery) target.search = target.search ? `${target.search}&${clientQuery}` : `?${clientQuery}`;
@@ -284,11 +306,18 @@ function drain(body: IncomingMessage): Promise<void> {
   });
 }
 
-/** The whole body. */
-export async function readAll(body: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+/** The whole body (events rather than an async iterator: this is on every request's path). */
+export function readAll(body: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, rejectRead) => {
+    const chunks: Buffer[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.once('error', rejectRead);
+    body.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    // Destroyed before its end (e.g. the connection was reset): no 'end' will come.
+    body.once('close', () => {
+      if (!body.complete) rejectRead(new Error('the MCP backend closed the response before its end'));
+    });
+  });
 }
 
 /**
