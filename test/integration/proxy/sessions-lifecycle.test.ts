@@ -91,7 +91,9 @@ describe('resumption', () => {
       expect(res.status).toBe(200);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       let text = '';
-      while (!text.includes('"id":5')) {
+      // Until the event answering id 5 is complete (its blank line may come in a later chunk).
+      const answered = () => text.includes('"id":5') && text.indexOf('\n\n', text.indexOf('"id":5')) !== -1;
+      while (!answered()) {
         const { value, done } = await reader.read();
         if (done) break;
         text += new TextDecoder().decode(value);
