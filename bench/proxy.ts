@@ -1,20 +1,32 @@
 /**
  * The proxy under test, in its own process (started by bench/run.ts with IPC). Runs the built
- * proxy (`dist/`, as the `moat` binary does) under plain Node, so no TypeScript loader sits in
- * the measured process. argv[2] is a JSON
- * backend description: {"kind":"http","url":...} or {"kind":"stdio","command":[...]} (the stdio
- * server is spawned by this process, as Moat's own child). Messages: {type:'memory'} → GC, then
- * {rss, heapUsed}; {type:'stop'}.
+ * proxy (`dist/`, as the `moat` binary does) under plain Node: bench/run.ts transpiles this file
+ * to JavaScript first, so no TypeScript loader (tsx, or Node's type stripping, ≈ 17 MB) sits in
+ * the measured process; MOAT_BENCH_DIST is the file URL of dist/. argv[2] is a JSON backend description: {"kind":"http","url":...} or
+ * {"kind":"stdio","command":[...]} (the stdio server is spawned by this process, as Moat's own
+ * child). argv[3] is what the process loads:
+ *   - "supervisor" (default): what `moat supervise <name>` loads (the CLI with every command, the
+ *     workload layer, the container runtime client) and the proxy started the way the supervisor
+ *     starts it (`platform.startProxy`: inbound security from the RunConfig, then the proxy);
+ *   - "library": only `startProxy` from dist/proxy/index.js (a lower bound for the proxy itself).
+ * Messages: {type:'memory'} → GC, then {rss, heapUsed}; {type:'stop'}.
  */
 import { spawn } from 'node:child_process';
-import { pino } from 'pino';
 import type * as RunConfigModule from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
+import type * as PlatformModule from '../src/workloads/platform.js';
+import type * as LogModule from '../src/util/log.js';
 import type { BackendSpec, StdioPipes } from '../src/proxy/types.js';
 
-const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+const dist = (path: string) => new URL(path, process.env.MOAT_BENCH_DIST).href;
+const embed = process.argv[3] === 'library' ? 'library' : 'supervisor';
+if (embed === 'supervisor') {
+  // The supervisor is the `moat` CLI running its hidden `supervise` command: same module graph.
+  await import(dist('cli/program.js'));
+  await import(dist('workloads/supervisor.js'));
+}
 const { runConfigSchema } = (await import(dist('config/runconfig.js'))) as typeof RunConfigModule;
-const { startProxy } = (await import(dist('proxy/index.js'))) as typeof ProxyModule;
+const { createLogger } = (await import(dist('util/log.js'))) as typeof LogModule;
 
 type BackendArg = { kind: 'http'; url: string } | { kind: 'stdio'; command: string[] };
 
@@ -40,7 +52,16 @@ const config = runConfigSchema.parse({
   host: '127.0.0.1',
   port: 0,
 });
-const proxy = await startProxy(config, backend, { logger: pino({ level: 'warn' }) });
+async function start(): Promise<{ url: string; close(): Promise<void> }> {
+  if (embed === 'library') {
+    const { startProxy } = (await import(dist('proxy/index.js'))) as typeof ProxyModule;
+    const proxy = await startProxy(config, backend, { logger: createLogger(false) });
+    return { url: `${proxy.url}/mcp`, close: () => proxy.close() };
+  }
+  const { platform } = (await import(dist('workloads/platform.js'))) as typeof PlatformModule;
+  return platform.startProxy(config, backend);
+}
+const proxy = await start();
 
 function memory(): { rss: number; heapUsed: number } {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -59,4 +80,4 @@ process.on('message', (message: { type: string }) => {
     });
   }
 });
-process.send?.({ type: 'ready', url: `${proxy.url}/mcp` });
+process.send?.({ type: 'ready', url: proxy.url });

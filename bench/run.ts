@@ -4,17 +4,21 @@
  * Separate processes for the load generator (bench/load.ts), the proxy (bench/proxy.ts) and the
  * backend (bench/backend-*.ts), all on loopback. Every proxied figure is reported as a ratio to a
  * direct connection to the same backend measured in the same run:
- *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32
+ *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32; and through a
+ *      minimal node:http pipe proxy (bench/pipe-proxy.ts), the lower bound for any Node.js proxy
  *   2. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
- *   3. proxy RSS idle and after load; memory per idle session (10 000 sessions, memory store)
+ *   3. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
+ *      after load; memory per idle session (10 000 sessions, memory store)
  * Prints a Markdown report. Every loop is bounded by request count and by time.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -51,8 +55,9 @@ async function firstLine(child: ChildProcess): Promise<string> {
   return line;
 }
 
-async function startHttpBackend(): Promise<string> {
-  const child = spawn(process.execPath, [...TSX, here('./backend-http.ts')], {
+/** A helper server (backend or pipe proxy) that prints {"url"} when listening. */
+async function startServer(file: string, ...args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [...TSX, here(file), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   started.push(child);
@@ -65,9 +70,28 @@ interface ProxyProcess {
   stop(): Promise<void>;
 }
 
-async function startProxy(backend: object): Promise<ProxyProcess> {
-  const child = fork(here('./proxy.ts'), [JSON.stringify(backend)], {
-    execArgv: ['--expose-gc', '--no-warnings'],
+/**
+ * bench/proxy.ts as plain JavaScript: a TypeScript loader in the proxy process would be counted
+ * in its memory, and the product runs JavaScript.
+ */
+function proxyScript(): string {
+  const source = readFileSync(here('./proxy.ts'), 'utf8');
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'moat-bench-'));
+  const file = join(dir, 'proxy.mjs');
+  writeFileSync(file, outputText);
+  return file;
+}
+
+let script: string | undefined;
+
+async function startProxy(backend: object, embed: 'supervisor' | 'library'): Promise<ProxyProcess> {
+  script ??= proxyScript();
+  const child = fork(script, [JSON.stringify(backend), embed], {
+    env: { ...process.env, MOAT_BENCH_DIST: pathToFileURL(here('../dist/')).href },
+    execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   started.push(child);
@@ -126,9 +150,14 @@ function summarize(results: LoadResult[]): LoadResult {
 
 /**
  * Direct and proxied runs interleaved over ROUNDS rounds, medians reported: the machine is
- * shared, so a burst of outside load hits both sides instead of skewing one.
+ * shared, so a burst of outside load hits every side instead of skewing one. One row per proxied
+ * target, all against the same direct runs.
  */
-async function compare(path: string, concurrency: number, direct: object, proxied: object): Promise<Row> {
+async function compare(
+  concurrency: number,
+  direct: object,
+  proxied: Array<[path: string, target: object]>,
+): Promise<Row[]> {
   const common = {
     concurrency,
     requests: Math.ceil(requestsFor(concurrency) / ROUNDS),
@@ -136,16 +165,18 @@ async function compare(path: string, concurrency: number, direct: object, proxie
     warmup: 200,
   };
   const d: LoadResult[] = [];
-  const p: LoadResult[] = [];
+  const p: LoadResult[][] = proxied.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     d.push(await load({ ...direct, ...common }));
-    p.push(await load({ ...proxied, ...common }));
+    for (const [i, [, target]] of proxied.entries()) p[i]!.push(await load({ ...target, ...common }));
   }
-  const row = { path, concurrency, direct: summarize(d), proxied: summarize(p) };
-  process.stderr.write(
-    `  ${path} c=${concurrency}: direct ${fmt(row.direct.rps, 0)} rps, proxied ${fmt(row.proxied.rps, 0)} rps\n`,
-  );
-  return row;
+  return proxied.map(([path], i) => {
+    const row = { path, concurrency, direct: summarize(d), proxied: summarize(p[i]!) };
+    process.stderr.write(
+      `  ${path} c=${concurrency}: direct ${fmt(row.direct.rps, 0)} rps, proxied ${fmt(row.proxied.rps, 0)} rps\n`,
+    );
+    return row;
+  });
 }
 
 async function sessionMemory(proxy: ProxyProcess): Promise<{ before: Memory; after: Memory }> {
@@ -177,35 +208,34 @@ async function main(): Promise<void> {
   process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
   const loadAtStart = loadavg();
   build();
-  const backendUrl = await startHttpBackend();
-  const httpProxy = await startProxy({ kind: 'http', url: backendUrl });
+  const backendUrl = await startServer('./backend-http.ts');
+  const pipeUrl = await startServer('./pipe-proxy.ts', backendUrl);
+  const library = await startProxy({ kind: 'http', url: backendUrl }, 'library');
+  const libraryIdle = await library.memory();
+  await library.stop();
+  const httpProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor');
   const idle = await httpProxy.memory();
 
   const rows: Row[] = [];
   for (const concurrency of [1, 8, 32]) {
     rows.push(
-      await compare(
-        'streamable HTTP',
-        concurrency,
-        { target: 'http', url: backendUrl },
-        { target: 'http', url: httpProxy.url },
-      ),
+      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
+        ['streamable HTTP (Moat)', { target: 'http', url: httpProxy.url }],
+        ['streamable HTTP (node:http pipe proxy, lower bound)', { target: 'http', url: pipeUrl }],
+      ])),
     );
   }
   const afterLoad = await httpProxy.memory();
   const httpSessions = await sessionMemory(httpProxy);
   await httpProxy.stop();
 
-  const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND });
+  const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND }, 'supervisor');
   const stdioIdle = await stdioProxy.memory();
   for (const concurrency of [1, 8, 32]) {
     rows.push(
-      await compare(
-        'stdio',
-        concurrency,
-        { target: 'stdio', command: STDIO_BACKEND },
-        { target: 'http', url: stdioProxy.url },
-      ),
+      ...(await compare(concurrency, { target: 'stdio', command: STDIO_BACKEND }, [
+        ['stdio (Moat)', { target: 'http', url: stdioProxy.url }],
+      ])),
     );
   }
   const stdioSessions = await sessionMemory(stdioProxy);
@@ -214,7 +244,9 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push(
     `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ` +
-      `load average at start ${loadAtStart.map((l) => fmt(l)).join(' ')}; medians of ${ROUNDS} interleaved rounds per cell.`,
+      `load average (1/5/15 min) at start ${loadAtStart.map((l) => fmt(l)).join(' ')}, at the end ${loadavg()
+        .map((l) => fmt(l))
+        .join(' ')}; medians of ${ROUNDS} interleaved rounds per cell.`,
   );
   lines.push('');
   lines.push(
@@ -240,9 +272,14 @@ async function main(): Promise<void> {
   const stdioPer = perSession(stdioSessions);
   lines.push('| memory (proxy process, after GC) | value |');
   lines.push('|---|---|');
-  lines.push(`| idle RSS after start (HTTP backend) | ${mb(idle.rss)} (heap ${mb(idle.heapUsed)}) |`);
   lines.push(
-    `| idle RSS after start (stdio backend) | ${mb(stdioIdle.rss)} (heap ${mb(stdioIdle.heapUsed)}) |`,
+    `| idle RSS after start, as \`moat supervise\` runs it (HTTP backend) | ${mb(idle.rss)} (heap ${mb(idle.heapUsed)}) |`,
+  );
+  lines.push(
+    `| idle RSS after start, as \`moat supervise\` runs it (stdio backend) | ${mb(stdioIdle.rss)} (heap ${mb(stdioIdle.heapUsed)}) |`,
+  );
+  lines.push(
+    `| idle RSS after start, proxy library alone (HTTP backend) | ${mb(libraryIdle.rss)} (heap ${mb(libraryIdle.heapUsed)}) |`,
   );
   lines.push(`| RSS after the HTTP load runs | ${mb(afterLoad.rss)} (heap ${mb(afterLoad.heapUsed)}) |`);
   lines.push(
@@ -252,8 +289,8 @@ async function main(): Promise<void> {
     `| per idle session, stdio bridge (${SESSIONS} sessions) | ${fmt(stdioPer.heap / 1024)} KB heap, ${fmt(stdioPer.rss / 1024)} KB RSS |`,
   );
   lines.push('');
-  const c32 = rows.find((r) => r.path === 'streamable HTTP' && r.concurrency === 32)!;
-  const c1 = rows.find((r) => r.path === 'streamable HTTP' && r.concurrency === 1)!;
+  const c32 = rows.find((r) => r.path === 'streamable HTTP (Moat)' && r.concurrency === 32)!;
+  const c1 = rows.find((r) => r.path === 'streamable HTTP (Moat)' && r.concurrency === 1)!;
   const target = (ok: boolean) => (ok ? 'met' : '**missed**');
   const worstSession = Math.max(httpPer.heap, httpPer.rss, stdioPer.heap, stdioPer.rss) / 1024;
   lines.push('| target | measured | |');
@@ -264,7 +301,9 @@ async function main(): Promise<void> {
   lines.push(
     `| p50 at concurrency 1 ≤ 1.5× direct | ${fmt(c1.proxied.p50Ms / c1.direct.p50Ms)}× | ${target(c1.proxied.p50Ms / c1.direct.p50Ms <= 1.5)} |`,
   );
-  lines.push(`| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} | ${target(idle.rss <= 80 * MB)} |`);
+  lines.push(
+    `| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} as \`moat supervise\` runs it; ${mb(libraryIdle.rss)} for the proxy library alone | ${target(idle.rss <= 80 * MB)} |`,
+  );
   lines.push(
     `| ≤ 10 KB per idle session (memory store) | ${fmt(worstSession)} KB (worst of heap/RSS, both paths) | ${target(worstSession <= 10)} |`,
   );
@@ -276,4 +315,5 @@ try {
 } finally {
   for (const child of started)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  if (script) rmSync(dirname(script), { recursive: true, force: true });
 }
