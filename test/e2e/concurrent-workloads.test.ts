@@ -8,23 +8,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHostServer, type HostServer } from '../support/host-server.js';
-import { ensureBuilt, listWorkloads, moat, moatHome, removeHome } from '../support/moat-cli.js';
+import { listWorkloads, moat, testMoatHome } from '../support/moat-cli.js';
 import { uniqueName } from '../support/podman.js';
 
 const PROCESSES = 6;
 
 let remote: HostServer;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   remote = await startHostServer();
-  home = moatHome();
 });
 
 afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
   await remote.stop();
 });
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { withCacheLock } from './cache.js';
 import { podmanSocket } from './podman.js';
@@ -56,9 +57,27 @@ export async function ensureBuilt(): Promise<void> {
   });
 }
 
-/** A private MOAT_HOME; remove it with `cleanup`. */
+/** A private MOAT_HOME; remove it with `removeHome`. */
 export function moatHome(): string {
   return mkdtempSync(join(tmpdir(), 'moat-home-'));
+}
+
+export function removeHome(home: string): void {
+  rmSync(home, { recursive: true, force: true });
+}
+
+/**
+ * A private MOAT_HOME for one test file (call at the top level): dist/ is built before the
+ * file's tests; afterwards every workload in it is removed, then the directory.
+ */
+export function testMoatHome(): string {
+  const home = moatHome();
+  beforeAll(ensureBuilt);
+  afterAll(async () => {
+    await moat(home, ['rm', '--all']);
+    removeHome(home);
+  });
+  return home;
 }
 
 export function moatEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -177,8 +196,4 @@ export async function eventually<T>(
       throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-export function removeHome(home: string): void {
-  rmSync(home, { recursive: true, force: true });
 }

@@ -5,18 +5,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
-import {
-  callTool,
-  ensureBuilt,
-  moat,
-  moatHome,
-  moatOk,
-  printedUrl,
-  removeHome,
-  workload,
-} from '../../support/moat-cli.js';
+import { callTool, moat, testMoatHome, moatOk, printedUrl, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 const SECRET = 'value-from-the-secrets-manager';
@@ -24,17 +15,10 @@ const SECRET = 'value-from-the-secrets-manager';
 const secretsEnv = { MOAT_SECRETS_PROVIDER: 'environment', MOAT_SECRET_tok: SECRET };
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 describe('container environment', { timeout: 300_000 }, () => {

@@ -5,33 +5,24 @@
 import { createServer, type Server } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
 import {
   callTool,
-  ensureBuilt,
   listWorkloads,
   moat,
-  moatHome,
+  testMoatHome,
   moatOk,
   printedUrl,
-  removeHome,
   workload,
 } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 describe('bad input', { timeout: 300_000 }, () => {

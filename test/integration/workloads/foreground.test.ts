@@ -5,31 +5,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
-import {
-  callTool,
-  ensureBuilt,
-  moat,
-  moatHome,
-  removeHome,
-  spawnMoat,
-  workload,
-} from '../../support/moat-cli.js';
+import { callTool, moat, testMoatHome, spawnMoat, workload } from '../../support/moat-cli.js';
 import { testRuntime, uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 /** Resolves with the URL the foreground run prints; rejects with its output if it exits first. */

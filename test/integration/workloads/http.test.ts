@@ -5,33 +5,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
-import {
-  callTool,
-  ensureBuilt,
-  eventually,
-  moat,
-  moatHome,
-  moatOk,
-  printedUrl,
-  removeHome,
-  workload,
-} from '../../support/moat-cli.js';
+import { callTool, eventually, testMoatHome, moatOk, printedUrl, workload } from '../../support/moat-cli.js';
 import { podmanCli, uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('http-server');
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 describe('streamable-HTTP workload', { timeout: 300_000 }, () => {

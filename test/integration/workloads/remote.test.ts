@@ -4,30 +4,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHostServer, type HostServer } from '../../support/host-server.js';
-import {
-  callTool,
-  ensureBuilt,
-  moat,
-  moatHome,
-  moatOk,
-  printedUrl,
-  removeHome,
-  workload,
-} from '../../support/moat-cli.js';
+import { callTool, moat, testMoatHome, moatOk, printedUrl, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 let remote: HostServer;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   remote = await startHostServer();
-  home = moatHome();
 });
 
 afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
   await remote.stop();
 });
 

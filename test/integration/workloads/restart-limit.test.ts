@@ -4,32 +4,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildNodeImage } from '../../support/images.js';
-import {
-  ensureBuilt,
-  eventually,
-  moat,
-  moatHome,
-  moatOk,
-  removeHome,
-  workload,
-} from '../../support/moat-cli.js';
+import { eventually, moat, testMoatHome, moatOk, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   // A "server" that exits with code 3 as soon as it starts.
   image = await buildNodeImage({ entrypoint: ['/usr/local/bin/node', '-e', 'process.exit(3)'] });
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 describe('restart limit', { timeout: 300_000 }, () => {

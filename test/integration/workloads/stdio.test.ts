@@ -5,34 +5,24 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
 import {
   callTool,
-  ensureBuilt,
   eventually,
-  moat,
-  moatHome,
+  testMoatHome,
   moatOk,
   printedUrl,
-  removeHome,
   spawnMoat,
   workload,
 } from '../../support/moat-cli.js';
 import { testRuntime, uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
+const home = testMoatHome();
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-});
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
 });
 
 /** Runs `moat logs --follow …` until `text` appears, then Ctrl-C; resolves with the exit code. */
