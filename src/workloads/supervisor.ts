@@ -65,7 +65,13 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
   const { store, name } = options;
   const owner = process.pid;
   const record = (change: StatusChange) => store.updateStatus(name, change, { owner });
-  await record({ process_id: owner, process_start: processStartTime(owner) });
+  // Claim the workload: refused while another supervisor owns it (or the workload is gone), so a
+  // second supervisor never replaces the first one's container.
+  if (!(await record({ process_id: owner, process_start: processStartTime(owner) }))) {
+    throw runtimeError(
+      `workload "${name}" does not exist or another process supervises it; use "moat start ${name}" to restart it`,
+    );
+  }
   log().info({ workload: name, pid: owner }, 'supervisor started');
   try {
     const config = await store.readRunConfig(name);

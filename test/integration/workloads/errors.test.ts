@@ -40,14 +40,19 @@ describe('bad input', { timeout: 300_000 }, () => {
     await moatOk(home, ['rm', name]);
   });
 
-  it('a taken name is a usage error that leaves the running workload alone', async () => {
+  it('a taken name is a usage error, and a second supervisor refuses; the running workload is left alone', async () => {
     const name = uniqueName('taken');
     const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
     const again = await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`workload "${name}" already exists`);
     expect(again.stderr).toContain(`moat rm ${name}`);
+    // A second supervisor for a supervised workload refuses instead of replacing its container.
+    const second = await moat(home, ['supervise', name]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('another process supervises it');
     expect(await callTool(url, 'echo', { text: 'still here' })).toBe('still here');
+    expect((await workload(home, name))?.status).toBe('running');
     await moatOk(home, ['rm', name]);
   });
 
