@@ -14,7 +14,7 @@ import {
   unknownWorkload,
 } from '../workloads/lifecycle.js';
 import { resolveProxyPort } from '../workloads/ports.js';
-import { prepareSecrets, runForeground, startDetached } from '../workloads/run.js';
+import { prepareOnTerminal, runForeground, startDetached } from '../workloads/run.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
 
@@ -35,7 +35,7 @@ export function startCommand(io: CliIO): Command {
       await forEachWorkload(selected, io.stderr, async (name) => {
         const workload = await loadWorkload(store, name);
         if (!workload.config) throw unknownWorkload(name);
-        const secretsEnv = await prepareSecrets(workload.config);
+        const supervisorEnv = await prepareOnTerminal(workload.config, io);
         await stopWorkload(store, workload, runtime);
         await resolveProxyPort(
           workload.config.host,
@@ -43,8 +43,8 @@ export function startCommand(io: CliIO): Command {
           `another process uses it now; free the port, or export the workload, change "port" and run it again`,
         );
         await store.updateStatus(name, { status: 'starting', context: 'starting on request', process_id: 0 });
-        if (opts.foreground) await runForeground(store, name, io, { removeAfter: false, secretsEnv });
-        else await startDetached(store, name, io, secretsEnv);
+        if (opts.foreground) await runForeground(store, name, io, { removeAfter: false, supervisorEnv });
+        else await startDetached(store, name, io, supervisorEnv);
       });
     });
 }

@@ -15,12 +15,13 @@ import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
+import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
 import { resolveProxyPort } from './ports.js';
 import { applyStatusChange, type StatusRecord } from './status.js';
 import { DEFAULT_GROUP, WorkloadStore } from './store.js';
-import { superviseWorkload } from './supervisor.js';
+import { IMAGE_PREPARED_ENV, superviseWorkload } from './supervisor.js';
 
 export interface RunRequest {
   /** The complete, validated RunConfig (from flags or --from-config). */
@@ -40,14 +41,37 @@ export async function runWorkload(
 ): Promise<void> {
   const config = normalizeName(request.config, io.stderr);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
-  const secretsEnv = await prepareSecrets(config, request.secretsToStore);
+  const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
   if (request.foreground) {
     // Like ToolHive: a foreground run cleans up after itself, unless it came from a config file.
-    await runForeground(store, config.name, io, { removeAfter: !request.fromConfig, secretsEnv });
+    await runForeground(store, config.name, io, { removeAfter: !request.fromConfig, supervisorEnv });
   } else {
-    await startDetached(store, config.name, io, secretsEnv);
+    await startDetached(store, config.name, io, supervisorEnv);
   }
+}
+
+/**
+ * What `moat run` and `moat start` do on the terminal before a supervisor takes over, so a person
+ * sees it and its failures: secrets are stored and checked (prepareSecrets), and the image is
+ * pulled or found with a progress display. Returns the environment the supervisor needs.
+ */
+export async function prepareOnTerminal(
+  config: RunConfig,
+  io: CliIO,
+  toStore: readonly SecretToStore[] = [],
+): Promise<Record<string, string>> {
+  const env = await prepareSecrets(config, toStore);
+  if (config.remote_url) return env;
+  const display = imageProgressDisplay(io.stderr);
+  try {
+    const runtime = await lazyRuntime()();
+    await runtime.ensureImage(config.image, { onProgress: (progress) => display.onProgress(progress) });
+  } catch (err) {
+    display.fail();
+    throw err;
+  }
+  return { ...env, [IMAGE_PREPARED_ENV]: config.image };
 }
 
 /**
@@ -148,7 +172,7 @@ export async function startDetached(
   store: WorkloadStore,
   name: string,
   io: CliIO,
-  secretsEnv: Record<string, string>,
+  supervisorEnv: Record<string, string>,
 ): Promise<void> {
   const logPath = store.logPath(name);
   await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
@@ -156,7 +180,7 @@ export async function startDetached(
   const child = spawn(process.execPath, [CLI_ENTRY, 'supervise', name], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
-    env: { ...process.env, ...secretsEnv, MOAT_DETACHED: '1' },
+    env: { ...process.env, ...supervisorEnv, MOAT_DETACHED: '1' },
   });
   closeSync(logFd);
   let exitCode: number | null | undefined;
@@ -211,10 +235,10 @@ export async function runForeground(
   store: WorkloadStore,
   name: string,
   io: CliIO,
-  options: { removeAfter: boolean; secretsEnv: Record<string, string> },
+  options: { removeAfter: boolean; supervisorEnv: Record<string, string> },
 ): Promise<void> {
   // The same environment a detached supervisor gets, so in-process secret reads do not prompt again.
-  Object.assign(process.env, options.secretsEnv);
+  Object.assign(process.env, options.supervisorEnv);
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on('SIGINT', stop);

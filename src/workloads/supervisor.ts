@@ -41,6 +41,9 @@ export function restartDelay(policy: RestartPolicy, attempt: number): number {
   return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
 }
 
+/** Set by `moat run`/`moat start` for the supervisor: the image they already prepared. */
+export const IMAGE_PREPARED_ENV = 'MOAT_IMAGE_PREPARED';
+
 export interface SuperviseOptions {
   store: WorkloadStore;
   name: string;
@@ -190,7 +193,10 @@ async function superviseContainer(
   const containerName = config.container_name ?? config.name;
   await record({ status: 'starting', context: `preparing image ${config.image}` });
   const runtime = await platform.connectRuntime();
-  await runtime.ensureImage(config.image, { signal });
+  // `moat run`/`moat start` already pulled or found the image on the terminal; do not pull twice.
+  const prepared =
+    process.env[IMAGE_PREPARED_ENV] === config.image && (await runtime.findImage(config.image));
+  if (!prepared) await runtime.ensureImage(config.image, { signal });
   await removeLeftoverContainer(runtime, containerName, config.name);
   const spec = platform.containerSpec(config, await containerEnvironment(config));
 

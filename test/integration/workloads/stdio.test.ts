@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
 import {
   callTool,
+  moat,
   eventually,
   testMoatHome,
   moatOk,
@@ -47,7 +48,11 @@ function statusFile(name: string): { process_id: number; history: Array<{ status
 describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
   it('runs detached, serves MCP through the proxy, stops, starts again on the same URL, and is removed', async () => {
     const name = uniqueName('stdio');
-    const out = await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    const run = await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    expect(run.code).toBe(0);
+    // Image preparation is shown on the terminal (plain lines when stderr is not a TTY).
+    expect(run.stderr).toContain(`Using local image ${image}`);
+    const out = run.stdout;
     expect(out).toContain(`Workload "${name}" is running`);
     const url = printedUrl(out);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
