@@ -3,25 +3,13 @@
  * the "remote" server of remote-URL workloads. Stopped by its PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fixtureBundle } from '../fixtures/bundle.js';
+import { freePort } from './ports.js';
 
 export interface HostServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:PORT/mcp */
   url: string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForListening(child: ChildProcess): Promise<void> {

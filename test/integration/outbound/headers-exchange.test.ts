@@ -13,7 +13,7 @@ import type { Identity } from '../../../src/proxy/types.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { storeFlagSecret } from '../../../src/secrets/refs.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
-import { startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
 
 let dir: string;
 let op: TestOAuthProvider;
@@ -130,10 +130,7 @@ describe('token exchange', () => {
   let secretFile: string;
   beforeAll(async () => {
     remote = await startProtectedServer({
-      check: async (authorization, resource) => {
-        const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? (await op.verify(token, resource)).sub : undefined;
-      },
+      check: tokenFrom(op),
     });
     secretFile = join(dir, 'te-secret');
     await writeFile(secretFile, `${op.exchangeClient.clientSecret}\n`);

@@ -25,7 +25,8 @@ import {
 } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
-import { freePort, startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import { freePort } from '../../support/ports.js';
+import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
 
 const PASSWORD = { MOAT_SECRETS_PASSWORD: 'e2e-secrets-password' };
 let home: string;
@@ -131,10 +132,7 @@ describe('moat run --remote-auth', { timeout: 300_000 }, () => {
     remote = await startProtectedServer({
       issuer: op.issuer,
       scopes: ['mcp:tools'],
-      check: async (authorization, resource) => {
-        const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? (await op.verify(token, resource)).sub : undefined;
-      },
+      check: tokenFrom(op),
     });
   });
   afterAll(async () => {
@@ -216,10 +214,7 @@ describe('moat run with token exchange', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     op = await startOAuthProvider();
     remote = await startProtectedServer({
-      check: async (authorization, resource) => {
-        const token = authorization?.replace(/^Bearer\s+/i, '');
-        return token ? (await op.verify(token, resource)).sub : undefined;
-      },
+      check: tokenFrom(op),
     });
   });
   afterAll(async () => {

@@ -19,8 +19,9 @@ import { registrationSecretName, tokensSecretName } from '../../../src/auth/outb
 import type { Identity } from '../../../src/proxy/types.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
+import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
-import { freePort, startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
 
@@ -86,10 +87,7 @@ beforeAll(async () => {
   remote = await startProtectedServer({
     issuer: op.issuer,
     scopes: ['mcp:tools'],
-    check: async (authorization, resource) => {
-      const token = authorization?.replace(/^Bearer\s+/i, '');
-      return token ? (await op.verify(token, resource)).sub : undefined;
-    },
+    check: tokenFrom(op),
   });
 });
 

@@ -11,11 +11,12 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { TestOAuthProvider } from '../../support/oauth-provider.js';
 
 export interface ProtectedServer {
   /** The MCP endpoint (…/mcp); also the RFC 8707 resource. */
@@ -27,12 +28,25 @@ export interface ProtectedServer {
   close(): Promise<void>;
 }
 
+/** A `check` accepting a Bearer access token that `op` issued for this server (its subject). */
+export function tokenFrom(op: TestOAuthProvider): ProtectedServerCheck {
+  return async (authorization, resource) => {
+    const token = authorization?.replace(/^Bearer\s+/i, '');
+    return token ? (await op.verify(token, resource)).sub : undefined;
+  };
+}
+
 /**
  * `check` returns the caller's subject for a valid Authorization header, or undefined (→ 401).
  * `issuer` is advertised in the protected-resource metadata when given.
  */
+export type ProtectedServerCheck = (
+  authorization: string | undefined,
+  resource: string,
+) => Promise<string | undefined>;
+
 export async function startProtectedServer(options: {
-  check: (authorization: string | undefined, resource: string) => Promise<string | undefined>;
+  check: ProtectedServerCheck;
   issuer?: string;
   scopes?: string[];
   /** A scope every MCP request needs beyond a valid token: without it, 403 insufficient_scope (step-up). */
@@ -111,15 +125,6 @@ export async function startProtectedServer(options: {
         server.close(() => resolve());
       }),
   };
-}
-
-/** A port that was free a moment ago (for a callback port that must stay the same across two runs). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Calls `whoami` with a real MCP client whose requests carry `headers()`; returns the parsed result. */

@@ -4,11 +4,11 @@
  * permission profiles' network rules.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { callResult, callText } from '../../fixtures/pipes-client.js';
+import { freePort } from '../../support/ports.js';
 import { Harness, uniqueName } from './harness.js';
 
 let harness: Harness;
@@ -175,12 +175,3 @@ describe('networks and permission profiles', () => {
     });
   });
 });
-
-/** A port nobody listens on right now (bound, read back and released) for -p. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
