@@ -4,39 +4,22 @@
  * after --, and the exported RunConfig keeps env-file values out. A RunConfig in ToolHive's shape
  * runs with --from-config.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readRunConfigFile } from '../../../src/config/runconfig-file.js';
 import { testServerImage } from '../../support/images.js';
-import {
-  callTool,
-  ensureBuilt,
-  moat,
-  moatHome,
-  moatOk,
-  printedUrl,
-  removeHome,
-} from '../../support/moat-cli.js';
+import { testTempDir } from '../../support/temp-dir.js';
+import { callTool, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
 import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
-let work: string;
+const home = testMoatHome();
+const work = testTempDir('moat-run-flags-');
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-  work = mkdtempSync(join(tmpdir(), 'moat-run-flags-'));
 }, 300_000);
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
-  rmSync(work, { recursive: true, force: true });
-});
 
 describe('basic run flags on a real container', { timeout: 300_000 }, () => {
   it('-e, env files, -l, -v and -- arguments reach the server', async () => {

@@ -5,40 +5,23 @@
  * --session-ttl / --proxy-read-timeout are stored; --stateless refuses GET, --endpoint-prefix and
  * --trust-proxy-headers shape the legacy SSE endpoint URL.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readRunConfigFile } from '../../../src/config/runconfig-file.js';
 import { testServerImage } from '../../support/images.js';
-import {
-  callTool,
-  ensureBuilt,
-  moat,
-  moatHome,
-  moatOk,
-  printedUrl,
-  removeHome,
-} from '../../support/moat-cli.js';
+import { testTempDir } from '../../support/temp-dir.js';
+import { callTool, moat, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 let image: string;
-let home: string;
-let work: string;
+const home = testMoatHome();
+const work = testTempDir('moat-proxy-flags-');
 
 beforeAll(async () => {
-  await ensureBuilt();
   image = await testServerImage('stdio-server');
-  home = moatHome();
-  work = mkdtempSync(join(tmpdir(), 'moat-proxy-flags-'));
 }, 300_000);
-
-afterAll(async () => {
-  await moat(home, ['rm', '--all']);
-  removeHome(home);
-  rmSync(work, { recursive: true, force: true });
-});
 
 const INIT = {
   jsonrpc: '2.0',
