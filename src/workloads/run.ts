@@ -51,6 +51,10 @@ export async function runWorkload(
   }
 }
 
+export const ISOLATION_NOT_ENFORCED =
+  'network isolation (--isolate-network) is not implemented yet: the container is not isolated from ' +
+  'the host and can reach services listening on it; the permission profile still decides outbound access';
+
 /**
  * What `moat run` and `moat start` do on the terminal before a supervisor takes over, so a person
  * sees it and its failures: secrets are stored and checked (prepareSecrets), and the image is
@@ -63,6 +67,8 @@ export async function prepareOnTerminal(
 ): Promise<Record<string, string>> {
   const env = await prepareSecrets(config, toStore);
   if (config.remote_url) return env;
+  // isolate_network defaults to true (spec, ToolHive), but moat does not isolate yet: say so.
+  if (config.isolate_network) warnUser(ISOLATION_NOT_ENFORCED, io.stderr);
   const display = imageProgressDisplay(io.stderr);
   try {
     const runtime = await lazyRuntime()();

@@ -52,6 +52,8 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
     expect(run.code).toBe(0);
     // Image preparation is shown on the terminal (plain lines when stderr is not a TTY).
     expect(run.stderr).toContain(`Using local image ${image}`);
+    // Isolation is on by default but not implemented: moat says so instead of implying it.
+    expect(run.stderr).toContain('network isolation (--isolate-network) is not implemented yet');
     const out = run.stdout;
     expect(out).toContain(`Workload "${name}" is running`);
     const url = printedUrl(out);
