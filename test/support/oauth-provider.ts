@@ -12,6 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import Provider, { errors } from 'oidc-provider';
+import { registrationSecretName, tokensSecretName } from '../../src/auth/outbound/token-store.js';
+import type { SecretsProvider } from '../../src/secrets/types.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const TOKEN_TYPE_ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
@@ -49,6 +51,25 @@ export interface TestOAuthProvider {
 }
 
 const COOKIE_KEYS = ['test-cookie-key-not-a-real-one'];
+
+/**
+ * Revokes a workload's refresh token, as stored in `secrets`, at `op` (as an administrator or the
+ * user would), authenticating as the dynamically registered client; returns the provider's answer.
+ */
+export async function revokeStoredRefreshToken(
+  op: TestOAuthProvider,
+  secrets: Pick<SecretsProvider, 'get'>,
+  workload: string,
+): Promise<Response> {
+  const tokens = JSON.parse((await secrets.get(tokensSecretName(workload)))!);
+  const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
+  const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
+  return fetch(`${op.issuer}/token/revocation`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+    body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
+  });
+}
 
 export async function startOAuthProvider(options: OAuthProviderOptions = {}): Promise<TestOAuthProvider> {
   const server: Server = createServer();

@@ -10,7 +10,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import {
   ensureBuilt,
@@ -24,7 +23,11 @@ import {
   workload,
 } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
+import {
+  revokeStoredRefreshToken,
+  startOAuthProvider,
+  type TestOAuthProvider,
+} from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
 
@@ -188,15 +191,7 @@ describe('moat run --remote-auth', { timeout: 300_000 }, () => {
     expect(await supervisorArgv(name)).not.toContain(PASSWORD.MOAT_SECRETS_PASSWORD);
 
     // The refresh token dies (revoked at the provider): the detached workload says so and fails fast.
-    const tokens = JSON.parse((await secrets.get(tokensSecretName(name)))!);
-    const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
-    const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
-    const revoked = await fetch(`${op.issuer}/token/revocation`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
-      body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
-    });
-    expect(revoked.status).toBe(200);
+    expect((await revokeStoredRefreshToken(op, secrets, name)).status).toBe(200);
     await sleep(1500); // into the refresh window again
     await expect(whoami(url, () => Promise.resolve({}))).rejects.toThrow(/needs a new OAuth login/);
     const status = await workload(home, name);

@@ -18,7 +18,11 @@ import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import type { Identity } from '../../../src/proxy/types.js';
 import { startProxy } from '../../../src/proxy/index.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
+import {
+  revokeStoredRefreshToken,
+  startOAuthProvider,
+  type TestOAuthProvider,
+} from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
 import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
@@ -67,15 +71,7 @@ function harness(options: { now?: () => number; user?: string; provider?: TestOA
 
 /** Revokes a workload's stored refresh token at the provider (as an administrator or the user would). */
 async function revokeRefreshToken(workload: string): Promise<void> {
-  const tokens = JSON.parse((await secrets.get(tokensSecretName(workload)))!);
-  const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
-  const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
-  const revoked = await fetch(`${op.issuer}/token/revocation`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
-    body: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
-  });
-  expect(revoked.status).toBe(200);
+  expect((await revokeStoredRefreshToken(op, secrets, workload)).status).toBe(200);
 }
 
 beforeAll(async () => {
