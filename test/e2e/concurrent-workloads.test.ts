@@ -6,23 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHostServer, type HostServer } from '../support/host-server.js';
+import { describe, expect, it } from 'vitest';
+import { testHostServer } from '../support/host-server.js';
 import { listWorkloads, moat, testMoatHome } from '../support/moat-cli.js';
 import { uniqueName } from '../support/podman.js';
 
 const PROCESSES = 6;
 
-let remote: HostServer;
+const remote = testHostServer();
 const home = testMoatHome();
-
-beforeAll(async () => {
-  remote = await startHostServer();
-});
-
-afterAll(async () => {
-  await remote.stop();
-});
 
 /** A live process (a zombie waiting for init to reap it has ended). */
 function alive(pid: number): boolean {

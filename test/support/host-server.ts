@@ -3,6 +3,7 @@
  * the "remote" server of remote-URL workloads. Stopped by its PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
 import { fixtureBundle } from '../fixtures/bundle.js';
 import { freePort } from './ports.js';
 
@@ -39,5 +40,25 @@ export async function startHostServer(): Promise<HostServer> {
         child.once('exit', () => resolve());
         process.kill(child.pid, 'SIGTERM');
       }),
+  };
+}
+
+/**
+ * A host MCP server for one test file (call at the top level): started before the file's tests,
+ * stopped after them. Read `url` inside tests.
+ */
+export function testHostServer(): { readonly url: string } {
+  let server: HostServer | undefined;
+  beforeAll(async () => {
+    server = await startHostServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return {
+    get url() {
+      if (!server) throw new Error('the host MCP server has not started');
+      return server.url;
+    },
   };
 }

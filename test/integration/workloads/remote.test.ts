@@ -2,21 +2,13 @@
  * A remote-URL workload (no container): a real MCP SDK server on the host plays the remote; the
  * same commands run, list, stop, start and remove it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHostServer, type HostServer } from '../../support/host-server.js';
+import { describe, expect, it } from 'vitest';
+import { testHostServer } from '../../support/host-server.js';
 import { callTool, moat, testMoatHome, moatOk, printedUrl, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
-let remote: HostServer;
+const remote = testHostServer();
 const home = testMoatHome();
-
-beforeAll(async () => {
-  remote = await startHostServer();
-});
-
-afterAll(async () => {
-  await remote.stop();
-});
 
 describe('remote URL workload', { timeout: 300_000 }, () => {
   it('is proxied and managed by the same commands, with proxy logs only', async () => {
