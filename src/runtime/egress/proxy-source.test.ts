@@ -2,10 +2,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request, type Server } from 'node:http';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/ports.js';
 import { EGRESS_PROXY_JS } from './proxy-source.js';
 
 let proxy: ChildProcess;
@@ -14,14 +15,6 @@ let target: Server;
 let targetPort: number;
 let otherPort: number;
 let scriptDir: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** The status code the proxy answers a CONNECT with. */
 function connectStatus(host: string, port: number): Promise<string> {
