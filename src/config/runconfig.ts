@@ -17,8 +17,9 @@ export type Transport = (typeof TRANSPORTS)[number];
 export const PROXY_MODES = ['streamable-http', 'sse'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
 
-/** A secret reference, never a value: `NAME,target=TARGET`. */
-export const SECRET_REF = /^([^,]+),target=(.+)$/;
+import { SECRET_REF } from './defaults.js';
+
+export { SECRET_REF };
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -280,15 +281,4 @@ export const runConfigSchema = z.strictObject({
 export type RunConfig = z.infer<typeof runConfigSchema>;
 export type RunConfigInput = z.input<typeof runConfigSchema>;
 
-export const DEFAULTS = {
-  host: '127.0.0.1',
-  targetHost: '127.0.0.1',
-  group: 'default',
-  proxyMode: 'streamable-http' as ProxyMode,
-  maxRequestBodySize: 8 * 1024 * 1024,
-  proxyReadTimeoutMs: 30_000,
-  sessionTtlMs: 2 * 60 * 60 * 1000,
-  otelSamplingRate: 0.1,
-  remoteAuthCallbackPort: 8666,
-  remoteAuthTimeoutMs: 30_000,
-} as const;
+export { DEFAULTS } from './defaults.js';

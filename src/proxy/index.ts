@@ -4,7 +4,8 @@
  * forwarder for streamable-HTTP/SSE servers and remote URLs, the stdio bridge for stdio servers).
  */
 import type { Logger } from 'pino';
-import { DEFAULTS, type RunConfig } from '../config/runconfig.js';
+import { DEFAULTS } from '../config/defaults.js';
+import type { RunConfig } from '../config/runconfig.js';
 import { parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';

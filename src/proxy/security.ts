@@ -8,7 +8,8 @@
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { resolveInboundAuth } from '../auth/inbound/settings.js';
-import { SECRET_REF, type RunConfig } from '../config/runconfig.js';
+import { SECRET_REF } from '../config/defaults.js';
+import type { RunConfig } from '../config/runconfig.js';
 import { openSecretsProvider } from '../secrets/manager.js';
 import { resolveSecretRef } from '../secrets/refs.js';
 import { userSecrets } from '../secrets/scoped.js';

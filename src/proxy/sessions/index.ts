@@ -1,6 +1,7 @@
 /** Picks the session store the RunConfig asks for: Redis when scaling_config.session_redis is set, else memory. */
 import type { Logger } from 'pino';
-import { DEFAULTS, type RunConfig } from '../../config/runconfig.js';
+import { DEFAULTS } from '../../config/defaults.js';
+import type { RunConfig } from '../../config/runconfig.js';
 import { parseDuration } from '../../util/duration.js';
 import { usageError } from '../../util/errors.js';
 import type { SessionStore } from '../types.js';

@@ -8,7 +8,7 @@
  * HTTP+SSE pair `/sse` + `<endpoint_prefix>/messages`. The edge has already checked origin, body
  * size, content type, protocol version and the stateless method rules.
  */
-import { DEFAULTS } from '../../../config/runconfig.js';
+import { DEFAULTS } from '../../../config/defaults.js';
 import { runtimeError, errorMessage } from '../../../util/errors.js';
 import type { HealthReport, StdioBackend, TransportOptions } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';

@@ -1,0 +1,21 @@
+/**
+ * RunConfig defaults and the secret-reference pattern, without the schema: the proxy reads these
+ * at start, and importing them must not load zod (about 18 MB resident).
+ */
+import type { ProxyMode } from './runconfig.js';
+
+/** A secret reference, never a value: `NAME,target=TARGET`. */
+export const SECRET_REF = /^([^,]+),target=(.+)$/;
+
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  targetHost: '127.0.0.1',
+  group: 'default',
+  proxyMode: 'streamable-http' as ProxyMode,
+  maxRequestBodySize: 8 * 1024 * 1024,
+  proxyReadTimeoutMs: 30_000,
+  sessionTtlMs: 2 * 60 * 60 * 1000,
+  otelSamplingRate: 0.1,
+  remoteAuthCallbackPort: 8666,
+  remoteAuthTimeoutMs: 30_000,
+} as const;
