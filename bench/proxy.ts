@@ -13,6 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import type * as RunConfigModule from '../src/config/runconfig.js';
+import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
 import type * as PlatformModule from '../src/workloads/platform.js';
 import type * as LogModule from '../src/util/log.js';
@@ -25,7 +26,6 @@ if (embed === 'supervisor') {
   await import(dist('cli/program.js'));
   await import(dist('workloads/supervisor.js'));
 }
-const { runConfigSchema } = (await import(dist('config/runconfig.js'))) as typeof RunConfigModule;
 const { createLogger } = (await import(dist('util/log.js'))) as typeof LogModule;
 
 type BackendArg = { kind: 'http'; url: string } | { kind: 'stdio'; command: string[] };
@@ -45,13 +45,19 @@ const backend: BackendSpec =
     ? { kind: 'http', url: arg.url, transport: 'streamable-http', remote: false }
     : { kind: 'stdio', connect: () => spawnStdio(arg.command) };
 
-const config = runConfigSchema.parse({
+const fields = {
   image: 'bench',
   name: 'bench',
-  transport: arg.kind === 'http' ? 'streamable-http' : 'stdio',
+  transport: arg.kind === 'http' ? ('streamable-http' as const) : ('stdio' as const),
   host: '127.0.0.1',
   port: 0,
-});
+};
+// The supervisor validates the RunConfig it loads (zod); the library takes a validated one, so
+// the library-only figure gets the same fields already parsed (what the schema would produce).
+const config: RunConfig =
+  embed === 'supervisor'
+    ? ((await import(dist('config/runconfig.js'))) as typeof RunConfigModule).runConfigSchema.parse(fields)
+    : { ...fields, schema_version: 'v0.1.0', permission_profile: null };
 async function start(): Promise<{ url: string; close(): Promise<void> }> {
   if (embed === 'library') {
     const { startProxy } = (await import(dist('proxy/index.js'))) as typeof ProxyModule;
