@@ -15,6 +15,9 @@ import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
+import { effectiveProfile } from '../runtime/container-spec.js';
+import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
+import { collectMounts } from '../runtime/permissions.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
@@ -69,6 +72,7 @@ export async function prepareOnTerminal(
   if (config.remote_url) return env;
   // isolate_network defaults to true (spec, ToolHive), but moat does not isolate yet: say so.
   if (config.isolate_network) warnUser(ISOLATION_NOT_ENFORCED, io.stderr);
+  refuseUnhonoredIgnoreFiles(collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd()));
   const display = imageProgressDisplay(io.stderr);
   try {
     const runtime = await lazyRuntime()();
