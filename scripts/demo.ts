@@ -11,7 +11,8 @@ import { startPodmanService, SOCKET_ENV } from '../test/support/podman.js';
 import { testServerImage } from '../test/support/images.js';
 
 const MOAT = join(import.meta.dirname, '../dist/cli/main.js');
-const IMAGE = 'localhost/moat-demo-server:latest';
+// A fixed tag: moat uses the local image (a `latest` tag would first try a registry pull).
+const IMAGE = 'localhost/moat-demo-server:1.0';
 
 function moat(env: NodeJS.ProcessEnv, ...args: string[]): string {
   process.stdout.write(`\n$ moat ${args.join(' ')}\n`);
