@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runClientPolicies, runServerPolicies, inspectsResponses } from './run.js';
-import type { JsonRpcRequest, MessageContext, MessagePolicy } from '../types.js';
+import type { JsonRpcRequest, MessagePolicy } from '../types.js';
+import { localContext } from '../../../test/support/message-context.js';
 
-const ctx: MessageContext = {
-  identity: { subject: 'u', groups: [], claims: {}, local: true },
-  serverName: 's',
-  transport: 'streamable-http',
-  clientAddress: '127.0.0.1',
-  headers: {},
-};
+const ctx = localContext;
 const request: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 
 function tagging(name: string, trail: string[]): MessagePolicy {

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { buildPolicies } from './build.js';
 import { createToolFilter } from './tool-filter.js';
-import type { JsonRpcRequest, MessageContext, MessagePolicy } from '../types.js';
+import type { JsonRpcRequest, MessagePolicy } from '../types.js';
+import { localContext } from '../../../test/support/message-context.js';
 
-const ctx: MessageContext = {
-  identity: { subject: 'u', groups: [], claims: {}, local: true },
-  serverName: 's',
-  transport: 'streamable-http',
-  clientAddress: '127.0.0.1',
-  headers: {},
-};
+const ctx = localContext;
 const list: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 const call = (name: unknown): JsonRpcRequest => ({
   jsonrpc: '2.0',

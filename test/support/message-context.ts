@@ -1,0 +1,10 @@
+/** A message context for pipeline unit tests: the local user on a streamable-HTTP transport. */
+import type { MessageContext } from '../../src/proxy/types.js';
+
+export const localContext: MessageContext = {
+  identity: { subject: 'u', groups: [], claims: {}, local: true },
+  serverName: 's',
+  transport: 'streamable-http',
+  clientAddress: '127.0.0.1',
+  headers: {},
+};
