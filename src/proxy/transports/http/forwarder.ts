@@ -212,7 +212,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
       await relayJson(upstream.body, res, side);
       return;
     } else {
-      await relayRaw(upstream.body, res);
+      await relayRaw(upstream, res);
     }
   } catch (err) {
     // The client went away or the backend broke the stream; both end this response.

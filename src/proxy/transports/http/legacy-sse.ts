@@ -86,7 +86,7 @@ export class LegacySseForwarder {
     const outHeaders = clientHeaders(upstream.headers, isSse);
     if (!isSse || upstream.statusCode !== 200) {
       res.writeHead(upstream.statusCode, outHeaders);
-      await relayRaw(upstream.body, res).catch(() => discard(upstream.body));
+      await relayRaw(upstream, res).catch(() => discard(upstream.body));
       res.end();
       return;
     }
@@ -205,7 +205,7 @@ export class LegacySseForwarder {
     });
     if (upstream.statusCode === 404) await endSession(fc, session.id);
     request.res.writeHead(upstream.statusCode, clientHeaders(upstream.headers, false));
-    await relayRaw(upstream.body, request.res).catch(() => discard(upstream.body));
+    await relayRaw(upstream, request.res).catch(() => discard(upstream.body));
     request.res.end();
   }
 

@@ -2,7 +2,8 @@
  * Relays an upstream response body to the client: raw bytes when nothing needs to look inside,
  * otherwise message by message (JSON or SSE-framed) through the server-side policies.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { isResponse, tryParseJsonRpc } from '../../pipeline/jsonrpc.js';
 import { runServerPolicies } from '../../pipeline/run.js';
 import type {
@@ -14,9 +15,9 @@ import type {
 } from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
-import { readAll } from './upstream.js';
+import { readAll, type UpstreamResponse } from './upstream.js';
 
-type Body = IncomingMessage;
+type Body = Readable;
 
 /** Finds the request a response answers; undefined leaves the response untouched. */
 export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
@@ -64,8 +65,9 @@ export async function transformMessageText(text: string, side: ServerSide): Prom
 const SMALL_BODY = 64 * 1024;
 
 /** Copies the body to the client with backpressure; stops quietly when the client goes away. */
-export async function relayRaw(body: Body, res: ServerResponse): Promise<void> {
-  const length = Number(body.headers['content-length']);
+export async function relayRaw(upstream: UpstreamResponse, res: ServerResponse): Promise<void> {
+  const { body } = upstream;
+  const length = Number(upstream.headers['content-length']);
   if (length <= SMALL_BODY) {
     res.end(await readAll(body));
     return;
