@@ -7,8 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import Dockerode from 'dockerode';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
+import { EngineApi } from './docker/api.js';
 import { EngineRuntime } from './docker/engine.js';
 import type { ContainerRuntime, RuntimeInfo } from './types.js';
 
@@ -55,25 +55,23 @@ function toEndpoint(value: string): string {
   return value.startsWith('/') ? `unix://${value}` : value;
 }
 
-/** `timeout` (ms) bounds each request; only the probe sets it (pulls and log follows run long). */
-function dockerodeFor(endpoint: string, env: NodeJS.ProcessEnv, timeout?: number): Dockerode {
-  const limits = timeout === undefined ? {} : { timeout };
-  if (endpoint.startsWith('unix://'))
-    return new Dockerode({ socketPath: endpoint.slice('unix://'.length), ...limits });
+/** A client for the endpoint; TLS when asked for by `https://` or DOCKER_TLS_VERIFY, as the docker CLI does. */
+function engineApiFor(endpoint: string, env: NodeJS.ProcessEnv): EngineApi {
+  if (endpoint.startsWith('unix://')) return new EngineApi({ socketPath: endpoint.slice('unix://'.length) });
   if (endpoint.startsWith('tcp://') || endpoint.startsWith('http://') || endpoint.startsWith('https://')) {
     const url = new URL(endpoint.replace(/^tcp:/, 'http:'));
     const tls = endpoint.startsWith('https://') || /^(1|true)$/i.test(env.DOCKER_TLS_VERIFY ?? '');
     const certDir = env.DOCKER_CERT_PATH || join(env.HOME ?? homedir(), '.docker');
-    return new Dockerode({
+    return new EngineApi({
       host: url.hostname,
-      port: url.port || (tls ? 2376 : 2375),
-      protocol: tls ? 'https' : 'http',
-      ...limits,
+      port: Number(url.port) || (tls ? 2376 : 2375),
       ...(tls
         ? {
-            ca: readFileSync(join(certDir, 'ca.pem')),
-            cert: readFileSync(join(certDir, 'cert.pem')),
-            key: readFileSync(join(certDir, 'key.pem')),
+            tls: {
+              ca: readFileSync(join(certDir, 'ca.pem')),
+              cert: readFileSync(join(certDir, 'cert.pem')),
+              key: readFileSync(join(certDir, 'key.pem')),
+            },
           }
         : {}),
     });
@@ -83,14 +81,21 @@ function dockerodeFor(endpoint: string, env: NodeJS.ProcessEnv, timeout?: number
   );
 }
 
+/** Bounds only the probe's calls: pulls and log follows run long. */
 const PROBE_TIMEOUT_MS = 5_000;
+
+interface EngineVersion {
+  Version: string;
+  ApiVersion: string;
+  Components?: Array<{ Name: string }> | null;
+}
 
 async function probe(endpoint: string, env: NodeJS.ProcessEnv): Promise<EngineRuntime> {
   if (endpoint.startsWith('unix://') && !existsSync(endpoint.slice('unix://'.length)))
     throw new Error('no socket at this path');
-  const probing = dockerodeFor(endpoint, env, PROBE_TIMEOUT_MS);
-  await probing.ping();
-  const version = await probing.version();
+  const api = engineApiFor(endpoint, env);
+  await api.json('GET', '/_ping', { timeoutMs: PROBE_TIMEOUT_MS });
+  const version = await api.json<EngineVersion>('GET', '/version', { timeoutMs: PROBE_TIMEOUT_MS });
   const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name));
   const info: RuntimeInfo = {
     endpoint,
@@ -98,7 +103,7 @@ async function probe(endpoint: string, env: NodeJS.ProcessEnv): Promise<EngineRu
     version: version.Version,
     apiVersion: version.ApiVersion,
   };
-  return new EngineRuntime(dockerodeFor(endpoint, env), info);
+  return new EngineRuntime(api, info);
 }
 
 /** Connects to the first endpoint that answers a ping; otherwise says what was tried and how to fix it. */

@@ -1,12 +1,10 @@
 /**
- * ContainerRuntime over the Docker Engine API (dockerode), for Docker and Podman alike.
- * Podman differences handled here: attach must carry an EMPTY body (Podman feeds a JSON body
- * into the container's stdin: apocas/dockerode#742), and pull errors arrive inside a 200 stream.
+ * ContainerRuntime over the Docker Engine API (api.ts), for Docker and Podman alike.
+ * Podman differences handled here: attach must carry an EMPTY body (Podman feeds a request body
+ * into the container's stdin), and pull errors arrive inside a 200 stream.
  */
 import { existsSync } from 'node:fs';
-import type { Socket } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
-import type Dockerode from 'dockerode';
 import { errorMessage, notImplemented, runtimeError, usageError } from '../../util/errors.js';
 import { ensureEgressImage } from '../egress/image.js';
 import { EGRESS_PROXY_PORT } from '../egress/proxy-source.js';
@@ -24,6 +22,7 @@ import {
   type PublishedPort,
   type RuntimeInfo,
 } from '../types.js';
+import { EngineApiError, segment, type EngineApi } from './api.js';
 import { demux, demuxMerged } from './demux.js';
 
 const STATES: readonly ContainerState[] = [
@@ -39,10 +38,9 @@ const STATES: readonly ContainerState[] = [
 /** Network modes every engine knows; anything else (without `:`) names a network. */
 const BUILTIN_NETWORK_MODES = new Set(['bridge', 'host', 'none', 'default']);
 
-/** HTTP status of a dockerode error, if it has one. */
+/** HTTP status of an engine error answer, if it was one. */
 function statusOf(err: unknown): number | undefined {
-  const code = (err as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
+  return err instanceof EngineApiError ? err.statusCode : undefined;
 }
 
 /**
@@ -53,16 +51,14 @@ function isGone(err: unknown): boolean {
   return statusOf(err) === 404 || /no such container|does not exist in database/.test(engineMessage(err));
 }
 
-/** The engine's own message (dockerode wraps it as "(HTTP code 404) no such container - <message>"). */
+/** The engine's own message (an EngineApiError carries it as is), or the connection failure. */
 function engineMessage(err: unknown): string {
-  const json = (err as { json?: { message?: unknown } } | null)?.json;
-  if (json && typeof json.message === 'string') return json.message;
   return errorMessage(err).trim();
 }
 
 export class EngineRuntime implements ContainerRuntime {
   constructor(
-    private readonly docker: Dockerode,
+    private readonly api: EngineApi,
     readonly info: RuntimeInfo,
   ) {}
 
@@ -71,7 +67,7 @@ export class EngineRuntime implements ContainerRuntime {
 
   async findImage(image: string): Promise<string | undefined> {
     try {
-      const inspected = await this.docker.getImage(image).inspect();
+      const inspected = await this.api.json<{ Id: string }>('GET', `/images/${segment(image)}/json`);
       return inspected.Id;
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
@@ -121,10 +117,10 @@ export class EngineRuntime implements ContainerRuntime {
     report({ phase: 'pull', image, message: `Pulling ${image}...` });
     let stream: Readable;
     try {
-      stream = (await this.docker.pull(
-        image,
-        options.signal ? { abortSignal: options.signal } : {},
-      )) as Readable;
+      stream = await this.api.stream('POST', '/images/create', {
+        query: pullQuery(image),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } catch (err) {
       throw new Error(engineMessage(err), { cause: err });
     }
@@ -205,8 +201,7 @@ export class EngineRuntime implements ContainerRuntime {
       });
     }
     try {
-      const container = await this.docker.createContainer({
-        name: spec.name,
+      return await this.create(spec.name, {
         Image: spec.image,
         Cmd: spec.cmd,
         ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
@@ -235,7 +230,6 @@ export class EngineRuntime implements ContainerRuntime {
           RestartPolicy: { Name: 'no' },
         },
       });
-      return container.id;
     } catch (err) {
       const egress = labels[LABELS.egress];
       if (egress) await this.removeQuietly(egress);
@@ -264,14 +258,13 @@ export class EngineRuntime implements ContainerRuntime {
     // The proxy image is built from this host's Node binary, so the engine must run on this host.
     if (!this.info.endpoint.startsWith('unix://'))
       throw notImplemented(`outbound allowlists with a remote container engine (${this.info.endpoint})`);
-    const image = await ensureEgressImage(this.docker);
+    const image = await ensureEgressImage(this.api);
     // A proxy left behind by this workload (its container was removed outside moat) is replaced.
     const leftover = await this.inspectContainer(name);
     if (leftover?.labels[LABELS.egressFor] === spec.name) await this.removeQuietly(leftover.id);
     let id: string | undefined;
     try {
-      const container = await this.docker.createContainer({
-        name,
+      id = await this.create(name, {
         Image: image,
         Env: [`MOAT_EGRESS_CONFIG=${JSON.stringify({ ...spec.egress, port: EGRESS_PROXY_PORT })}`],
         Labels: { [LABELS.egressFor]: spec.name },
@@ -282,9 +275,10 @@ export class EngineRuntime implements ContainerRuntime {
           RestartPolicy: { Name: 'no' },
         },
       });
-      id = container.id;
-      await this.docker.getNetwork(spec.networkMode).connect({ Container: id });
-      await container.start();
+      await this.api.json('POST', `/networks/${segment(spec.networkMode)}/connect`, {
+        body: { Container: id },
+      });
+      await this.api.json('POST', containerPath(id, '/start'));
       return name;
     } catch (err) {
       if (id) await this.removeQuietly(id);
@@ -295,10 +289,18 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   private async removeQuietly(idOrName: string): Promise<void> {
-    await this.docker
-      .getContainer(idOrName)
-      .remove({ force: true, v: true })
+    await this.api
+      .json('DELETE', containerPath(idOrName), { query: { force: true, v: true } })
       .catch(() => undefined);
+  }
+
+  /** Creates a container from an Engine API body; returns its ID. */
+  private async create(name: string, body: object): Promise<string> {
+    const created = await this.api.json<{ Id: string }>('POST', '/containers/create', {
+      query: { name },
+      body,
+    });
+    return created.Id;
   }
 
   /** The egress proxy container of a workload, if it has one. */
@@ -314,7 +316,7 @@ export class EngineRuntime implements ContainerRuntime {
 
   private async startOne(idOrName: string): Promise<void> {
     try {
-      await this.docker.getContainer(idOrName).start();
+      await this.api.json('POST', containerPath(idOrName, '/start'));
     } catch (err) {
       if (statusOf(err) === 304) return; // already running
       throw runtimeError(`cannot start container ${idOrName}: ${engineMessage(err)}`, { cause: err });
@@ -329,7 +331,7 @@ export class EngineRuntime implements ContainerRuntime {
 
   private async stopOne(idOrName: string, timeoutSeconds: number): Promise<void> {
     try {
-      await this.docker.getContainer(idOrName).stop({ t: timeoutSeconds });
+      await this.api.json('POST', containerPath(idOrName, '/stop'), { query: { t: timeoutSeconds } });
     } catch (err) {
       const status = statusOf(err);
       if (status === 304 || isGone(err)) return;
@@ -351,7 +353,7 @@ export class EngineRuntime implements ContainerRuntime {
   private async forceRemove(id: string, label: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.docker.getContainer(id).remove({ force: true, v: true });
+        await this.api.json('DELETE', containerPath(id), { query: { force: true, v: true } });
         return;
       } catch (err) {
         if (isGone(err)) return;
@@ -366,9 +368,9 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInfo | undefined> {
-    let raw: Dockerode.ContainerInspectInfo;
+    let raw: ContainerInspect;
     try {
-      raw = await this.docker.getContainer(idOrName).inspect();
+      raw = await this.api.json<ContainerInspect>('GET', containerPath(idOrName, '/json'));
     } catch (err) {
       if (isGone(err)) return undefined;
       throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
@@ -379,11 +381,10 @@ export class EngineRuntime implements ContainerRuntime {
   async listContainers(
     labels: Record<string, string> = { [LABELS.managed]: 'true' },
   ): Promise<ContainerInfo[]> {
-    let list: Dockerode.ContainerInfo[];
+    let list: Array<{ Id: string }>;
     try {
-      list = await this.docker.listContainers({
-        all: true,
-        filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
+      list = await this.api.json<Array<{ Id: string }>>('GET', '/containers/json', {
+        query: { all: true, filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) } },
       });
     } catch (err) {
       throw runtimeError(`cannot list containers: ${engineMessage(err)}`, { cause: err });
@@ -397,7 +398,8 @@ export class EngineRuntime implements ContainerRuntime {
     for (;;) {
       let code: number | undefined;
       try {
-        code = ((await this.docker.getContainer(idOrName).wait()) as { StatusCode?: number }).StatusCode;
+        code = (await this.api.json<{ StatusCode?: number }>('POST', containerPath(idOrName, '/wait')))
+          .StatusCode;
       } catch (err) {
         if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
         throw runtimeError(`cannot wait for container ${idOrName}: ${engineMessage(err)}`, { cause: err });
@@ -419,31 +421,23 @@ export class EngineRuntime implements ContainerRuntime {
       stderr: options.stderr ?? true,
     };
     if (options.tail !== undefined) query.tail = options.tail;
-    const stream = await this.dial<Readable>(
-      `/containers/${encodeURIComponent(idOrName)}/logs?`,
-      'GET',
-      query,
-      {
-        isStream: true,
-      },
-    ).catch((err: unknown) => {
-      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
-      throw runtimeError(`cannot read logs of ${idOrName}: ${engineMessage(err)}`, { cause: err });
-    });
+    const stream = await this.api
+      .stream('GET', containerPath(idOrName, '/logs'), { query })
+      .catch((err: unknown) => {
+        if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+        throw runtimeError(`cannot read logs of ${idOrName}: ${engineMessage(err)}`, { cause: err });
+      });
     return demuxMerged(stream);
   }
 
   async attachStdio(idOrName: string): Promise<AttachedStdio> {
-    const socket = await this.dial<Socket>(
-      `/containers/${encodeURIComponent(idOrName)}/attach?`,
-      'POST',
-      { stream: true, stdin: true, stdout: true, stderr: true },
-      // The empty file is the workaround: the request carries no JSON body for Podman to leak into stdin.
-      { hijack: true, openStdin: true, isStream: true, file: Buffer.alloc(0) },
-    ).catch((err: unknown) => {
-      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
-      throw runtimeError(`cannot attach to ${idOrName}: ${engineMessage(err)}`, { cause: err });
-    });
+    // hijack() sends no body, so nothing can leak into the server's stdin on Podman.
+    const socket = await this.api
+      .hijack(containerPath(idOrName, '/attach'), { stream: true, stdin: true, stdout: true, stderr: true })
+      .catch((err: unknown) => {
+        if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+        throw runtimeError(`cannot attach to ${idOrName}: ${engineMessage(err)}`, { cause: err });
+      });
     const { stdout, stderr } = demux(socket);
     const stdin = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -471,7 +465,7 @@ export class EngineRuntime implements ContainerRuntime {
 
   async networkExists(name: string): Promise<boolean> {
     try {
-      await this.docker.getNetwork(name).inspect();
+      await this.api.json('GET', `/networks/${segment(name)}`);
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -485,12 +479,14 @@ export class EngineRuntime implements ContainerRuntime {
   ): Promise<void> {
     if (await this.networkExists(name)) return;
     try {
-      await this.docker.createNetwork({
-        Name: name,
-        Driver: 'bridge',
-        Internal: options.internal,
-        Labels: options.labels ?? {},
-        CheckDuplicate: true,
+      await this.api.json('POST', '/networks/create', {
+        body: {
+          Name: name,
+          Driver: 'bridge',
+          Internal: options.internal,
+          Labels: options.labels ?? {},
+          CheckDuplicate: true,
+        },
       });
     } catch (err) {
       // Created concurrently by another moat process: fine.
@@ -501,40 +497,45 @@ export class EngineRuntime implements ContainerRuntime {
 
   async removeNetwork(name: string): Promise<void> {
     try {
-      await this.docker.getNetwork(name).remove();
+      await this.api.json('DELETE', `/networks/${segment(name)}`);
     } catch (err) {
       if (statusOf(err) !== 404)
         throw runtimeError(`cannot remove network ${name}: ${engineMessage(err)}`, { cause: err });
     }
   }
+}
 
-  // ---------------------------------------------------------------------------------------------
+/** The path of a container, or of an action on it (`/start`, `/json`, ...). */
+function containerPath(idOrName: string, action = ''): string {
+  return `/containers/${segment(idOrName)}${action}`;
+}
 
-  private dial<T>(
-    path: string,
-    method: string,
-    query: Record<string, unknown>,
-    extra: { hijack?: boolean; openStdin?: boolean; isStream?: boolean; file?: Buffer },
-  ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.docker.modem.dial(
-        {
-          path,
-          method,
-          options: { _query: query },
-          statusCodes: {
-            101: true,
-            200: true,
-            404: 'no such container',
-            409: 'conflict',
-            500: 'server error',
-          },
-          ...extra,
-        },
-        (err, result) => (err ? reject(err) : resolve(result as T)),
-      );
-    });
-  }
+/**
+ * `fromImage` and `tag` apart, as engines expect: a name without a tag means `latest` (an
+ * empty tag would pull every tag); a digest goes in `tag`.
+ */
+function pullQuery(image: string): { fromImage: string; tag: string } {
+  const at = image.indexOf('@');
+  if (at >= 0) return { fromImage: image.slice(0, at), tag: image.slice(at + 1) };
+  const colon = image.lastIndexOf(':');
+  // A colon before the last `/` belongs to a registry port (`localhost:5000/app`).
+  if (colon > image.lastIndexOf('/'))
+    return { fromImage: image.slice(0, colon), tag: image.slice(colon + 1) };
+  return { fromImage: image, tag: 'latest' };
+}
+
+/** The parts of the engine's container inspect answer Moat reads. */
+interface ContainerInspect {
+  Id: string;
+  Name: string;
+  Image: string;
+  Created?: string;
+  Config?: { Image?: string; Labels?: Record<string, string> | null };
+  State?: { Status?: string; Running?: boolean; ExitCode?: number; StartedAt?: string; FinishedAt?: string };
+  NetworkSettings?: {
+    Ports?: Record<string, Array<{ HostIp: string; HostPort: string }> | null>;
+    Networks?: Record<string, { IPAddress?: string } | undefined>;
+  };
 }
 
 /** Both spellings, since clients differ in which they read. */
@@ -550,7 +551,7 @@ function proxyEnv(proxy: string): Record<string, string> {
   };
 }
 
-function toContainerInfo(raw: Dockerode.ContainerInspectInfo): ContainerInfo {
+function toContainerInfo(raw: ContainerInspect): ContainerInfo {
   const ports: PublishedPort[] = [];
   for (const [key, bindings] of Object.entries(raw.NetworkSettings?.Ports ?? {})) {
     const [port, protocol] = key.split('/');
