@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 /** Entry point of the `moat` command. */
-import { runCli } from './program.js';
+const args = process.argv.slice(2);
 
-process.exitCode = await runCli(process.argv.slice(2));
+// The long-lived supervisor skips the command tree (see supervise.ts); everything else gets it.
+process.exitCode =
+  args[0] === 'supervise'
+    ? await (await import('./supervise.js')).runSupervise(args.slice(1))
+    : await (await import('./program.js')).runCli(args);

@@ -3,8 +3,8 @@
  * wrong and what is allowed; exit code 2 for usage errors, 1 for runtime failures.
  */
 import { Command, CommanderError } from 'commander';
-import { isMoatError } from '../util/errors.js';
 import { debugFromEnv, setDebug } from '../util/log.js';
+import { reportFailure } from './exit.js';
 import { versionCommand } from './version.js';
 import { runCommand } from './run.js';
 import { secretCommand } from './secret.js';
@@ -15,7 +15,6 @@ import { rmCommand } from './rm.js';
 import { logsCommand } from './logs.js';
 import { exportCommand } from './export.js';
 import { groupCommand } from './group.js';
-import { superviseCommand } from './supervise.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -47,7 +46,6 @@ export function buildProgram(io: CliIO): Command {
   ]) {
     program.addCommand(lifecycle(io));
   }
-  program.addCommand(superviseCommand(), { hidden: true });
   return program;
 }
 
@@ -67,12 +65,6 @@ export async function runCli(argv: string[], io: CliIO = processIO): Promise<num
         return 0;
       return err.exitCode === 0 ? 0 : 2;
     }
-    if (isMoatError(err)) {
-      io.stderr.write(`Error: ${err.message}\n`);
-      return err.exitCode;
-    }
-    io.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (debugFromEnv()) io.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
-    return 1;
+    return reportFailure(err, io);
   }
 }

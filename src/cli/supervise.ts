@@ -1,25 +1,30 @@
 /**
- * `moat supervise <name>` (hidden): the detached supervisor process `moat run` and `moat start`
+ * `moat supervise <name>` (internal): the detached supervisor process `moat run` and `moat start`
  * spawn. It runs the workload until SIGTERM/SIGINT, logging to stdout/stderr (the log file).
+ * `main.ts` routes here without loading the command tree: this process lives as long as the
+ * workload, and commander, the flag table and the other commands would only add to its memory.
  */
-import { Command } from 'commander';
+import { usageError } from '../util/errors.js';
+import { processIO, type CliIO } from '../util/io.js';
 import { WorkloadStore } from '../workloads/store.js';
 import { superviseWorkload } from '../workloads/supervisor.js';
+import { reportFailure } from './exit.js';
 
-export function superviseCommand(): Command {
-  return new Command('supervise')
-    .description('Internal: run a saved workload in this process (used by detached runs)')
-    .argument('<name>', 'Workload name')
-    .action(async (name: string) => {
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
-      try {
-        await superviseWorkload({ store: new WorkloadStore(), name, signal: controller.signal });
-      } finally {
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
-      }
-    });
+export async function runSupervise(args: readonly string[], io: CliIO = processIO): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    const [name, ...extra] = args;
+    if (name === undefined || name.startsWith('-') || extra.length > 0)
+      throw usageError('usage: moat supervise <name> (internal: moat run and moat start use it)');
+    await superviseWorkload({ store: new WorkloadStore(), name, signal: controller.signal });
+    return 0;
+  } catch (err) {
+    return reportFailure(err, io);
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
 }

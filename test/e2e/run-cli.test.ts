@@ -64,4 +64,15 @@ describe('moat run (built binary)', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^moat \d+\.\d+\.\d+ \(node /);
   });
+
+  it('moat supervise (internal) needs exactly one name, and is not in the help', async () => {
+    for (const args of [['supervise'], ['supervise', 'a', 'b'], ['supervise', '--debug']]) {
+      const result = await moat(home, args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('usage: moat supervise <name>');
+    }
+    const help = await moat(home, ['--help']);
+    expect(help.stdout).toContain('Commands:');
+    expect(help.stdout).not.toContain('supervise');
+  });
 });

@@ -1,0 +1,17 @@
+/**
+ * How a failed command ends: one line naming what was wrong, exit code 2 for usage errors and 1
+ * for runtime failures; the stack trace only in debug mode.
+ */
+import { isMoatError } from '../util/errors.js';
+import type { CliIO } from '../util/io.js';
+import { debugFromEnv } from '../util/log.js';
+
+export function reportFailure(err: unknown, io: CliIO): number {
+  if (isMoatError(err)) {
+    io.stderr.write(`Error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  io.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (debugFromEnv()) io.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
+  return 1;
+}
