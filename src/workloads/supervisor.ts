@@ -11,7 +11,7 @@ import type { BackendSpec, StdioPipes } from '../proxy/types.js';
 import { httpTarget } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
-import { log } from '../util/log.js';
+import { log, setDebug } from '../util/log.js';
 import { containerEnvironment } from './env.js';
 import { isWorkloadContainer } from './lifecycle.js';
 import { platform, type RunningProxy } from './platform.js';
@@ -79,6 +79,8 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
   try {
     const config = await store.readRunConfig(name);
     if (!config) throw runtimeError(`workload "${name}" has no saved run configuration`);
+    // `moat run --debug` is saved in the RunConfig; a detached supervisor has no other way to learn it.
+    if (config.debug) setDebug(true);
     const result = config.remote_url
       ? await superviseRemote(config, options, record)
       : await superviseContainer(config, options, record);
