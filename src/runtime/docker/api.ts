@@ -109,9 +109,7 @@ export class EngineApi {
       });
       req.once('response', (res) => {
         if (!isSuccess(res)) return void failureOf(res).then(reject, reject);
-        // An engine answering 200 instead of upgrading still hands the connection over: the
-        // answer body is the output and the socket itself takes the input.
-        resolve(Duplex.from({ readable: res, writable: res.socket }));
+        resolve(handedOver(res));
       });
       req.end();
     });
@@ -141,6 +139,30 @@ export class EngineApi {
     };
     return this.tls ? https.request(request) : http.request(request);
   }
+}
+
+/**
+ * An engine answering 200 instead of upgrading still hands the connection over: the answer
+ * body is the output and the socket itself takes the input. Behaves like the upgraded socket
+ * (destroy() without an error is a quiet close).
+ */
+function handedOver(res: IncomingMessage): Duplex {
+  const socket = res.socket;
+  const duplex = new Duplex({
+    read: () => res.resume(),
+    write: (chunk: Buffer, _encoding, callback) => socket.write(chunk, callback),
+    final: (callback) => socket.end(callback),
+    destroy: (err, callback) => {
+      socket.destroy();
+      callback(err);
+    },
+  });
+  res.on('data', (chunk: Buffer) => {
+    if (!duplex.push(chunk)) res.pause();
+  });
+  res.once('end', () => duplex.push(null));
+  res.once('error', (err) => duplex.destroy(err));
+  return duplex;
 }
 
 function isSuccess(res: IncomingMessage): boolean {
