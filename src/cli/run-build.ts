@@ -20,7 +20,8 @@ import {
   type TokenExchangeConfig,
 } from '../config/runconfig.js';
 import { parsePublish, validateLabel } from '../runtime/container-spec.js';
-import { builtinProfile, parsePermissionProfile, parseVolume } from '../runtime/permissions.js';
+import { parsePermissionProfile } from '../config/permission-profile.js';
+import { builtinProfile, parseVolume } from '../runtime/permissions.js';
 import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
 import type { SecretToStore } from '../secrets/workload.js';
 import { formatDuration } from '../util/duration.js';

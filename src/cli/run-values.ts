@@ -4,7 +4,7 @@
  * and the allowed format.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { SECRET_REF } from '../config/runconfig.js';
+import { SECRET_REF } from '../config/defaults.js';
 import { usageError } from '../util/errors.js';
 import { RESTRICTED_HEADERS } from '../auth/outbound/static-headers.js';
 

@@ -19,8 +19,6 @@ export type ProxyMode = (typeof PROXY_MODES)[number];
 
 import { SECRET_REF } from './defaults.js';
 
-export { SECRET_REF };
-
 const stringMap = z.record(z.string(), z.string());
 
 export const permissionProfileSchema = z.strictObject({
@@ -280,5 +278,3 @@ export const runConfigSchema = z.strictObject({
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
 export type RunConfigInput = z.input<typeof runConfigSchema>;
-
-export { DEFAULTS } from './defaults.js';

@@ -5,7 +5,6 @@ import {
   networkModeOf,
   outboundPolicy,
   parseMountDeclaration,
-  parsePermissionProfile,
   parseVolume,
 } from './permissions.js';
 
@@ -20,39 +19,6 @@ describe('builtin profiles', () => {
   it('returns copies, so callers cannot change the builtins', () => {
     builtinProfile('network')!.privileged = true;
     expect(builtinProfile('network')!.privileged).toBeUndefined();
-  });
-});
-
-describe('parsePermissionProfile', () => {
-  it('accepts a valid profile', () => {
-    const profile = parsePermissionProfile(
-      { name: 'x', read: ['/etc/hosts:/h'], network: { mode: 'host' } },
-      'p.json',
-    );
-    expect(profile.read).toEqual(['/etc/hosts:/h']);
-    expect(networkModeOf(profile)).toBe('host');
-  });
-
-  it('names the unknown field and the source', () => {
-    expect(() =>
-      parsePermissionProfile({ network: { outbound: { allow_all: true } } }, '/tmp/profile.json'),
-    ).toThrow(
-      /invalid permission profile \/tmp\/profile\.json: network\.outbound: Unrecognized key.*allow_all/,
-    );
-  });
-
-  it('names a field of the wrong type with its index, as a usage error', () => {
-    let error: unknown;
-    try {
-      parsePermissionProfile({ network: { outbound: { allow_port: [443, '80'] } } }, 'p.json');
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toMatchObject({
-      kind: 'usage',
-      message: expect.stringMatching(/network\.outbound\.allow_port\[1\]: .*number/),
-    });
-    expect(() => parsePermissionProfile([], 'p.json')).toThrow(/\(top level\)/);
   });
 });
 

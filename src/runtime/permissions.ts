@@ -1,15 +1,14 @@
 /**
  * Permission profiles (ToolHive's format): which host paths a server may read or write, what
  * network it gets, whether it runs privileged. Builtins `none` (alias `stdio`) and `network`,
- * or a JSON file validated strictly (an unknown key or a wrong type names the field and file).
+ * or a JSON file (validated by config/permission-profile.ts).
  *
  * Moat differs from ToolHive on purpose where ToolHive is permissive: a profile without a
  * `network` section gets NO outbound access (least privilege), and outbound allowlists are
  * enforced whatever the isolation flag says (ToolHive drops them with --isolate-network=false).
  */
 import { isAbsolute, resolve } from 'node:path';
-import type { z } from 'zod';
-import { permissionProfileSchema, type PermissionProfile } from '../config/runconfig.js';
+import type { PermissionProfile } from '../config/runconfig.js';
 import { notImplemented, usageError } from '../util/errors.js';
 
 const BUILTIN_PROFILES: Readonly<Record<string, PermissionProfile>> = {
@@ -23,27 +22,6 @@ export const DEFAULT_PROFILE = 'network';
 export function builtinProfile(name: string): PermissionProfile | undefined {
   const profile = BUILTIN_PROFILES[ALIASES[name] ?? name];
   return profile && structuredClone(profile);
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const field = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
-      return `${field.replace(/^\./, '') || '(top level)'}: ${issue.message}`;
-    })
-    .join('; ');
-}
-
-/** Validates parsed JSON as a profile; `source` names the file in messages. */
-export function parsePermissionProfile(value: unknown, source: string): PermissionProfile {
-  const result = permissionProfileSchema.safeParse(value);
-  if (!result.success)
-    throw usageError(
-      `invalid permission profile ${source}: ${describeIssues(result.error)}. ` +
-        'Allowed fields: name, read, write, network {mode, outbound {insecure_allow_all, allow_host, allow_port}, ' +
-        'inbound {allow_host}}, privileged',
-    );
-  return result.data;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * given as a flag value is stored under a system name owned by the workload and only the reference
  * goes into the RunConfig.
  */
-import { SECRET_REF } from '../config/runconfig.js';
+import { SECRET_REF } from '../config/defaults.js';
 import { runtimeError, usageError } from '../util/errors.js';
 import { readOnly } from './environment.js';
 import { systemSecretName, userSecrets } from './scoped.js';

@@ -5,7 +5,8 @@
  * visibly, rather than in a log), and returns the environment the detached supervisor needs to
  * open the same provider without a prompt. The supervisor then calls workloadSecretEnv.
  */
-import { SECRET_REF, type RunConfig } from '../config/runconfig.js';
+import { SECRET_REF } from '../config/defaults.js';
+import type { RunConfig } from '../config/runconfig.js';
 import { runtimeError } from '../util/errors.js';
 import { openSecretsProvider, secretsChildEnv, type OpenSecretsOptions } from './manager.js';
 import { resolveSecretEnv, resolveSecretRef, storeFlagSecret, type FlagSecret } from './refs.js';

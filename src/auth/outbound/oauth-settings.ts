@@ -3,7 +3,8 @@
  * from reading a client-secret file or secret). Times are milliseconds.
  */
 import { readFile } from 'node:fs/promises';
-import { DEFAULTS, type RunConfig } from '../../config/runconfig.js';
+import { DEFAULTS } from '../../config/defaults.js';
+import type { RunConfig } from '../../config/runconfig.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import type { SecretsProvider } from '../../secrets/types.js';
 import { usageError } from '../../util/errors.js';
