@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   builtinProfile,
   collectMounts,
-  networkModeOf,
   outboundPolicy,
   parseMountDeclaration,
   parseVolume,
