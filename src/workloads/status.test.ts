@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyStatusChange, HISTORY_LIMIT, reconcileStatus, type StatusRecord } from './status.js';
+import {
+  applyStatusChange,
+  HISTORY_LIMIT,
+  parseStatusRecord,
+  reconcileStatus,
+  type StatusRecord,
+} from './status.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const record = (status: StatusRecord['status'], pid = 42): StatusRecord =>
@@ -69,5 +75,46 @@ describe('reconcileStatus', () => {
         status,
       );
     }
+  });
+});
+
+describe('parseStatusRecord', () => {
+  const minimal = { status: 'running', created_at: 't0', updated_at: 't1' };
+
+  it('fills the defaults, keeps the optional fields and drops unknown ones', () => {
+    expect(parseStatusRecord(minimal)).toEqual({
+      ...minimal,
+      status_context: '',
+      process_id: 0,
+      restarts: 0,
+      history: [],
+    });
+    const full = {
+      ...minimal,
+      status_context: 'ok',
+      process_id: 42,
+      process_start: 7,
+      container_id: 'c',
+      url: 'http://127.0.0.1:1/mcp',
+      port: 1,
+      restarts: 2,
+      history: [{ status: 'starting', context: '', at: 't0' }],
+    };
+    expect(parseStatusRecord({ ...full, extra: true })).toEqual(full);
+  });
+
+  it.each([
+    [[], /expected a JSON object/],
+    [{ ...minimal, status: 'sleeping' }, /field status: expected one of starting, running/],
+    [{ ...minimal, created_at: 3 }, /field created_at: expected a string/],
+    [{ ...minimal, process_id: -1 }, /field process_id: expected a non-negative integer/],
+    [{ ...minimal, port: 1.5 }, /field port: expected an integer/],
+    [{ ...minimal, history: {} }, /field history: expected an array/],
+    [
+      { ...minimal, history: [{ status: 'running', context: '' }] },
+      /history\[0\]: field at: expected a string/,
+    ],
+  ])('names the bad field of %j', (raw, message) => {
+    expect(() => parseStatusRecord(raw)).toThrow(message);
   });
 });

@@ -3,8 +3,6 @@
  * what is really running. The file is written by the supervisor and the lifecycle commands; a
  * supervisor killed with SIGKILL cannot update it, so every reader reconciles before showing it.
  */
-import { z } from 'zod';
-
 export const WORKLOAD_STATUSES = [
   'starting',
   'running',
@@ -21,32 +19,99 @@ export type WorkloadStatus = (typeof WORKLOAD_STATUSES)[number];
 /** How many status changes the file keeps (oldest dropped first). */
 export const HISTORY_LIMIT = 50;
 
-const historyEntrySchema = z.object({
-  status: z.enum(WORKLOAD_STATUSES),
-  context: z.string(),
-  at: z.string(),
-});
-export type StatusHistoryEntry = z.infer<typeof historyEntrySchema>;
+export interface StatusHistoryEntry {
+  status: WorkloadStatus;
+  context: string;
+  at: string;
+}
 
-export const statusRecordSchema = z.object({
-  status: z.enum(WORKLOAD_STATUSES),
-  status_context: z.string().default(''),
-  created_at: z.string(),
-  updated_at: z.string(),
+export interface StatusRecord {
+  status: WorkloadStatus;
+  status_context: string;
+  created_at: string;
+  updated_at: string;
   /** PID of the supervisor process; 0 when none runs. */
-  process_id: z.number().int().nonnegative().default(0),
+  process_id: number;
   /** The supervisor's start time (Linux clock ticks after boot), so a reused PID is not mistaken for it. */
-  process_start: z.number().int().optional(),
-  container_id: z.string().optional(),
+  process_start?: number;
+  container_id?: string;
   /** The URL clients use (the proxy's MCP endpoint). */
-  url: z.string().optional(),
+  url?: string;
   /** The proxy's port on the host. */
-  port: z.number().int().optional(),
+  port?: number;
   /** Container restarts after crashes since the supervisor started. */
-  restarts: z.number().int().nonnegative().default(0),
-  history: z.array(historyEntrySchema).default([]),
-});
-export type StatusRecord = z.infer<typeof statusRecordSchema>;
+  restarts: number;
+  history: StatusHistoryEntry[];
+}
+
+// The status file is Moat's own state, read by every command and by the long-lived supervisor,
+// so it is checked by hand: a schema library here would stay resident in every supervisor.
+
+type Check<T> = (value: unknown) => value is T;
+const isString: Check<string> = (v): v is string => typeof v === 'string';
+const isInteger: Check<number> = (v): v is number => Number.isSafeInteger(v);
+const isCount: Check<number> = (v): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isStatus: Check<WorkloadStatus> = (v): v is WorkloadStatus =>
+  (WORKLOAD_STATUSES as readonly unknown[]).includes(v);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function required<T>(obj: Record<string, unknown>, key: string, check: Check<T>, what: string): T {
+  const value = obj[key];
+  if (!check(value)) throw new Error(`field ${key}: expected ${what}`);
+  return value;
+}
+
+function optional<T>(
+  obj: Record<string, unknown>,
+  key: string,
+  check: Check<T>,
+  what: string,
+): T | undefined {
+  return obj[key] === undefined ? undefined : required(obj, key, check, what);
+}
+
+const STATUS_NAMES = `one of ${WORKLOAD_STATUSES.join(', ')}`;
+
+function parseHistoryEntry(value: unknown, index: number): StatusHistoryEntry {
+  if (!isObject(value)) throw new Error(`field history[${index}]: expected an object`);
+  try {
+    return {
+      status: required(value, 'status', isStatus, STATUS_NAMES),
+      context: required(value, 'context', isString, 'a string'),
+      at: required(value, 'at', isString, 'a string'),
+    };
+  } catch (err) {
+    throw new Error(`history[${index}]: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** A parsed status file as a record; throws an Error naming the first bad field. */
+export function parseStatusRecord(raw: unknown): StatusRecord {
+  if (!isObject(raw)) throw new Error('expected a JSON object');
+  const history = raw.history ?? [];
+  if (!Array.isArray(history)) throw new Error('field history: expected an array');
+  const record: StatusRecord = {
+    status: required(raw, 'status', isStatus, STATUS_NAMES),
+    status_context: optional(raw, 'status_context', isString, 'a string') ?? '',
+    created_at: required(raw, 'created_at', isString, 'a string'),
+    updated_at: required(raw, 'updated_at', isString, 'a string'),
+    process_id: optional(raw, 'process_id', isCount, 'a non-negative integer') ?? 0,
+    restarts: optional(raw, 'restarts', isCount, 'a non-negative integer') ?? 0,
+    history: history.map(parseHistoryEntry),
+  };
+  const processStart = optional(raw, 'process_start', isInteger, 'an integer');
+  const containerId = optional(raw, 'container_id', isString, 'a string');
+  const url = optional(raw, 'url', isString, 'a string');
+  const port = optional(raw, 'port', isInteger, 'an integer');
+  if (processStart !== undefined) record.process_start = processStart;
+  if (containerId !== undefined) record.container_id = containerId;
+  if (url !== undefined) record.url = url;
+  if (port !== undefined) record.port = port;
+  return record;
+}
 
 /** A change to the status file; `status` and `context` are recorded in the history. */
 export interface StatusChange {
@@ -78,7 +143,7 @@ export function applyStatusChange(
   };
   const next: StatusRecord = { ...base, updated_at: now };
   for (const key of ['process_id', 'process_start', 'container_id', 'url', 'port', 'restarts'] as const) {
-    if (change[key] !== undefined) (next as Record<string, unknown>)[key] = change[key];
+    if (change[key] !== undefined) Object.assign(next, { [key]: change[key] });
   }
   if (change.status !== undefined) {
     next.status = change.status;

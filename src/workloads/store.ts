@@ -15,7 +15,7 @@ import { errorMessage, runtimeError } from '../util/errors.js';
 import { moatDirs, type MoatDirs } from '../util/paths.js';
 import { readJsonFile, withLock, writeFileAtomic } from './files.js';
 import { assertValidName } from './names.js';
-import { applyStatusChange, statusRecordSchema, type StatusChange, type StatusRecord } from './status.js';
+import { applyStatusChange, parseStatusRecord, type StatusChange, type StatusRecord } from './status.js';
 
 export const DEFAULT_GROUP = 'default';
 
@@ -64,11 +64,11 @@ export class WorkloadStore {
   async readStatus(name: string): Promise<StatusRecord | undefined> {
     const raw = await readJsonFile(this.statusPath(name));
     if (raw === undefined) return undefined;
-    const parsed = statusRecordSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw runtimeError(`status file ${this.statusPath(name)} is invalid: ${errorMessage(parsed.error)}`);
+    try {
+      return parseStatusRecord(raw);
+    } catch (err) {
+      throw runtimeError(`status file ${this.statusPath(name)} is invalid: ${errorMessage(err)}`);
     }
-    return parsed.data;
   }
 
   /** Writes a status record as is (call inside withWorkloadLock). */
