@@ -1,8 +1,11 @@
 /**
- * RunConfig defaults and the secret-reference pattern, without the schema: the proxy reads these
+ * RunConfig defaults, format version and the secret-reference pattern, without the schema: the proxy reads these
  * at start, and importing them must not load zod (about 18 MB resident).
  */
 import type { ProxyMode } from './runconfig.js';
+
+/** The RunConfig format version (ToolHive's). */
+export const SCHEMA_VERSION = 'v0.1.0';
 
 /** A secret reference, never a value: `NAME,target=TARGET`. */
 export const SECRET_REF = /^([^,]+),target=(.+)$/;

@@ -101,6 +101,8 @@ describe('RunConfig files', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const loaded = await readRunConfigFile(path);
     expect(loaded).toEqual(config);
+    // The supervisor reads saved configs without the schema: the file must hold exactly the RunConfig.
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(config);
     expect(loaded).toMatchObject({
       name: 'fetch',
       port: 8080,
@@ -149,6 +151,7 @@ describe('RunConfig files', () => {
       registry_server_name: 'io.github.stacklok/fetch',
     });
     expect(JSON.parse(serializeRunConfig(config))).toEqual(TOOLHIVE_EXAMPLE);
+    expect(JSON.parse(serializeRunConfig(config))).toEqual(config);
   });
 
   it('reports a bad field by its path and what is allowed', () => {

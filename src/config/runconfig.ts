@@ -8,16 +8,13 @@
  * Unknown fields are rejected (a field we do not understand must not be silently dropped).
  */
 import { z } from 'zod';
-
-export const SCHEMA_VERSION = 'v0.1.0';
+import { SCHEMA_VERSION, SECRET_REF } from './defaults.js';
 
 export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 export const PROXY_MODES = ['streamable-http', 'sse'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
-
-import { SECRET_REF } from './defaults.js';
 
 const stringMap = z.record(z.string(), z.string());
 

@@ -44,6 +44,21 @@ describe('WorkloadStore', () => {
     expect(await store.workloadNames()).toEqual(['alpha']);
   });
 
+  it('reads the saved RunConfig as the supervisor does: as written, checked for version and name', async () => {
+    await store.saveRunConfig(config('beta'));
+    expect(await store.readSavedRunConfig('beta')).toEqual(await store.readRunConfig('beta'));
+    expect(await store.readSavedRunConfig('missing')).toBeUndefined();
+    await writeFile(
+      store.runConfigPath('beta'),
+      JSON.stringify({ ...config('gamma'), schema_version: 'v0.1.0' }),
+    );
+    await expect(store.readSavedRunConfig('beta')).rejects.toThrow(
+      /not a run configuration Moat saved for "beta"/,
+    );
+    await writeFile(store.runConfigPath('beta'), JSON.stringify({ ...config('beta'), schema_version: 'v9' }));
+    await expect(store.readSavedRunConfig('beta')).rejects.toThrow(/moat start beta/);
+  });
+
   it('keeps created_at and appends history on later changes', async () => {
     const first = await store.updateStatus('beta', { status: 'starting' });
     const second = await store.updateStatus('beta', { status: 'running', context: 'ok' });

@@ -9,8 +9,8 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SCHEMA_VERSION } from '../config/defaults.js';
 import type { RunConfig } from '../config/runconfig.js';
-import { parseRunConfig, serializeRunConfig } from '../config/runconfig-file.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
 import { moatDirs, type MoatDirs } from '../util/paths.js';
 import { readJsonFile, withLock, writeFileAtomic } from './files.js';
@@ -50,15 +50,39 @@ export class WorkloadStore {
     return withLock(join(this.dirs.statuses, `${assertValidName(name)}.lock`), fn);
   }
 
+  /** The saved RunConfig, validated against the schema (loaded on first use: see readSavedRunConfig). */
   async readRunConfig(name: string): Promise<RunConfig | undefined> {
     const path = this.runConfigPath(name);
     const raw = await readJsonFile(path);
-    return raw === undefined ? undefined : parseRunConfig(raw, path);
+    if (raw === undefined) return undefined;
+    const { parseRunConfig } = await import('../config/runconfig-file.js');
+    return parseRunConfig(raw, path);
   }
 
-  /** Writes the RunConfig in the export format (call inside withWorkloadLock). */
+  /**
+   * The saved RunConfig as written, for the supervisor: `moat run` and `moat start` validate it
+   * just before they start one, and the schema library would otherwise stay resident for the
+   * workload's whole life. Only its version and name are checked.
+   */
+  async readSavedRunConfig(name: string): Promise<RunConfig | undefined> {
+    const path = this.runConfigPath(name);
+    const raw = (await readJsonFile(path)) as Partial<RunConfig> | undefined;
+    if (raw === undefined) return undefined;
+    if (raw?.schema_version !== SCHEMA_VERSION || raw.name !== name)
+      throw runtimeError(
+        `${path} is not a run configuration Moat saved for "${name}"; run "moat start ${name}"`,
+      );
+    return raw as RunConfig;
+  }
+
+  /**
+   * Writes the RunConfig in the export format (call inside withWorkloadLock), normalized by the
+   * schema so the file holds exactly what readRunConfig returns (readSavedRunConfig relies on it).
+   */
   async saveRunConfig(config: RunConfig): Promise<void> {
-    await writeFileAtomic(this.runConfigPath(config.name), serializeRunConfig(config));
+    const path = this.runConfigPath(config.name);
+    const { parseRunConfig, serializeRunConfig } = await import('../config/runconfig-file.js');
+    await writeFileAtomic(path, serializeRunConfig(parseRunConfig(config, path)));
   }
 
   async readStatus(name: string): Promise<StatusRecord | undefined> {

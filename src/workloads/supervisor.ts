@@ -77,7 +77,7 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
   }
   log().info({ workload: name, pid: owner }, 'supervisor started');
   try {
-    const config = await store.readRunConfig(name);
+    const config = await store.readSavedRunConfig(name);
     if (!config) throw runtimeError(`workload "${name}" has no saved run configuration`);
     // `moat run --debug` is saved in the RunConfig; a detached supervisor has no other way to learn it.
     if (config.debug) setDebug(true);
