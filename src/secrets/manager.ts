@@ -7,7 +7,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { runtimeError, usageError } from '../util/errors.js';
 import { moatDirs } from '../util/paths.js';
 import { EncryptedSecretsProvider } from './encrypted.js';
@@ -44,7 +43,9 @@ export async function secretsProviderKind(env: NodeJS.ProcessEnv = process.env):
   }
   let config: unknown;
   try {
-    config = parseYaml(text);
+    // Loaded only when there is a config.yaml: most processes (supervisors included) never need it.
+    const { parse } = await import('yaml');
+    config = parse(text);
   } catch (err) {
     throw usageError(`cannot parse ${configPath}: ${(err as Error).message}`);
   }

@@ -4,7 +4,6 @@
  * making sure its container is stopped too, which also covers a supervisor that was killed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forgetWorkloadSecrets } from '../auth/outbound/workload.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
@@ -160,8 +159,12 @@ export async function removeWorkload(
     const info = await findContainer(rt, workload);
     if (info) await rt.removeContainer(info.id);
   }
-  // Secrets the workload stored (flag values, OAuth tokens) go with it.
-  if (workload.config) await forgetWorkloadSecrets(workload.config);
+  // Secrets the workload stored (flag values, OAuth tokens) go with it. Imported here because the
+  // outbound OAuth client it loads would otherwise sit in every supervisor that uses this module.
+  if (workload.config) {
+    const { forgetWorkloadSecrets } = await import('../auth/outbound/workload.js');
+    await forgetWorkloadSecrets(workload.config);
+  }
   await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
 }
 
