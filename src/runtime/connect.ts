@@ -55,7 +55,7 @@ function toEndpoint(value: string): string {
   return value.startsWith('/') ? `unix://${value}` : value;
 }
 
-/** A client for the endpoint; TLS when asked for by `https://` or DOCKER_TLS_VERIFY, as the docker CLI does. */
+/** A client for the endpoint; TLS on `https://` or DOCKER_TLS_VERIFY, as the docker CLI does. */
 function engineApiFor(endpoint: string, env: NodeJS.ProcessEnv): EngineApi {
   if (endpoint.startsWith('unix://')) return new EngineApi({ socketPath: endpoint.slice('unix://'.length) });
   if (endpoint.startsWith('tcp://') || endpoint.startsWith('http://') || endpoint.startsWith('https://')) {
@@ -63,7 +63,7 @@ function engineApiFor(endpoint: string, env: NodeJS.ProcessEnv): EngineApi {
     const tls = endpoint.startsWith('https://') || /^(1|true)$/i.test(env.DOCKER_TLS_VERIFY ?? '');
     const certDir = env.DOCKER_CERT_PATH || join(env.HOME ?? homedir(), '.docker');
     return new EngineApi({
-      host: url.hostname,
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'), // an IPv6 literal without its URL brackets
       port: Number(url.port) || (tls ? 2376 : 2375),
       ...(tls
         ? {

@@ -1,7 +1,8 @@
 /**
  * A small Docker Engine API client on node:http(s): JSON calls, streamed answers and the
  * hijacked attach connection. Only the HTTP lives here; what the calls mean to Moat is in
- * engine.ts. (It replaces dockerode, which loads ssh2 and gRPC into every process using it.)
+ * engine.ts. Hand-written because the usual npm client always loads SSH and gRPC stacks
+ * (~30 MB) into the long-running supervisor, which needs none of them.
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -34,7 +35,7 @@ export interface CallOptions {
 }
 
 export interface JsonCallOptions extends CallOptions {
-  /** Fails the call when the whole answer has not arrived by then (pulls and log follows run long, so only the probe sets it). */
+  /** Fails the call when the whole answer has not arrived by then (only the probe sets it). */
   timeoutMs?: number;
 }
 
@@ -62,7 +63,7 @@ export class EngineApi {
     return 'tls' in this.target ? this.target.tls : undefined;
   }
 
-  /** A call whose answer is read whole: parsed JSON, text (`/_ping` answers `OK`), or undefined when empty. */
+  /** A call whose answer is read whole: parsed JSON, else text (`/_ping` says `OK`), or undefined. */
   async json<T>(method: string, path: string, options: JsonCallOptions = {}): Promise<T> {
     const { timeoutMs, ...call } = options;
     if (timeoutMs === undefined) return parseBody<T>(await text(await this.stream(method, path, call)));

@@ -21,12 +21,22 @@ function tempDir(): string {
   return dir;
 }
 
-function listen(server: Server, where: string | number): Promise<Server> {
+function listen(server: Server, where: string | number, host = '127.0.0.1'): Promise<Server> {
   servers.push(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     if (typeof where === 'string') server.listen(where, () => resolve(server));
-    else server.listen(where, '127.0.0.1', () => resolve(server));
+    else server.listen(where, host, () => resolve(server));
+  });
+}
+
+/** A plain TCP endpoint in front of the test Podman API (a byte-for-byte relay to the socket). */
+function relayToPodman(): Server {
+  return createServer((client) => {
+    const upstream = connect(podmanSocket());
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
   });
 }
 
@@ -43,20 +53,17 @@ describe('connectRuntime', () => {
     const viaUnix = await connectRuntime({ DOCKER_HOST: `unix://${podmanSocket()}` });
     expect(viaUnix.info.flavor).toBe('podman');
 
-    // A plain TCP endpoint in front of the same API (a byte-for-byte relay to the socket).
-    const relay = await listen(
-      createServer((client) => {
-        const upstream = connect(podmanSocket());
-        client.pipe(upstream).pipe(client);
-        client.on('error', () => upstream.destroy());
-        upstream.on('error', () => client.destroy());
-      }),
-      0,
-    );
+    const relay = await listen(relayToPodman(), 0);
     const port = (relay.address() as { port: number }).port;
     const viaTcp = await connectRuntime({ DOCKER_HOST: `tcp://127.0.0.1:${port}` });
     expect(viaTcp.info).toMatchObject({ endpoint: `tcp://127.0.0.1:${port}`, flavor: 'podman' });
     expect(Array.isArray(await viaTcp.listContainers())).toBe(true);
+
+    // An IPv6 literal: the URL's brackets are not part of the address dialled.
+    const relay6 = await listen(relayToPodman(), 0, '::1');
+    const port6 = (relay6.address() as { port: number }).port;
+    const viaIpv6 = await connectRuntime({ DOCKER_HOST: `tcp://[::1]:${port6}` });
+    expect(viaIpv6.info).toMatchObject({ endpoint: `tcp://[::1]:${port6}`, flavor: 'podman' });
   });
 
   it('an explicit MOAT_RUNTIME_SOCKET that does not answer is the only place tried', async () => {
