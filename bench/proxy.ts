@@ -5,14 +5,13 @@
  * the measured process; MOAT_BENCH_DIST is the file URL of dist/. argv[2] is a JSON backend description: {"kind":"http","url":...} or
  * {"kind":"stdio","command":[...]} (the stdio server is spawned by this process, as Moat's own
  * child). argv[3] is what the process loads:
- *   - "supervisor" (default): what `moat supervise <name>` loads (the CLI with every command, the
- *     workload layer, the container runtime client) and the proxy started the way the supervisor
- *     starts it (`platform.startProxy`: inbound security from the RunConfig, then the proxy);
+ *   - "supervisor" (default): what `moat supervise <name>` loads (its entry, the workload layer,
+ *     the container runtime client) and the proxy started the way the supervisor starts it
+ *     (`platform.startProxy`: inbound security from the RunConfig, then the proxy);
  *   - "library": only `startProxy` from dist/proxy/index.js (a lower bound for the proxy itself).
  * Messages: {type:'memory'} → GC, then {rss, heapUsed}; {type:'stop'}.
  */
 import { spawn } from 'node:child_process';
-import type * as RunConfigModule from '../src/config/runconfig.js';
 import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
 import type * as PlatformModule from '../src/workloads/platform.js';
@@ -22,9 +21,8 @@ import type { BackendSpec, StdioPipes } from '../src/proxy/types.js';
 const dist = (path: string) => new URL(path, process.env.MOAT_BENCH_DIST).href;
 const embed = process.argv[3] === 'library' ? 'library' : 'supervisor';
 if (embed === 'supervisor') {
-  // The supervisor is the `moat` CLI running its hidden `supervise` command: same module graph.
-  await import(dist('cli/program.js'));
-  await import(dist('workloads/supervisor.js'));
+  // The same module graph as `moat supervise` (main.ts routes it here without the command tree).
+  await import(dist('cli/supervise.js'));
 }
 const { createLogger } = (await import(dist('util/log.js'))) as typeof LogModule;
 
@@ -52,12 +50,13 @@ const fields = {
   host: '127.0.0.1',
   port: 0,
 };
-// The supervisor validates the RunConfig it loads (zod); the library takes a validated one, so
-// the library-only figure gets the same fields already parsed (what the schema would produce).
-const config: RunConfig =
-  embed === 'supervisor'
-    ? ((await import(dist('config/runconfig.js'))) as typeof RunConfigModule).runConfigSchema.parse(fields)
-    : { ...fields, schema_version: 'v0.1.0', permission_profile: null };
+// A RunConfig as `moat run` saves it (the supervisor reads it without the schema).
+const config: RunConfig = {
+  ...fields,
+  schema_version: 'v0.1.0',
+  permission_profile: null,
+  proxy_mode: 'streamable-http',
+};
 async function start(): Promise<{ url: string; close(): Promise<void> }> {
   if (embed === 'library') {
     const { startProxy } = (await import(dist('proxy/index.js'))) as typeof ProxyModule;
