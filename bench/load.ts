@@ -3,15 +3,18 @@
  *   {"target":"http","url":...,"concurrency":n,"requests":n,"maxMs":n}     tools/call over HTTP
  *   {"target":"stdio","command":[...],"concurrency":n,"requests":n,"maxMs":n}  tools/call over a stdio server's pipes
  *   {"target":"sessions","url":...,"concurrency":n,"requests":n,"maxMs":n}   initialize only (new sessions)
+ *   {"target":"sdk","url":...,"concurrency":n,"requests":n,"maxMs":n}        tools/call through the official
+ *     MCP SDK client (v2), one client and session per worker: what an MCP host does
  * Each worker keeps one request outstanding; every call has distinct arguments. Prints one JSON
  * line: {requests, seconds, rps, p50Ms, p99Ms, errors}. Bounded by request count and by time.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Pool } from 'undici';
 
 interface Job {
-  target: 'http' | 'stdio' | 'sessions';
+  target: 'http' | 'stdio' | 'sessions' | 'sdk';
   url?: string;
   command?: string[];
   concurrency: number;
@@ -37,7 +40,8 @@ const callBody = (id: number) =>
     params: { name: 'echo', arguments: { n: id } },
   });
 
-type Send = (id: number) => Promise<void>;
+/** Sends call `id` from worker `worker` (0 … concurrency-1). */
+type Send = (id: number, worker: number) => Promise<void>;
 
 async function httpSender(
   url: string,
@@ -67,6 +71,25 @@ async function httpSender(
     })
     .then((r) => r.body.text());
   return { send: (id) => post(callBody(id), headers).then(() => undefined), close: () => pool.close() };
+}
+
+async function sdkSender(url: string, workers: number): Promise<{ send: Send; close(): Promise<void> }> {
+  const clients = await Promise.all(
+    Array.from({ length: workers }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    }),
+  );
+  return {
+    send: async (id, worker) => {
+      const result = await clients[worker]!.callTool({ name: 'echo', arguments: { n: id } });
+      if (result.isError) throw new Error(`tools/call failed: ${JSON.stringify(result.content)}`);
+    },
+    close: async () => {
+      await Promise.all(clients.map((client) => client.close()));
+    },
+  };
 }
 
 async function stdioSender(command: string[]): Promise<{ send: Send; close(): Promise<void> }> {
@@ -103,23 +126,25 @@ async function main(): Promise<void> {
   const sender =
     job.target === 'stdio'
       ? await stdioSender(job.command!)
-      : await httpSender(job.url!, job.concurrency, job.target === 'sessions');
+      : job.target === 'sdk'
+        ? await sdkSender(job.url!, job.concurrency)
+        : await httpSender(job.url!, job.concurrency, job.target === 'sessions');
   let nextId = 1;
   // Warm-up (not measured), bounded.
-  for (let i = 0; i < (job.warmup ?? 0); i++) await sender.send(nextId++);
+  for (let i = 0; i < (job.warmup ?? 0); i++) await sender.send(nextId++, i % job.concurrency);
 
   const latencies: number[] = [];
   let errors = 0;
   let issued = 0;
   const started = process.hrtime.bigint();
   const deadline = Date.now() + job.maxMs;
-  const worker = async () => {
+  const worker = async (_: unknown, index: number) => {
     while (issued < job.requests && Date.now() < deadline) {
       issued++;
       const id = nextId++;
       const t0 = process.hrtime.bigint();
       try {
-        await sender.send(id);
+        await sender.send(id, index);
         latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
       } catch (err) {
         if (errors++ === 0) process.stderr.write(`load: ${String(err)}\n`);

@@ -6,8 +6,10 @@
  * direct connection to the same backend measured in the same run:
  *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32; and through a
  *      minimal node:http pipe proxy (bench/pipe-proxy.ts), the lower bound for any Node.js proxy
- *   2. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
- *   3. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
+ *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
+ *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
+ *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
+ *   4. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
  *      after load; memory per idle session (10 000 sessions, memory store)
  * Prints a Markdown report. Every loop is bounded by request count and by time.
  */
@@ -27,6 +29,8 @@ const CELL_MAX_MS = 30_000;
 const ROUNDS = 3;
 const SESSIONS = 10_000;
 const MB = 1024 * 1024;
+const RAW_PATH = 'streamable HTTP (Moat)';
+const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
 
 interface LoadResult {
   requests: number;
@@ -220,7 +224,7 @@ async function main(): Promise<void> {
   for (const concurrency of [1, 8, 32]) {
     rows.push(
       ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
-        ['streamable HTTP (Moat)', { target: 'http', url: httpProxy.url }],
+        [RAW_PATH, { target: 'http', url: httpProxy.url }],
         ['streamable HTTP (node:http pipe proxy, lower bound)', { target: 'http', url: pipeUrl }],
       ])),
     );
@@ -228,6 +232,17 @@ async function main(): Promise<void> {
   const afterLoad = await httpProxy.memory();
   const httpSessions = await sessionMemory(httpProxy);
   await httpProxy.stop();
+
+  const sdkBackendUrl = await startServer('./backend-sdk.ts');
+  const sdkProxy = await startProxy({ kind: 'http', url: sdkBackendUrl }, 'supervisor');
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'sdk', url: sdkBackendUrl }, [
+        [SDK_PATH, { target: 'sdk', url: sdkProxy.url }],
+      ])),
+    );
+  }
+  await sdkProxy.stop();
 
   const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND }, 'supervisor');
   const stdioIdle = await stdioProxy.memory();
@@ -289,18 +304,26 @@ async function main(): Promise<void> {
     `| per idle session, stdio bridge (${SESSIONS} sessions) | ${fmt(stdioPer.heap / 1024)} KB heap, ${fmt(stdioPer.rss / 1024)} KB RSS |`,
   );
   lines.push('');
-  const c32 = rows.find((r) => r.path === 'streamable HTTP (Moat)' && r.concurrency === 32)!;
-  const c1 = rows.find((r) => r.path === 'streamable HTTP (Moat)' && r.concurrency === 1)!;
+  const cell = (path: string, concurrency: number) =>
+    rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+  const throughput = (r: Row) => r.proxied.rps / r.direct.rps;
+  const p50 = (r: Row) => r.proxied.p50Ms / r.direct.p50Ms;
   const target = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const both = (measure: (r: Row) => number, concurrency: number, ok: (ratio: number) => boolean) => {
+    const raw = measure(cell(RAW_PATH, concurrency));
+    const sdk = measure(cell(SDK_PATH, concurrency));
+    return (
+      `raw JSON-RPC over HTTP, minimal backend: ${fmt(raw)}×; MCP SDK client and server: ${fmt(sdk)}× | ` +
+      `${target(ok(raw))} (raw), ${target(ok(sdk))} (SDK) |`
+    );
+  };
   const worstSession = Math.max(httpPer.heap, httpPer.rss, stdioPer.heap, stdioPer.rss) / 1024;
   lines.push('| target | measured | |');
   lines.push('|---|---|---|');
   lines.push(
-    `| throughput ≥ 0.6× direct at concurrency 32, no policies | ${fmt(c32.proxied.rps / c32.direct.rps)}× | ${target(c32.proxied.rps / c32.direct.rps >= 0.6)} |`,
+    `| throughput ≥ 0.6× direct at concurrency 32, no policies | ${both(throughput, 32, (x) => x >= 0.6)}`,
   );
-  lines.push(
-    `| p50 at concurrency 1 ≤ 1.5× direct | ${fmt(c1.proxied.p50Ms / c1.direct.p50Ms)}× | ${target(c1.proxied.p50Ms / c1.direct.p50Ms <= 1.5)} |`,
-  );
+  lines.push(`| p50 at concurrency 1 ≤ 1.5× direct | ${both(p50, 1, (x) => x <= 1.5)}`);
   lines.push(
     `| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} as \`moat supervise\` runs it; ${mb(libraryIdle.rss)} for the proxy library alone | ${target(idle.rss <= 80 * MB)} |`,
   );
