@@ -9,7 +9,7 @@ import type { HttpBackend } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
 import { RPC, type Identity, type UpstreamAuth } from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
-import { createPool, poolRequest, type UpstreamPool } from './undici-pool.js';
+import { createPool, exchange, type UpstreamPool } from './undici-pool.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([
@@ -218,15 +218,7 @@ export class UpstreamClient {
     signal: AbortSignal,
   ): Promise<UpstreamResponse> {
     const { origin, path } = splitUrl(url);
-    const answer = await poolRequest(this.#pool(origin), {
-      path,
-      method,
-      headers,
-      ...(body && body.length > 0 ? { body } : {}),
-      // Aborting ends the exchange, an open response body included.
-      signal,
-    });
-    return { statusCode: answer.statusCode, headers: answer.headers, body: answer.body };
+    return exchange(this.#pool(origin), { path, method, headers, ...(body ? { body } : {}), signal });
   }
 
   #pool(origin: string): UpstreamPool {
