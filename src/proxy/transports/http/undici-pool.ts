@@ -106,7 +106,7 @@ export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<
       );
     } catch (err) {
       finish();
-      reject(err);
+      reject(err instanceof Error ? err : new Error(String(err)));
     }
   });
 }
