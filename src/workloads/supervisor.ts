@@ -180,7 +180,14 @@ async function attachRunning(runtime: ContainerRuntime, current: CurrentContaine
   let dead: string | undefined;
   for (;;) {
     const id = await current.next(dead);
-    if ((await runtime.inspectContainer(id))?.running) return runtime.attachStdio(id);
+    if ((await runtime.inspectContainer(id))?.running) {
+      try {
+        return await runtime.attachStdio(id);
+      } catch (err) {
+        // It may have exited between the check and the attach: then wait for the restarted one.
+        if ((await runtime.inspectContainer(id))?.running) throw err;
+      }
+    }
     dead = id;
   }
 }
