@@ -25,6 +25,7 @@ function relay(res: ServerResponse): Dispatcher.DispatchHandler {
   let headers: IncomingHttpHeaders = {};
   const chunks: Buffer[] = [];
   return {
+    onRequestStart: () => undefined,
     onResponseStart: (_controller, statusCode, answerHeaders) => {
       status = statusCode;
       headers = answerHeaders;
@@ -35,7 +36,10 @@ function relay(res: ServerResponse): Dispatcher.DispatchHandler {
       res.writeHead(status, { ...without(headers), 'content-length': body.length });
       res.end(body);
     },
-    onResponseError: () => void res.destroy(),
+    onResponseError: (_controller, err) => {
+      process.stderr.write(`pipe proxy: ${String(err)}\n`);
+      res.destroy();
+    },
   };
 }
 
