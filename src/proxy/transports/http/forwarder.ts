@@ -209,7 +209,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
         writer.stop();
       }
     } else if (transforms && side) {
-      await relayJson(upstream.body, res, side);
+      await relayJson(upstream, res, side);
       return;
     } else {
       await relayRaw(upstream, res);

@@ -15,7 +15,7 @@ import type {
 } from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
-import { readAll, type UpstreamResponse } from './upstream.js';
+import { wholeBody, type UpstreamResponse } from './upstream.js';
 
 type Body = Readable;
 
@@ -61,27 +61,27 @@ export async function transformMessageText(text: string, side: ServerSide): Prom
   return out === message ? text : JSON.stringify(out);
 }
 
-/** Bodies up to this size are sent in one write together with the headers. */
-const SMALL_BODY = 64 * 1024;
-
 /** Copies the body to the client with backpressure; stops quietly when the client goes away. */
 export async function relayRaw(upstream: UpstreamResponse, res: ServerResponse): Promise<void> {
-  const { body } = upstream;
-  const length = Number(upstream.headers['content-length']);
-  if (length <= SMALL_BODY) {
-    res.end(await readAll(body));
+  // A small answer was read whole: it goes out in one write together with the headers.
+  if (upstream.whole) {
+    res.end(upstream.whole);
     return;
   }
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
     if (res.destroyed) break;
     if (!res.write(chunk)) await drained(res);
   }
 }
 
 /** A JSON body, buffered and passed through the policies. */
-export async function relayJson(body: Body, res: ServerResponse, side: ServerSide): Promise<void> {
+export async function relayJson(
+  upstream: UpstreamResponse,
+  res: ServerResponse,
+  side: ServerSide,
+): Promise<void> {
   // Headers are already sent (without Content-Length), so the rewritten body goes out chunked.
-  res.end(await transformMessageText((await readAll(body)).toString('utf8'), side));
+  res.end(await transformMessageText((await wholeBody(upstream)).toString('utf8'), side));
 }
 
 export type EventRewriter = (event: SseEvent) => Promise<string> | string;

@@ -23,6 +23,39 @@ export interface UpstreamExchange {
   headers: IncomingHttpHeaders;
   /** The response body; destroying it aborts the exchange. */
   body: Readable;
+  /**
+   * The whole body, already read, when the answer was small with a known length and not a
+   * stream: the common JSON answer skips the stream machinery (`body` still works).
+   */
+  whole?: Buffer;
+}
+
+/** An answer read whole; its stream is only made for callers that ask for one. */
+class WholeExchange implements UpstreamExchange {
+  #body: Readable | undefined;
+
+  constructor(
+    readonly statusCode: number,
+    readonly headers: IncomingHttpHeaders,
+    readonly whole: Buffer,
+  ) {}
+
+  get body(): Readable {
+    this.#body ??= Readable.from([this.whole], { objectMode: false });
+    return this.#body;
+  }
+}
+
+/** Answers up to this size with a Content-Length are read whole before the exchange resolves. */
+export const WHOLE_BODY_LIMIT = 64 * 1024;
+
+function knownSmallLength(headers: IncomingHttpHeaders): boolean {
+  const length = Number(headers['content-length']);
+  return (
+    Number.isSafeInteger(length) &&
+    length <= WHOLE_BODY_LIMIT &&
+    !String(headers['content-type']).startsWith('text/event-stream')
+  );
 }
 
 export function createPool(origin: string): UpstreamPool {
@@ -44,7 +77,10 @@ export interface ExchangeOptions {
   signal: AbortSignal;
 }
 
-/** Sends a request; resolves with the response head and its body stream. */
+/**
+ * Sends a request; resolves with the response head and its body stream, or for a small answer
+ * of known length with the whole body once it is in.
+ */
 export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<UpstreamExchange> {
   const { signal } = options;
   return new Promise((resolve, reject) => {
@@ -54,6 +90,7 @@ export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<
     }
     let controller: Dispatcher.DispatchController | undefined;
     let body: Readable | undefined;
+    let whole: { statusCode: number; headers: IncomingHttpHeaders; chunks: Buffer[] } | undefined;
     let settled = false;
     const abort = () => {
       const reason = signal.reason as Error;
@@ -69,6 +106,10 @@ export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<
       },
       onResponseStart: (ctrl, statusCode, headers) => {
         if (statusCode < 200) return; // 1xx informational: the real answer follows
+        if (knownSmallLength(headers)) {
+          whole = { statusCode, headers, chunks: [] };
+          return;
+        }
         body = new Readable({
           read: () => ctrl.resume(),
           destroy: (err, done) => {
@@ -80,12 +121,17 @@ export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<
         resolve({ statusCode, headers, body });
       },
       onResponseData: (ctrl, chunk) => {
-        if (body && !body.push(chunk)) ctrl.pause();
+        if (whole) whole.chunks.push(chunk);
+        else if (body && !body.push(chunk)) ctrl.pause();
       },
       onResponseEnd: () => {
         settled = true;
         finish();
-        body?.push(null);
+        if (whole) {
+          const { chunks } = whole;
+          const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+          resolve(new WholeExchange(whole.statusCode, whole.headers, bytes));
+        } else body?.push(null);
       },
       onResponseError: (_ctrl, error) => {
         settled = true;

@@ -138,6 +138,8 @@ export interface UpstreamResponse {
   headers: IncomingHttpHeaders;
   /** The response body stream; consume it, or `discard()` it. */
   body: Readable;
+  /** The whole body when it was small and already read (then `body` replays it). */
+  whole?: Buffer;
 }
 
 const MAX_REDIRECTS = 5;
@@ -280,8 +282,13 @@ function drain(body: Readable): Promise<void> {
   });
 }
 
-/** The whole body (events rather than an async iterator: this is on every request's path). */
-export function readAll(body: Readable): Promise<Buffer> {
+/** The whole body of a response (read already for small answers). */
+export function wholeBody(response: UpstreamResponse): Promise<Buffer> {
+  return response.whole ? Promise.resolve(response.whole) : readAll(response.body);
+}
+
+/** Reads a body to its end (events rather than an async iterator: this is on every request's path). */
+function readAll(body: Readable): Promise<Buffer> {
   return new Promise((resolve, rejectRead) => {
     const chunks: Buffer[] = [];
     body.on('data', (chunk: Buffer) => chunks.push(chunk));
