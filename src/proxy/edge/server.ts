@@ -12,6 +12,7 @@ import { ProxyRejection, reject, writeJsonRpcError, writeRejection } from '../pi
 import { readMessage } from '../pipeline/message.js';
 import { RPC, type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
 import { checkContentLength, readBody } from './body.js';
+import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
 import { localIdentity } from './identity.js';
 import { originAllowed, originAllowlist } from './origin.js';
@@ -150,6 +151,11 @@ export function createEdge(options: EdgeOptions): Edge {
     const origin = req.headers.origin;
     if (!originAllowed(allowlist, origin)) {
       throw reject(403, RPC.invalidRequest, `Origin not allowed: ${origin ?? ''}`);
+    }
+    // An origin an allowlist names (not merely unchecked) may read responses from a browser.
+    if (origin !== undefined && allowlist) {
+      allowOrigin(res, origin);
+      if (isPreflight(req)) return answerPreflight(res, options.stateless);
     }
     checkContentLength(req, options.maxBodyBytes);
     if (options.stateless || isStatelessRevision(req)) checkStatelessMethod(req);

@@ -156,6 +156,62 @@ describe('origins', () => {
   });
 });
 
+describe('CORS for browser clients on an allowed origin', () => {
+  const APP = 'https://app.example';
+  const preflight = (url: string, origin: string) =>
+    fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, mcp-session-id, mcp-protocol-version',
+      },
+    });
+
+  it('answers a preflight itself and lets the page read the session and challenge headers', async () => {
+    const proxy = await proxyWith({ allowed_origins: [APP] });
+    const before = backend.seen.length;
+    const answer = await preflight(`${proxy.url}/mcp`, APP);
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(answer.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE, OPTIONS');
+    expect(answer.headers.get('access-control-allow-headers')).toContain('mcp-session-id');
+    expect(answer.headers.get('access-control-allow-headers')).toContain('mcp-protocol-version');
+    expect(backend.seen.length).toBe(before);
+
+    const init = await post(`${proxy.url}/mcp`, INIT_BODY, { origin: APP });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(init.headers.get('access-control-expose-headers')).toContain('mcp-session-id');
+    expect(init.headers.get('access-control-expose-headers')).toContain('www-authenticate');
+    expect(init.headers.get('vary')).toBe('Origin');
+    expect(init.headers.get('mcp-session-id')).toBeTruthy();
+  });
+
+  it('gives no CORS headers without an Origin, and refuses a preflight from another origin', async () => {
+    const proxy = await proxyWith({ allowed_origins: [APP] });
+    const plain = await post(`${proxy.url}/mcp`, INIT_BODY);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    const other = await preflight(`${proxy.url}/mcp`, 'https://evil.example');
+    expect(other.status).toBe(403);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expectRpcError(await other.json(), -32600);
+  });
+
+  it('offers only POST to a stateless proxy, and covers the default loopback origins', async () => {
+    const stateless = await proxyWith({ allowed_origins: [APP], stateless: true });
+    expect((await preflight(`${stateless.url}/mcp`, APP)).headers.get('access-control-allow-methods')).toBe(
+      'POST, OPTIONS',
+    );
+    const loopback = await proxyWith({});
+    const own = `http://127.0.0.1:${loopback.port}`;
+    const answer = await preflight(`${loopback.url}/mcp`, own);
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get('access-control-allow-origin')).toBe(own);
+  });
+});
+
 describe('protocol gates', () => {
   it('with --strict-protocol-validation refuses an unknown MCP-Protocol-Version with 400, accepts known or absent', async () => {
     const proxy = await proxyWith({ strict_protocol_validation: true });
