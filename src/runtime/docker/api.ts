@@ -2,7 +2,7 @@
  * A small Docker Engine API client on node:http(s): JSON calls, streamed answers and the
  * hijacked attach connection. Only the HTTP lives here; what the calls mean to Moat is in
  * engine.ts. Hand-written because the usual npm client always loads SSH and gRPC stacks
- * (~30 MB) into the long-running supervisor, which needs none of them.
+ * (about 20 MB resident) into the long-running supervisor, which needs none of them.
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
