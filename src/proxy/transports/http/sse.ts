@@ -97,12 +97,13 @@ export class SseWriter {
     return this.#closed || this.#res.destroyed;
   }
 
-  async write(text: string | Buffer): Promise<void> {
-    if (this.closed || text.length === 0) return;
+  /** Writes at once; returns a promise only when the client is slow and the caller must wait. */
+  write(text: string | Buffer): Promise<void> | undefined {
+    if (this.closed || text.length === 0) return undefined;
     this.#wroteSinceTick = true;
     const tail = typeof text === 'string' ? text.slice(-4) : text.subarray(-4).toString('latin1');
     this.#atBoundary = tail.endsWith('\n\n') || tail.endsWith('\r\n\r\n');
-    if (!this.#res.write(text)) await drained(this.#res);
+    return this.#res.write(text) ? undefined : drained(this.#res);
   }
 
   stop(): void {
