@@ -26,7 +26,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
 const STDIO_BACKEND = [process.execPath, ...TSX, here('./backend-stdio.ts')];
 const RUN_MAX_MS = 10_000;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const SESSIONS = 10_000;
 const MB = 1024 * 1024;
 const RAW_PATH = 'streamable HTTP (Moat)';
@@ -129,7 +129,7 @@ async function load(job: object): Promise<LoadResult> {
  * generator's own warm-up more than the proxy. The SDK cells are 10× slower, so they get fewer.
  */
 function runSize(concurrency: number, sdk: boolean): { requests: number; warmup: number } {
-  if (sdk) return { requests: concurrency === 1 ? 1500 : 4000, warmup: 300 };
+  if (sdk) return { requests: concurrency === 1 ? 2000 : 4000, warmup: 300 };
   return { requests: concurrency === 1 ? 4000 : 20_000, warmup: 1000 };
 }
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
@@ -316,7 +316,7 @@ async function main(): Promise<void> {
     const raw = measure(cell(RAW_PATH, concurrency));
     const sdk = measure(cell(SDK_PATH, concurrency));
     return (
-      `raw JSON-RPC over HTTP, minimal backend: ${fmt(raw)}×; MCP SDK client and server: ${fmt(sdk)}× | ` +
+      `raw JSON-RPC over HTTP, minimal backend: ${fmt(raw, 3)}×; MCP SDK client and server: ${fmt(sdk, 3)}× | ` +
       `${target(ok(raw))} (raw), ${target(ok(sdk))} (SDK) |`
     );
   };
