@@ -1,6 +1,6 @@
 /**
- * RunConfig defaults, format version and the secret-reference pattern, without the schema: the proxy reads these
- * at start, and importing them must not load zod (about 18 MB resident).
+ * RunConfig defaults, format version and the secret-reference pattern, without the schema: the
+ * proxy and the supervisor read these, and importing them must not load zod (about 5 MB resident).
  */
 import type { ProxyMode } from './runconfig.js';
 

@@ -47,7 +47,7 @@ class WholeExchange implements UpstreamExchange {
 }
 
 /** Answers up to this size with a Content-Length are read whole before the exchange resolves. */
-export const WHOLE_BODY_LIMIT = 64 * 1024;
+const WHOLE_BODY_LIMIT = 64 * 1024;
 
 function knownSmallLength(headers: IncomingHttpHeaders): boolean {
   const length = Number(headers['content-length']);

@@ -9,7 +9,7 @@ import type { HttpBackend } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
 import { RPC, type Identity, type UpstreamAuth } from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
-import { createPool, exchange, type UpstreamPool } from './undici-pool.js';
+import { createPool, exchange, type UpstreamExchange, type UpstreamPool } from './undici-pool.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([
@@ -133,14 +133,8 @@ export interface UpstreamRequest {
   signal: AbortSignal;
 }
 
-export interface UpstreamResponse {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  /** The response body stream; consume it, or `discard()` it. */
-  body: Readable;
-  /** The whole body when it was small and already read (then `body` replays it). */
-  whole?: Buffer;
-}
+/** The backend's answer: consume `body` (or use `whole` when it was read already), or `discard()` it. */
+export type UpstreamResponse = UpstreamExchange;
 
 const MAX_REDIRECTS = 5;
 /** A proxy talks to one backend origin (a few with redirects); more than this is a bug, not load. */
