@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the integration tests and the demo need (Podman with runc,
-# redis-server). Needs root; does nothing when everything is already installed.
+# Installs the Debian packages the integration tests and the demo need: Podman with runc and
+# the netavark network backend (with aardvark-dns: internal networks get a host gateway and name
+# resolution, which the CNI backend does not give them), redis-server, openssl. Installed with
+# --no-install-recommends, so everything needed is listed here. Needs root; does nothing when
+# everything is already installed.
 set -euo pipefail
-packages=(podman runc uidmap slirp4netns redis-server openssl)
+packages=(podman runc netavark aardvark-dns uidmap slirp4netns redis-server openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
