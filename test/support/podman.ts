@@ -88,16 +88,28 @@ function stopByPid(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Global setup: starts the service and returns its teardown. Never throws (see MOAT_TEST_PODMAN_ERROR). */
-export async function startPodmanService(): Promise<() => Promise<void>> {
+export interface PodmanService {
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `podman system service` with the given containers.conf on a socket in a temp dir and
+ * waits until it answers; stop it with `stop()` (by PID). Throws when it does not start.
+ */
+export async function startPodmanApi(containersConf = CONTAINERS_CONF): Promise<PodmanService> {
   const dir = mkdtempSync(join(tmpdir(), 'moat-podman-'));
   const socketPath = join(dir, 'podman.sock');
   const logFile = join(dir, 'service.log');
   const log = openSync(logFile, 'a');
   let child: ChildProcess | undefined;
+  const stop = async () => {
+    if (child) await stopByPid(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     child = spawn('podman', ['system', 'service', '--time=0', `unix://${socketPath}`], {
-      env: podmanEnv(),
+      env: { ...process.env, CONTAINERS_CONF: containersConf },
       stdio: ['ignore', log, log],
     });
     const started = child;
@@ -108,17 +120,26 @@ export async function startPodmanService(): Promise<() => Promise<void>> {
       );
     });
     await waitForPing(socketPath, started, logFile);
-    process.env[SOCKET_ENV] = socketPath;
+    return { socketPath, stop };
   } catch (err) {
-    process.env[ERROR_ENV] =
-      `Podman API service unavailable: ${err instanceof Error ? err.message : String(err)}`;
+    await stop();
+    throw err;
   } finally {
     closeSync(log);
   }
-  return async () => {
-    if (child) await stopByPid(child);
-    rmSync(dir, { recursive: true, force: true });
-  };
+}
+
+/** Global setup: starts the service and returns its teardown. Never throws (see MOAT_TEST_PODMAN_ERROR). */
+export async function startPodmanService(): Promise<() => Promise<void>> {
+  try {
+    const service = await startPodmanApi();
+    process.env[SOCKET_ENV] = service.socketPath;
+    return () => service.stop();
+  } catch (err) {
+    process.env[ERROR_ENV] =
+      `Podman API service unavailable: ${err instanceof Error ? err.message : String(err)}`;
+    return () => Promise.resolve();
+  }
 }
 
 /** The test run's Podman socket; throws (failing the test) when the service is not available. */

@@ -4,6 +4,7 @@
  * into the container's stdin), and pull errors arrive inside a 200 stream.
  */
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
 import { errorMessage, notImplemented, runtimeError, usageError } from '../../util/errors.js';
 import { ensureEgressImage } from '../egress/image.js';
@@ -180,6 +181,10 @@ export class EngineRuntime implements ContainerRuntime {
         internal: true,
         labels: { [LABELS.managed]: 'true', [LABELS.name]: spec.labels[LABELS.name] ?? spec.name },
       });
+      await this.assertUsableInternalNetwork(spec.networkMode).catch(async (err: unknown) => {
+        await this.removeNetwork(spec.networkMode).catch(() => undefined);
+        throw err;
+      });
       labels[LABELS.internalNetwork] = spec.networkMode;
     }
     if (spec.egress) {
@@ -278,7 +283,7 @@ export class EngineRuntime implements ContainerRuntime {
       await this.api.json('POST', `/networks/${segment(spec.networkMode)}/connect`, {
         body: { Container: id },
       });
-      await this.api.json('POST', containerPath(id, '/start'));
+      await this.startOne(id);
       return name;
     } catch (err) {
       if (id) await this.removeQuietly(id);
@@ -319,7 +324,10 @@ export class EngineRuntime implements ContainerRuntime {
       await this.api.json('POST', containerPath(idOrName, '/start'));
     } catch (err) {
       if (statusOf(err) === 304) return; // already running
-      throw runtimeError(`cannot start container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+      const message = engineMessage(err);
+      throw runtimeError(`cannot start container ${idOrName}: ${message}${startFailureHint(message)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -495,6 +503,41 @@ export class EngineRuntime implements ContainerRuntime {
     }
   }
 
+  /**
+   * A workload's internal network must have a gateway address on the host (the proxy reaches
+   * an HTTP server through it) and name resolution (the server finds its egress proxy by name).
+   * Podman's CNI backend gives internal networks neither (its dnsname plugin refuses them), so
+   * a workload would start and never be reachable: refuse it with the fix instead.
+   */
+  private async assertUsableInternalNetwork(name: string): Promise<void> {
+    const compat = await this.api.json<NetworkInspect>('GET', `/networks/${segment(name)}`);
+    const hasGateway = (compat.IPAM?.Config ?? []).some((c) => isIP(c.Gateway ?? '') !== 0);
+    // Docker resolves names on every user-defined network; Podman says whether it does.
+    const hasDns =
+      this.info.flavor === 'docker' ||
+      (
+        await this.api.json<{ dns_enabled?: boolean }>(
+          'GET',
+          `/v${PODMAN_LIBPOD_API}/libpod/networks/${segment(name)}/json`,
+        )
+      ).dns_enabled === true;
+    if (hasGateway && hasDns) return;
+    const missing = [
+      ...(hasGateway ? [] : ['no gateway on the host, so the proxy cannot reach the server']),
+      ...(hasDns ? [] : ['no name resolution, so the server cannot find its egress proxy']),
+    ];
+    throw runtimeError(
+      `the container engine cannot give this workload the internal network its permission profile needs: ` +
+        `network ${name} has ${missing.join(' and ')}. ` +
+        (this.info.flavor === 'podman'
+          ? "Podman's CNI network backend does this to internal networks. Fix: install netavark and aardvark-dns " +
+            '(Debian: `apt-get install netavark aardvark-dns`), set `network_backend = "netavark"` under [network] ' +
+            'in containers.conf and restart the Podman service (containers created under CNI must be recreated); '
+          : "Fix: check the engine's network configuration; ") +
+        'or use a permission profile that allows the network (e.g. `network`)',
+    );
+  }
+
   async removeNetwork(name: string): Promise<void> {
     try {
       await this.api.json('DELETE', `/networks/${segment(name)}`);
@@ -537,6 +580,28 @@ interface ContainerInspect {
     Networks?: Record<string, { IPAddress?: string } | undefined>;
   };
 }
+
+/**
+ * The fix for a start failure whose cause is the engine's set-up, not the workload; empty when
+ * Moat does not recognise the failure.
+ */
+function startFailureHint(message: string): string {
+  if (/error setting rlimit/.test(message))
+    return (
+      '. The engine applies default ulimits that this machine does not allow (a sandbox or a container ' +
+      'without CAP_SYS_RESOURCE). Fix: for Podman set `default_ulimits = []` under [containers] in ' +
+      'containers.conf and restart the Podman service; for Docker remove `default-ulimits` from daemon.json'
+    );
+  return '';
+}
+
+/** The part of the engine's network inspect answer Moat reads. */
+interface NetworkInspect {
+  IPAM?: { Config?: Array<{ Gateway?: string }> | null };
+}
+
+/** Podman's own API (for what the Docker-compatible one does not say); 4.0 is its oldest. */
+const PODMAN_LIBPOD_API = '4.0.0';
 
 /** Both spellings, since clients differ in which they read. */
 function proxyEnv(proxy: string): Record<string, string> {
