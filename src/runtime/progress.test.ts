@@ -2,14 +2,11 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { imageProgressDisplay } from './progress.js';
 
-function capture(isTTY: boolean): { stream: PassThrough & { isTTY?: boolean }; output: () => string } {
-  const stream = Object.assign(new PassThrough(), {
-    isTTY,
-    // The cursor controls of a tty.WriteStream, as escape codes.
-    cursorTo: (x: number) => stream.write(`\u001b[${x + 1}G`),
-    clearLine: () => stream.write('\u001b[2K'),
-    moveCursor: () => true,
-  });
+function capture(isTTY: boolean): {
+  stream: PassThrough & { isTTY?: boolean; columns?: number };
+  output: () => string;
+} {
+  const stream = Object.assign(new PassThrough(), { isTTY, columns: 80 });
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return { stream, output: () => text };
@@ -33,7 +30,28 @@ describe('imageProgressDisplay', () => {
     display.onProgress({ phase: 'pull', image: 'img', message: 'Pulling img...' });
     display.onProgress({ phase: 'done', image: 'img', message: 'Pulled img' });
     expect(output()).toContain('Pulled img');
-    expect(output()).toContain('\u001b['); // cursor control: the spinner was drawn
+    expect(output()).toContain('\r\u001b[K'); // the spinner's line was drawn in place
+  });
+
+  it('uses plain lines on a terminal that reports 0 columns (or is too narrow for a spinner)', () => {
+    for (const columns of [0, 5]) {
+      const { stream, output } = capture(true);
+      stream.columns = columns;
+      const display = imageProgressDisplay(stream, {});
+      display.onProgress({ phase: 'pull', image: 'img', message: 'Pulling img...' });
+      display.onProgress({ phase: 'done', image: 'img', message: 'Pulled img' });
+      expect(output()).toBe('Pulling img...\nPulled img\n');
+    }
+  });
+
+  it('cuts the spinner line to the terminal width and keeps multi-line text on one line', () => {
+    const { stream, output } = capture(true);
+    stream.columns = 30;
+    const display = imageProgressDisplay(stream, { NO_COLOR: '1' });
+    display.onProgress({ phase: 'pull', image: 'img', message: `step\n${'x'.repeat(100)}` });
+    display.fail();
+    const drawn = output().split('\r\u001b[K').filter(Boolean);
+    expect(drawn[0]).toBe(`⠋ step · ${'x'.repeat(20)}…`);
   });
 
   it('falls back to plain lines on a TTY in CI', () => {

@@ -1,8 +1,8 @@
 /**
- * Shows image preparation to a person: an ora spinner on a TTY (per-layer status in its text),
- * plain lines otherwise (`Pulling <image>...`, then the outcome), so logs stay readable.
+ * Shows image preparation to a person: a one-line spinner on a terminal (per-layer status in its
+ * text), plain lines otherwise (`Pulling <image>...`, then the outcome), so logs stay readable.
  */
-import ora from 'ora';
+import { LineSpinner } from './line-spinner.js';
 import type { PullProgress } from './types.js';
 
 export interface ProgressDisplay {
@@ -11,10 +11,14 @@ export interface ProgressDisplay {
   fail(): void;
 }
 
-type Stream = NodeJS.WritableStream & { isTTY?: boolean };
+type Stream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/** Narrower than this (or a width the terminal does not report) gets plain lines. */
+const MIN_SPINNER_COLUMNS = 20;
 
 export function imageProgressDisplay(stream: Stream, env: NodeJS.ProcessEnv = process.env): ProgressDisplay {
-  const interactive = stream.isTTY === true && !env.CI && env.TERM !== 'dumb';
+  const interactive =
+    stream.isTTY === true && !env.CI && env.TERM !== 'dumb' && (stream.columns ?? 0) >= MIN_SPINNER_COLUMNS;
   if (!interactive) {
     let announced = false;
     return {
@@ -27,7 +31,7 @@ export function imageProgressDisplay(stream: Stream, env: NodeJS.ProcessEnv = pr
       fail() {},
     };
   }
-  const spinner = ora({ stream, isEnabled: true, discardStdin: false, color: env.NO_COLOR ? false : 'cyan' });
+  const spinner = new LineSpinner(stream, !env.NO_COLOR);
   return {
     onProgress({ phase, message }) {
       if (phase === 'done') spinner.succeed(message);
