@@ -6,12 +6,17 @@ import { isMoatError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { debugFromEnv } from '../util/log.js';
 
+/** moat's one error style, for its own errors and commander's parse errors alike. */
+export function errorLine(message: string): string {
+  return `Error: ${message}\n`;
+}
+
 export function reportFailure(err: unknown, io: CliIO): number {
   if (isMoatError(err)) {
-    io.stderr.write(`Error: ${err.message}\n`);
+    io.stderr.write(errorLine(err.message));
     return err.exitCode;
   }
-  io.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+  io.stderr.write(errorLine(err instanceof Error ? err.message : String(err)));
   if (debugFromEnv()) io.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
   return 1;
 }

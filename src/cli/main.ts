@@ -1,5 +1,14 @@
 #!/usr/bin/env node
 /** Entry point of the `moat` command. */
+import { nodeVersionProblem } from './node-version.js';
+
+// engines says >= 22; on an older Node the command tree would fail in obscure ways.
+const tooOld = nodeVersionProblem(process.versions.node);
+if (tooOld) {
+  process.stderr.write(`Error: ${tooOld}\n`);
+  process.exit(1);
+}
+
 const args = process.argv.slice(2);
 
 // The long-lived supervisor skips the command tree (see supervise.ts); everything else gets it.

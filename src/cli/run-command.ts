@@ -174,11 +174,9 @@ Examples:
 /** The `run` command with every flag of the table; the caller adds the action. */
 export function createRunCommand(): Command {
   const cmd = new RunCommand('run')
-    .description(
-      'Run an MCP server (registry name, image, uvx://, npx://, go:// package or remote URL) behind the moat proxy',
-    )
-    .usage('[flags] SERVER_OR_IMAGE_OR_PROTOCOL [-- ARGS...]')
-    .argument('[target]', 'registry name, image reference, protocol scheme or URL')
+    .description('Run an MCP server (a container image or a remote URL) behind the moat proxy')
+    .usage('[flags] IMAGE_OR_URL [-- ARGS...]')
+    .argument('[target]', 'container image reference or http(s) URL of a remote MCP server')
     .allowExcessArguments(true)
     .addHelpText('after', EXAMPLES);
   for (const row of ROWS) {

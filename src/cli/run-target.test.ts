@@ -25,8 +25,8 @@ describe('detectTarget and the default workload name', () => {
 
   it.each([
     ['uvx://', /a package is missing after uvx:\/\//],
-    ['Not An Image', /not a registry name, image reference, http\(s\) URL or protocol scheme/],
-    ['ftp://example.com/x', /not a registry name/],
+    ['Not An Image', /not an image reference or http\(s\) URL/],
+    ['ftp://example.com/x', /not an image reference/],
   ])('rejects %j', (raw, error) => {
     expect(() => detectTarget(raw)).toThrow(error);
   });

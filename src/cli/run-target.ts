@@ -29,8 +29,8 @@ export function detectTarget(raw: string): Target {
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) || !isValidImageRef(raw)) {
     throw usageError(
-      `target ${JSON.stringify(raw)} is not a registry name, image reference, http(s) URL or protocol scheme ` +
-        '(allowed: name, [registry/]path[:tag][@digest], https://host/path, uvx://pkg, npx://pkg, go://pkg)',
+      `target ${JSON.stringify(raw)} is not an image reference or http(s) URL ` +
+        '(allowed: [registry/]path[:tag][@digest], https://host/path)',
     );
   }
   return { kind: 'image', ref: raw };

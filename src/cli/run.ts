@@ -1,5 +1,5 @@
 /**
- * `moat run [flags] SERVER_OR_IMAGE_OR_PROTOCOL [-- ARGS...]`: builds the RunConfig from the
+ * `moat run [flags] IMAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
  * flags (or loads it with --from-config), refuses features that are not implemented yet, then
  * hands the workload to the workload layer.
  */
@@ -38,10 +38,7 @@ function rootOf(cmd: Command): Command {
 }
 
 export function runCommand(io: CliIO): Command {
-  // Subcommands added with addCommand do not inherit these from the program.
-  const cmd = createRunCommand()
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const cmd = createRunCommand();
   return cmd.action(async () => {
     // commander folds the arguments after `--` into the operands; the raw command line tells them apart.
     const rawArgs = (rootOf(cmd) as unknown as { rawArgs: string[] }).rawArgs;

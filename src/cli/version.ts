@@ -10,10 +10,13 @@ export function packageVersion(): string {
   return pkg.version;
 }
 
+/** What `moat version` and `moat --version` print. */
+export function versionLine(): string {
+  return `moat ${packageVersion()} (node ${process.versions.node}, ${process.platform}/${process.arch})`;
+}
+
 export function versionCommand(io: CliIO): Command {
-  return new Command('version').description('Show the version of moat').action(() => {
-    io.stdout.write(
-      `moat ${packageVersion()} (node ${process.versions.node}, ${process.platform}/${process.arch})\n`,
-    );
+  return new Command('version').description('Show the version of moat (also moat --version)').action(() => {
+    io.stdout.write(`${versionLine()}\n`);
   });
 }
