@@ -15,6 +15,8 @@ import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
+import { configuresInboundAuth } from '../auth/inbound/settings.js';
+import { isLoopbackHost } from '../proxy/edge/origin.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
 import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
 import { collectMounts } from '../runtime/permissions.js';
@@ -43,6 +45,9 @@ export async function runWorkload(
   store = new WorkloadStore(),
 ): Promise<void> {
   const config = normalizeName(request.config, io.stderr);
+  // A taken name or a missing group fails first, before secrets are opened or an image is looked up.
+  await ensureGroup(store, config.group as string);
+  await assertNameFree(store, config.name);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
@@ -59,9 +64,26 @@ export const ISOLATION_NOT_ENFORCED =
   'the host and can reach services listening on it; the permission profile still decides outbound access';
 
 /**
+ * What a person must see about a workload that is about to start: printed once on the terminal
+ * by prepareOnTerminal, after everything was checked, not only written to the proxy log.
+ */
+export function startWarnings(config: RunConfig): string[] {
+  const warnings: string[] = [];
+  // isolate_network defaults to true (spec, ToolHive), but moat does not isolate yet: say so.
+  if (!config.remote_url && config.isolate_network) warnings.push(ISOLATION_NOT_ENFORCED);
+  if (!configuresInboundAuth(config.oidc_config) && !isLoopbackHost(config.host))
+    warnings.push(
+      `UNAUTHENTICATED proxy on non-loopback address ${config.host}: anyone who can reach the port acts ` +
+        'as the local user; configure --oidc-issuer (see docs/security.md)',
+    );
+  return warnings;
+}
+
+/**
  * What `moat run` and `moat start` do on the terminal before a supervisor takes over, so a person
- * sees it and its failures: secrets are stored and checked (prepareSecrets), and the image is
- * pulled or found with a progress display. Returns the environment the supervisor needs.
+ * sees it and its failures: secrets are stored and checked (prepareSecrets), the image is pulled
+ * or found with a progress display, then the start warnings are printed. Returns the environment
+ * the supervisor needs.
  */
 export async function prepareOnTerminal(
   config: RunConfig,
@@ -69,19 +91,20 @@ export async function prepareOnTerminal(
   toStore: readonly SecretToStore[] = [],
 ): Promise<Record<string, string>> {
   const env = await prepareSecrets(config, toStore);
-  if (config.remote_url) return env;
-  // isolate_network defaults to true (spec, ToolHive), but moat does not isolate yet: say so.
-  if (config.isolate_network) warnUser(ISOLATION_NOT_ENFORCED, io.stderr);
-  refuseUnhonoredIgnoreFiles(collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd()));
-  const display = imageProgressDisplay(io.stderr);
-  try {
-    const runtime = await lazyRuntime()();
-    await runtime.ensureImage(config.image, { onProgress: (progress) => display.onProgress(progress) });
-  } catch (err) {
-    display.fail();
-    throw err;
+  if (!config.remote_url) {
+    refuseUnhonoredIgnoreFiles(collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd()));
+    const display = imageProgressDisplay(io.stderr);
+    try {
+      const runtime = await lazyRuntime()();
+      await runtime.ensureImage(config.image, { onProgress: (progress) => display.onProgress(progress) });
+    } catch (err) {
+      display.fail();
+      throw err;
+    }
+    env[IMAGE_PREPARED_ENV] = config.image;
   }
-  return { ...env, [IMAGE_PREPARED_ENV]: config.image };
+  for (const warning of startWarnings(config)) warnUser(warning, io.stderr);
+  return env;
 }
 
 /**
@@ -128,23 +151,27 @@ async function ensureGroup(store: WorkloadStore, group: string): Promise<void> {
   }
 }
 
+/** The name is free, or held by a workload whose last run ended in `error` (which may be replaced). */
+async function assertNameFree(store: WorkloadStore, name: string): Promise<void> {
+  const exists = (await store.workloadNames()).includes(name);
+  // Unreadable state counts as existing: it is never overwritten silently.
+  const existingStatus = await store.readStatus(name).catch(() => undefined);
+  if (exists && existingStatus?.status !== 'error') {
+    throw usageError(
+      `workload "${name}" already exists; choose another --name, ` +
+        `or remove it first with "moat rm ${name}" (or restart it with "moat restart ${name}")`,
+    );
+  }
+}
+
 /**
  * Reserves the name (under the workload's lock, so two concurrent runs cannot both win), picks
  * the proxy port, and saves the RunConfig and a fresh `starting` status. A workload whose last
  * run ended in `error` may be replaced.
  */
 async function claimWorkload(store: WorkloadStore, config: RunConfig): Promise<RunConfig> {
-  await ensureGroup(store, config.group as string);
   return store.withWorkloadLock(config.name, async () => {
-    const exists = (await store.workloadNames()).includes(config.name);
-    // Unreadable state counts as existing: it is never overwritten silently.
-    const existingStatus = await store.readStatus(config.name).catch(() => undefined);
-    if (exists && existingStatus?.status !== 'error') {
-      throw usageError(
-        `workload "${config.name}" already exists; choose another --name, ` +
-          `or remove it first with "moat rm ${config.name}" (or restart it with "moat start ${config.name}")`,
-      );
-    }
+    await assertNameFree(store, config.name); // again, under the lock: a concurrent run may have won
     const saved = await resolvePorts(config);
     await store.saveRunConfig(saved);
     await rm(store.logPath(saved.name), { force: true }); // a new workload starts a new log

@@ -5,7 +5,7 @@
  * stale.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,6 +147,16 @@ export async function listWorkloads(home: string, ...flags: string[]): Promise<L
 
 export async function workload(home: string, name: string): Promise<ListedWorkload | undefined> {
   return (await listWorkloads(home)).find((w) => w.name === name);
+}
+
+/** A workload's status file as saved under MOAT_HOME. */
+export interface StatusFile {
+  process_id: number;
+  history: Array<{ status: string; context: string }>;
+}
+
+export function statusFile(home: string, name: string): StatusFile {
+  return JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8')) as StatusFile;
 }
 
 /** The URL `moat run`/`moat start` printed. */

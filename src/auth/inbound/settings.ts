@@ -46,6 +46,11 @@ export const DEFAULT_SCOPES = ['openid'];
 /** Environment fallback for the introspection client secret (ToolHive: TOOLHIVE_OIDC_CLIENT_SECRET). */
 export const CLIENT_SECRET_ENV = 'MOAT_OIDC_CLIENT_SECRET';
 
+/** Whether an OIDC section names a way to validate tokens (the rest only refines it). */
+export function configuresInboundAuth(oidc: OidcConfig | undefined): boolean {
+  return Boolean(oidc && (oidc.Issuer || oidc.JWKSURL || oidc.IntrospectionURL));
+}
+
 /** Undefined when the RunConfig configures no inbound authentication. */
 export async function resolveInboundAuth(
   config: Pick<RunConfig, 'oidc_config' | 'jwks_auth_token_file' | 'thv_ca_bundle'>,
@@ -53,8 +58,7 @@ export async function resolveInboundAuth(
 ): Promise<InboundAuthSettings | undefined> {
   const oidc: OidcConfig | undefined = config.oidc_config;
   if (!oidc) return undefined;
-  const hasValidator = Boolean(oidc.Issuer || oidc.JWKSURL || oidc.IntrospectionURL);
-  if (!hasValidator) {
+  if (!configuresInboundAuth(oidc)) {
     if (Object.values(oidc).some((v) => v !== undefined && v !== false)) {
       throw usageError(
         'inbound authentication needs --oidc-issuer, --oidc-jwks-url or --oidc-introspection-url ' +

@@ -3,11 +3,17 @@
  * Podman: run, call through the proxy, restart, and the supervisor restarting a crashed
  * container (killed with `podman kill`) with its status history.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
-import { callTool, eventually, testMoatHome, moatOk, printedUrl, workload } from '../../support/moat-cli.js';
+import {
+  callTool,
+  eventually,
+  moatOk,
+  printedUrl,
+  statusFile,
+  testMoatHome,
+  workload,
+} from '../../support/moat-cli.js';
 import { podmanCli, uniqueName } from '../../support/podman.js';
 
 let image: string;
@@ -32,7 +38,14 @@ describe('streamable-HTTP workload', { timeout: 300_000 }, () => {
     expect(await callTool(url, 'echo', { text: 'http' })).toBe('http');
     expect(await callTool(url, 'get_env', { name: 'MCP_TRANSPORT' })).toBe('streamable-http');
 
+    // `start` leaves a running workload alone and says so; `restart` restarts it.
+    const pid = statusFile(home, name).process_id;
+    expect(await moatOk(home, ['start', name])).toBe(
+      `Workload "${name}" is already running at ${url}; "moat restart ${name}" restarts it.\n`,
+    );
+    expect(statusFile(home, name).process_id).toBe(pid);
     expect(printedUrl(await moatOk(home, ['restart', name]))).toBe(url);
+    expect(statusFile(home, name).process_id).not.toBe(pid);
     expect(await callTool(url, 'echo', { text: 'after restart' })).toBe('after restart');
     await moatOk(home, ['rm', name]);
     expect(await workload(home, name)).toBeUndefined();
@@ -55,11 +68,7 @@ describe('streamable-HTTP workload', { timeout: 300_000 }, () => {
       return w?.status === 'running' && w.restarts === 1 ? w : undefined;
     });
     expect(back.status_context).toContain('after 1 restart');
-    const history = (
-      JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8')) as {
-        history: Array<{ status: string; context: string }>;
-      }
-    ).history;
+    const history = statusFile(home, name).history;
     const restarting = history.find(
       (h) => h.status === 'restarting' && h.context.includes('exited with code'),
     );

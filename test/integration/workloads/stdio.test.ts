@@ -15,6 +15,7 @@ import {
   moatOk,
   printedUrl,
   spawnMoat,
+  statusFile,
   workload,
 } from '../../support/moat-cli.js';
 import { testRuntime, uniqueName } from '../../support/podman.js';
@@ -39,10 +40,6 @@ function followUntil(args: string[], text: string): Promise<number | null> {
       out.includes(text) ? resolve(code) : reject(new Error(`exited ${code}: ${out}`)),
     );
   });
-}
-
-function statusFile(name: string): { process_id: number; history: Array<{ status: string }> } {
-  return JSON.parse(readFileSync(join(home, 'data/statuses', `${name}.json`), 'utf8'));
 }
 
 describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
@@ -81,7 +78,7 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
     const restarted = await moatOk(home, ['start', name]);
     expect(printedUrl(restarted)).toBe(url);
     expect(await callTool(url, 'echo', { text: 'again' })).toBe('again');
-    expect(statusFile(name).history.map((h) => h.status)).toEqual(
+    expect(statusFile(home, name).history.map((h) => h.status)).toEqual(
       expect.arrayContaining(['starting', 'running', 'stopping', 'stopped']),
     );
 
@@ -113,7 +110,7 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
   it('reports a killed supervisor truthfully and brings the workload back with start', async () => {
     const name = uniqueName('killed');
     const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
-    const pid = statusFile(name).process_id;
+    const pid = statusFile(home, name).process_id;
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain('supervise');
     process.kill(pid, 'SIGKILL');
     const seen = await eventually('the killed supervisor to show', async () => {
