@@ -1,8 +1,10 @@
 /**
  * One structured logger (pino) for the CLI, supervisor and proxy. Debug comes from --debug or
- * MOAT_DEBUG=true. Known secret-bearing fields are redacted wherever they appear.
+ * MOAT_DEBUG=true. Known secret-bearing fields are redacted wherever they appear. A terminal gets
+ * readable lines; a file or pipe (a detached supervisor's log) gets JSON.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { defaultLogFormat, formatLogRecord, type LogFormat } from './log-format.js';
 
 export const REDACT_PATHS = [
   'authorization',
@@ -25,7 +27,11 @@ export function debugFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
 
 let root: Logger = createLogger(debugFromEnv());
 
-export function createLogger(debug: boolean, destination: NodeJS.WritableStream = process.stderr): Logger {
+export function createLogger(
+  debug: boolean,
+  destination: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+  format: LogFormat = defaultLogFormat(destination),
+): Logger {
   return pino(
     {
       level: debug ? 'debug' : 'info',
@@ -33,8 +39,13 @@ export function createLogger(debug: boolean, destination: NodeJS.WritableStream 
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination,
+    format === 'json' ? destination : readableDestination(destination),
   );
+}
+
+/** pino writes one record per call, ending in a newline. */
+function readableDestination(destination: NodeJS.WritableStream): DestinationStream {
+  return { write: (record: string) => destination.write(`${formatLogRecord(record.trimEnd())}\n`) };
 }
 
 export function setDebug(debug: boolean): void {

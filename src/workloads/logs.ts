@@ -5,12 +5,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { runtimeError, usageError } from '../util/errors.js';
+import { textLogLines, type LogFormat } from '../util/log-format.js';
 import { findContainer, isRemote, type Workload } from './lifecycle.js';
 import type { WorkloadStore } from './store.js';
 
 export interface LogsOptions {
   follow: boolean;
   proxy: boolean;
+  /** How the proxy log's JSON records are printed. */
+  format: LogFormat;
   /** Only the last N lines of the container log. */
   tail?: number;
   /** Ends a --follow (Ctrl-C). */
@@ -46,6 +49,18 @@ export async function writeLogs(
 
 /** Prints the file; with follow, keeps printing what is appended until aborted. */
 async function writeFileLog(path: string, out: NodeJS.WritableStream, options: LogsOptions): Promise<void> {
+  const text = options.format === 'text' ? textLogLines() : undefined;
+  const ended = text ? new Promise((resolve) => text.once('end', resolve)) : undefined;
+  text?.pipe(out, { end: false });
+  try {
+    await copyFile(path, text ?? out, options);
+  } finally {
+    text?.end();
+    await ended;
+  }
+}
+
+async function copyFile(path: string, out: NodeJS.WritableStream, options: LogsOptions): Promise<void> {
   let offset = 0;
   for (;;) {
     const size = await stat(path).then(

@@ -3,58 +3,14 @@
  * progress display must finish and its output must stay small whatever the terminal says. A
  * terminal reporting 0 columns once made the spinner loop forever writing cursor codes.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { testServerImage } from '../support/images.js';
-import { MOAT_MAIN, moat, moatEnv, testMoatHome } from '../support/moat-cli.js';
+import { moat, testMoatHome } from '../support/moat-cli.js';
 import { uniqueName } from '../support/podman.js';
+import { moatOnPty } from '../support/pty.js';
 
 const home = testMoatHome();
 const OUTPUT_LIMIT = 256 * 1024;
-const RUN_LIMIT_MS = 90_000;
-
-interface PtyRun {
-  code: number | null;
-  output: string;
-  bytes: number;
-  timedOut: boolean;
-}
-
-/** Runs `moat <args>` inside `script` with the terminal set to `columns`; bounded in time and bytes. */
-function moatOnPty(columns: number, args: string[]): Promise<PtyRun> {
-  const quoted = [process.execPath, MOAT_MAIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`);
-  const env: NodeJS.ProcessEnv = { ...moatEnv(home), TERM: 'xterm-256color' };
-  delete env.CI; // CI gets plain lines on purpose; this test is about a person's terminal
-  const child = spawn(
-    'script',
-    ['-qfec', `stty cols ${columns} rows 24; exec ${quoted.join(' ')}`, '/dev/null'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let bytes = 0;
-  let output = '';
-  let timedOut = false;
-  const stop = () => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, RUN_LIMIT_MS);
-  child.stdout.on('data', (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (output.length < OUTPUT_LIMIT) output += chunk.toString();
-    if (bytes > 4 * OUTPUT_LIMIT) stop();
-  });
-  return new Promise((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output, bytes, timedOut });
-    });
-  });
-}
 
 describe('progress on a real pseudo-terminal', { timeout: 180_000 }, () => {
   it.each([0, 3, 60])(
@@ -62,7 +18,11 @@ describe('progress on a real pseudo-terminal', { timeout: 180_000 }, () => {
     async (columns) => {
       const image = await testServerImage('stdio-server');
       const name = uniqueName(`pty${columns}`);
-      const run = await moatOnPty(columns, ['run', '--transport', 'stdio', '--name', name, image]);
+      const run = await moatOnPty(['run', '--transport', 'stdio', '--name', name, image], {
+        home,
+        columns,
+        byteLimit: 4 * OUTPUT_LIMIT,
+      });
       try {
         expect(run.timedOut).toBe(false);
         expect(run.bytes).toBeLessThan(OUTPUT_LIMIT);
