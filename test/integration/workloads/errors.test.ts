@@ -66,11 +66,36 @@ describe('bad input', { timeout: 300_000 }, () => {
 
   it('a taken name is a usage error, and a second supervisor refuses; the running workload is left alone', async () => {
     const name = uniqueName('taken');
-    const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
-    const again = await moat(home, ['run', '--transport', 'stdio', '--name', name, image]);
+    const first = await moat(home, [
+      'run',
+      '--transport',
+      'stdio',
+      '--host',
+      '0.0.0.0',
+      '--name',
+      name,
+      image,
+    ]);
+    expect(first.code).toBe(0);
+    const url = printedUrl(first.stdout);
+    // The warnings a person must see: on the terminal, once each, after everything was checked.
+    const warnings = first.stderr.split('\n').filter((line) => line.startsWith('Warning: '));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain('network isolation (--isolate-network) is not implemented yet');
+    expect(warnings[1]).toContain('UNAUTHENTICATED proxy on non-loopback address 0.0.0.0');
+    const again = await moat(home, [
+      'run',
+      '--transport',
+      'stdio',
+      '--name',
+      name,
+      'localhost/moat-test-missing:x',
+    ]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain(`workload "${name}" already exists`);
-    expect(again.stderr).toContain(`moat rm ${name}`);
+    expect(again.stderr).toBe(
+      `Error: workload "${name}" already exists; choose another --name, or remove it first with ` +
+        `"moat rm ${name}" (or restart it with "moat restart ${name}")\n`,
+    ); // the name is checked before the (missing) image, and no warning comes before the error
     // A second supervisor for a supervised workload refuses instead of replacing its container.
     const second = await moat(home, ['supervise', name]);
     expect(second.code).toBe(1);
