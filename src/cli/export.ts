@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import type { CliIO } from '../util/io.js';
 import { loadWorkload, unknownWorkload } from '../workloads/lifecycle.js';
+import { exportedRunConfig } from '../config/runconfig.js';
 import { writeRunConfigFile } from '../config/runconfig-file.js';
 import { WorkloadStore } from '../workloads/store.js';
 
@@ -13,7 +14,7 @@ export function exportCommand(io: CliIO): Command {
     .action(async (name: string, path: string) => {
       const workload = await loadWorkload(new WorkloadStore(), name);
       if (!workload.config) throw unknownWorkload(name);
-      await writeRunConfigFile(path, workload.config);
+      await writeRunConfigFile(path, exportedRunConfig(workload.config));
       io.stdout.write(`Exported the run configuration of "${name}" to ${path}\n`);
     });
 }

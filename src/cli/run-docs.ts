@@ -41,7 +41,7 @@ export function renderRunFlagsMarkdown(): string {
     '',
     '```',
     'moat run [flags] IMAGE_OR_URL [-- ARGS...]',
-    'moat run --from-config <path> [--foreground] [--debug]',
+    'moat run --from-config <path> [--name N] [--proxy-port P] [--host H] [--group G] [--foreground] [--debug]',
     '```',
     '',
     'The target is a container image reference or an http(s) URL of a remote MCP server (protocol schemes',

@@ -117,7 +117,7 @@ export const RUN_FLAGS = [
     long: 'from-config',
     type: 'string',
     value: '<path>',
-    help: 'Load configuration from an exported file (replaces the target and all other configuration flags)',
+    help: 'Load configuration from an exported file (replaces the target and the configuration flags; --name, --proxy-port, --host and --group may override it)',
     section: 'identity',
     runConfig: [],
   },

@@ -127,13 +127,29 @@ describe('--from-config stands alone', () => {
       '--isolate-network=false',
     ]);
     expect(() => checkFromConfigAlone(parsed)).toThrow(
-      '--from-config cannot be used with other configuration flags: --name --env --isolate-network (allowed with it: --foreground, --debug)',
+      '--from-config cannot be used with other configuration flags: --env --isolate-network ' +
+        '(allowed with it: --foreground, --debug, --name, --proxy-port, --host, --group)',
     );
   });
 
-  it('allows --foreground and --debug', () => {
+  it('allows the run-time flags: --foreground, --debug, --name, --proxy-port, --host, --group', () => {
     expect(() =>
-      checkFromConfigAlone(parseRunArgv(['--from-config', 'f.json', '-f', '--debug'])),
+      checkFromConfigAlone(
+        parseRunArgv([
+          '--from-config',
+          'f.json',
+          '-f',
+          '--debug',
+          '--name',
+          'n',
+          '--proxy-port',
+          '8123',
+          '--host',
+          '0.0.0.0',
+          '--group',
+          'g',
+        ]),
+      ),
     ).not.toThrow();
   });
 

@@ -23,8 +23,20 @@ import { detectTarget } from './run-target.js';
 
 const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
 
-/** Flags ToolHive and moat allow next to --from-config (they do not configure the workload). */
-export const FROM_CONFIG_COMPANIONS: readonly RunFlagName[] = ['from-config', 'foreground', 'debug'];
+/**
+ * Flags allowed next to --from-config: how and where this run starts, not what the workload is.
+ * ToolHive allows only --foreground and --debug; a name, port, host or group of one's own is what
+ * a user re-running an exported file on another machine (or next to the original) needs.
+ */
+export const FROM_CONFIG_COMPANIONS: readonly RunFlagName[] = [
+  'from-config',
+  'foreground',
+  'debug',
+  'name',
+  'proxy-port',
+  'host',
+  'group',
+];
 
 /** --from-config replaces the target and every configuration flag. */
 export function checkFromConfigAlone(parsed: ParsedRun): void {
@@ -32,7 +44,9 @@ export function checkFromConfigAlone(parsed: ParsedRun): void {
   if (others.length > 0) {
     throw usageError(
       `--from-config cannot be used with other configuration flags: ${others.map((f) => `--${f}`).join(' ')} ` +
-        '(allowed with it: --foreground, --debug)',
+        `(allowed with it: ${FROM_CONFIG_COMPANIONS.filter((f) => f !== 'from-config')
+          .map((f) => `--${f}`)
+          .join(', ')})`,
     );
   }
   if (parsed.target !== undefined) {

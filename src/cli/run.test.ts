@@ -69,8 +69,8 @@ describe('moat run usage errors exit 2 with one line and no stack trace', () => 
     [['run', '--endpoint-prefix', 'x', 'img'], /--endpoint-prefix/],
     [['run', '--otel-endpoint', 'https://o', 'img'], /--otel-endpoint \(OpenTelemetry.*not implemented yet/],
     [
-      ['run', '--from-config', 'f.json', '--name', 'x'],
-      /--from-config cannot be used with other configuration flags: --name/,
+      ['run', '--from-config', 'f.json', '--tools', 'x'],
+      /--from-config cannot be used with other configuration flags: --tools/,
     ],
     [['run', '--from-config', '/nonexistent/f.json'], /cannot read run configuration \/nonexistent\/f\.json/],
     [['run', '--host', '::1', 'img'], /IPv6 addresses are not supported/],

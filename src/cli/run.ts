@@ -4,13 +4,16 @@
  * hands the workload to the workload layer.
  */
 import type { Command } from 'commander';
+import type { RunConfig } from '../config/runconfig.js';
 import { readRunConfigFile } from '../config/runconfig-file.js';
 import type { CliIO } from '../util/io.js';
 import { debugFromEnv, warnUser } from '../util/log.js';
+import { assertValidName } from '../workloads/names.js';
 import { runWorkload } from '../workloads/run.js';
 import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
 import { createRunCommand, readParsedRun, type ParsedRun } from './run-command.js';
 import { checkFromConfigAlone, gateFlags, gateRunConfig } from './run-gate.js';
+import { parseHost } from './run-values.js';
 
 /**
  * The RunConfig a `moat run` command line describes, checked against the feature gate, and the
@@ -22,13 +25,28 @@ export async function resolveRunConfig(parsed: ParsedRun, io: CliIO): Promise<Bu
     checkFromConfigAlone(parsed);
     const config = await readRunConfigFile(path);
     gateRunConfig(config);
-    return { config: parsed.flags.debug ? { ...config, debug: true } : config, secretsToStore: [] };
+    return { config: withRunTimeFlags(config, parsed), secretsToStore: [] };
   }
   gateFlags(parsed);
   return buildRunConfig(
     parsed,
     fsBuildContext((message) => warnUser(message, io.stderr)),
   );
+}
+
+/** The flags allowed next to --from-config (FROM_CONFIG_COMPANIONS) override the file's fields. */
+function withRunTimeFlags(config: RunConfig, parsed: ParsedRun): RunConfig {
+  const { flags, explicit } = parsed;
+  const name = explicit.has('name') ? flags.name : undefined;
+  if (explicit.has('group')) assertValidName(flags.group, 'group name (--group)');
+  return {
+    ...config,
+    ...(name !== undefined ? { name, container_name: name, base_name: name } : {}),
+    ...(explicit.has('proxy-port') && flags.proxyPort !== undefined ? { port: flags.proxyPort } : {}),
+    ...(explicit.has('host') ? { host: parseHost('host', flags.host) } : {}),
+    ...(explicit.has('group') ? { group: flags.group } : {}),
+    ...(flags.debug ? { debug: true } : {}),
+  };
 }
 
 function rootOf(cmd: Command): Command {

@@ -271,7 +271,20 @@ export const runConfigSchema = z.strictObject({
   /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
   protocol_target: z.string().optional(),
   image_verification: z.enum(['warn', 'enabled', 'disabled']).optional(),
+  /** Ports moat picked at the first start (requested as 0): kept for restarts, not exported. */
+  auto_ports: z.array(z.enum(['port', 'target_port'])).optional(),
 });
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
+
+/**
+ * The RunConfig as `moat export` writes it: ports moat picked itself go back to "pick one", so
+ * the file runs again next to the original or on another machine.
+ */
+export function exportedRunConfig(config: RunConfig): RunConfig {
+  const { auto_ports: auto = [], ...exported } = config;
+  if (auto.includes('port')) exported.port = 0;
+  if (auto.includes('target_port')) delete exported.target_port;
+  return exported;
+}
 export type RunConfigInput = z.input<typeof runConfigSchema>;

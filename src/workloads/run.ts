@@ -191,7 +191,16 @@ async function resolvePorts(config: RunConfig): Promise<RunConfig> {
   const port = await resolveProxyPort(config.host, config.port);
   const needsTarget = config.transport !== 'stdio' && !config.remote_url && !config.target_port;
   const targetPort = needsTarget ? await resolveProxyPort('127.0.0.1', 0) : config.target_port;
-  return { ...config, port, ...(targetPort === undefined ? {} : { target_port: targetPort }) };
+  const auto = [
+    ...(config.port === 0 ? (['port'] as const) : []),
+    ...(needsTarget ? (['target_port'] as const) : []),
+  ];
+  return {
+    ...config,
+    port,
+    ...(targetPort === undefined ? {} : { target_port: targetPort }),
+    ...(auto.length > 0 ? { auto_ports: auto } : {}),
+  };
 }
 
 /** `moat supervise` lives in the same CLI entry as every other command. */
