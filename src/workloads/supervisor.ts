@@ -381,12 +381,26 @@ async function waitForHttp(url: string, exited: Promise<number>, signal: AbortSi
   const deadline = Date.now() + BACKEND_READY_TIMEOUT_MS;
   for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
     if (await answersHttp(url)) return;
-    if (exitCode !== undefined)
-      throw runtimeError(`the server exited with code ${exitCode} before it listened`);
+    if (exitCode !== undefined) throw exitedBeforeListening(exitCode, url);
     if (signal.aborted) return;
     if (Date.now() > deadline) throw runtimeError(`the server did not answer HTTP on ${url}`);
     await sleep(delay);
   }
+}
+
+/**
+ * A container that ends before its HTTP server listens is most often a stdio server run with an
+ * HTTP transport: it reads JSON-RPC on stdin, finds none attached, and exits cleanly.
+ */
+function exitedBeforeListening(exitCode: number, url: string): Error {
+  const port = new URL(url).port;
+  return runtimeError(
+    exitCode === 0
+      ? `the server exited with code 0 before it listened on port ${port}: it looks like a stdio server ` +
+          '(one that reads JSON-RPC on stdin and exits when stdin closes); run it with --transport stdio'
+      : `the server exited with code ${exitCode} before it listened on port ${port}; see "moat logs" for its ` +
+          'output (a stdio server needs --transport stdio)',
+  );
 }
 
 async function answersHttp(url: string): Promise<boolean> {

@@ -105,6 +105,16 @@ describe('bad input', { timeout: 300_000 }, () => {
     await moatOk(home, ['rm', name]);
   });
 
+  it('a stdio server run without --transport fails saying it looks like one, and suggests --transport stdio', async () => {
+    const name = uniqueName('nostdio');
+    const result = await moat(home, ['run', '--name', name, image]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('it looks like a stdio server');
+    expect(result.stderr).toContain('run it with --transport stdio');
+    expect((await workload(home, name))?.status).toBe('error');
+    await moatOk(home, ['rm', name]);
+  });
+
   it('a permission profile file that is missing or invalid is a usage error naming the file', async () => {
     const missing = join(home, 'no-such-profile.json');
     const result = await moat(home, ['run', '--transport', 'stdio', '--permission-profile', missing, image]);
