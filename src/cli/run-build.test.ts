@@ -130,6 +130,13 @@ const CASES: FlagCase[] = [
     expect: { 'flags.foreground': true },
   },
   {
+    flag: 'skip-remote-check',
+    target: REMOTE,
+    defaults: { 'flags.skipRemoteCheck': false },
+    valid: ['--skip-remote-check'],
+    expect: { 'flags.skipRemoteCheck': true },
+  },
+  {
     flag: 'from-config',
     defaults: { 'flags.fromConfig': U },
     valid: ['--from-config', 'exported.json'],
@@ -958,11 +965,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 93 long flags but --help (tested through the CLI)', () => {
+  it('covers all 94 long flags (93 of the spec and --skip-remote-check) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(93);
+    expect(RUN_FLAGS).toHaveLength(94);
   });
 });
 

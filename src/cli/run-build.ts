@@ -120,6 +120,7 @@ const REMOTE_ONLY: readonly RunFlagName[] = [
   'remote-auth-timeout',
   'remote-forward-headers',
   'remote-forward-headers-secret',
+  'skip-remote-check',
 ];
 const TOKEN_EXCHANGE: readonly RunFlagName[] = [
   'token-exchange-audience',

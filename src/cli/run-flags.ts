@@ -114,6 +114,15 @@ export const RUN_FLAGS = [
     runConfig: [],
   },
   {
+    // Moat's own (not in the spec): moat run <URL> checks the remote answers before starting.
+    long: 'skip-remote-check',
+    type: 'bool',
+    default: false,
+    help: 'Start a remote URL workload even if the server does not answer now (moat run waits up to 10s for its first answer otherwise)',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
     long: 'from-config',
     type: 'string',
     value: '<path>',

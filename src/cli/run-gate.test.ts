@@ -46,6 +46,7 @@ describe('feature gate on flags', () => {
         'proxy-mode',
         'proxy-port',
         'publish',
+        'skip-remote-check',
         'target-host',
         'target-port',
         'transport',
@@ -128,7 +129,7 @@ describe('--from-config stands alone', () => {
     ]);
     expect(() => checkFromConfigAlone(parsed)).toThrow(
       '--from-config cannot be used with other configuration flags: --env --isolate-network ' +
-        '(allowed with it: --foreground, --debug, --name, --proxy-port, --host, --group)',
+        '(allowed with it: --foreground, --debug, --name, --proxy-port, --host, --group, --skip-remote-check)',
     );
   });
 

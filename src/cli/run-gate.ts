@@ -36,6 +36,7 @@ export const FROM_CONFIG_COMPANIONS: readonly RunFlagName[] = [
   'proxy-port',
   'host',
   'group',
+  'skip-remote-check',
 ];
 
 /** --from-config replaces the target and every configuration flag. */

@@ -70,6 +70,7 @@ export function runCommand(io: CliIO): Command {
         foreground: parsed.flags.foreground,
         fromConfig: parsed.flags.fromConfig !== undefined,
         secretsToStore,
+        skipRemoteCheck: parsed.flags.skipRemoteCheck,
       },
       io,
     );

@@ -24,6 +24,7 @@ import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
 import { resolveProxyPort } from './ports.js';
+import { checkRemoteReachable } from './remote-check.js';
 import { applyStatusChange, type StatusRecord } from './status.js';
 import { DEFAULT_GROUP, WorkloadStore } from './store.js';
 import { IMAGE_PREPARED_ENV, superviseWorkload } from './supervisor.js';
@@ -37,6 +38,8 @@ export interface RunRequest {
   fromConfig: boolean;
   /** Secrets given as flag values, stored in the secrets manager before the workload starts. */
   secretsToStore?: readonly SecretToStore[];
+  /** --skip-remote-check: start a remote workload even when its server does not answer now. */
+  skipRemoteCheck?: boolean;
 }
 
 export async function runWorkload(
@@ -48,6 +51,7 @@ export async function runWorkload(
   // A taken name or a missing group fails first, before secrets are opened or an image is looked up.
   await ensureGroup(store, config.group as string);
   await assertNameFree(store, config.name);
+  if (config.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(config.remote_url);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);

@@ -15,6 +15,7 @@ import { log, setDebug } from '../util/log.js';
 import { containerEnvironment } from './env.js';
 import { isWorkloadContainer } from './lifecycle.js';
 import { platform, type RunningProxy } from './platform.js';
+import { watchRemote } from './remote-check.js';
 import { processStartTime } from './process.js';
 import type { StatusChange } from './status.js';
 import type { WorkloadStore } from './store.js';
@@ -123,15 +124,11 @@ async function superviseRemote(
     },
   });
   try {
-    await record({
-      status: 'running',
-      context: `proxying to ${config.remote_url}`,
-      url: proxy.url,
-      port: proxy.port,
-    });
+    const context = `proxying to ${config.remote_url}`;
+    await record({ status: 'running', context, url: proxy.url, port: proxy.port });
     log().info({ workload: config.name, url: proxy.url, remote: config.remote_url }, 'workload running');
     options.onReady?.(proxy.url);
-    await untilAborted(options.signal);
+    await watchRemote(new URL('/health', proxy.url).href, record, context, options.signal);
     await record({ status: 'stopping', context: 'stopping on request' });
   } finally {
     await proxy.close();

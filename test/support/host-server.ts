@@ -25,8 +25,8 @@ async function waitForListening(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function startHostServer(): Promise<HostServer> {
-  const port = await freePort();
+export async function startHostServer(port?: number): Promise<HostServer> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [await fixtureBundle('http-server')], {
     env: { ...process.env, MCP_HOST: '127.0.0.1', MCP_PORT: String(port), MCP_TRANSPORT: 'streamable-http' },
     stdio: ['ignore', 'pipe', 'pipe'],
