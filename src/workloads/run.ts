@@ -241,6 +241,8 @@ export async function startDetached(
 
   const status = await waitUntilRunning(store, name, () => exitCode);
   io.stdout.write(`Workload "${name}" is running.\nURL: ${status.url ?? '(unknown)'}\n`);
+  if (status.status === 'unhealthy')
+    warnUser(`workload "${name}" is unhealthy: ${status.status_context}`, io.stderr);
 }
 
 async function waitUntilRunning(
@@ -251,7 +253,8 @@ async function waitUntilRunning(
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     const status = await store.readStatus(name);
-    if (status?.status === 'running') return status;
+    // Unhealthy is up too: a remote started with --skip-remote-check may be found down at once.
+    if (status?.status === 'running' || status?.status === 'unhealthy') return status;
     const exited = exitCode();
     if (status?.status === 'error' || exited !== undefined) {
       const reason =

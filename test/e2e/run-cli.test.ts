@@ -42,10 +42,20 @@ describe('moat run (built binary)', () => {
   it('--from-config with other flags names them', async () => {
     const file = join(home, 'exported.json');
     writeFileSync(file, '{}');
-    const result = await moat(home, ['run', '--from-config', file, '-e', 'A=1', '--group', 'g']);
+    const result = await moat(home, [
+      'run',
+      '--from-config',
+      file,
+      '-e',
+      'A=1',
+      '--group',
+      'g',
+      '--tools',
+      't',
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      '--from-config cannot be used with other configuration flags: --group --env',
+      '--from-config cannot be used with other configuration flags: --env --tools (allowed with it: ',
     );
   });
 

@@ -92,7 +92,7 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
 
   it('exports the run configuration and brings the workload back with run --from-config', async () => {
     const name = uniqueName('export');
-    const url = printedUrl(
+    printedUrl(
       await moatOk(home, ['run', '--transport', 'stdio', '--name', name, '-e', 'GREETING=hi', image]),
     );
     const file = join(home, 'exported.json');
@@ -101,9 +101,10 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
     expect(exported).toMatchObject({ name, image, transport: 'stdio', env_vars: { GREETING: 'hi' } });
 
     await moatOk(home, ['rm', name]);
-    const back = await moatOk(home, ['run', '--from-config', file]);
-    expect(printedUrl(back)).toBe(url); // the saved proxy port came back with the config
-    expect(await callTool(url, 'get_env', { name: 'GREETING' })).toBe('hi');
+    // The proxy port moat picked is not pinned in the export (test/integration/workloads/export.test.ts).
+    expect(exported.port).toBe(0);
+    const back = printedUrl(await moatOk(home, ['run', '--from-config', file]));
+    expect(await callTool(back, 'get_env', { name: 'GREETING' })).toBe('hi');
     await moatOk(home, ['rm', name]);
   });
 
