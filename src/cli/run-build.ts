@@ -19,6 +19,7 @@ import {
   type TelemetryConfig,
   type TokenExchangeConfig,
 } from '../config/runconfig.js';
+import { baseImages, checkRequest } from '../runtime/build/recipe.js';
 import { parsePublish, validateLabel } from '../runtime/container-spec.js';
 import { parsePermissionProfile } from '../config/permission-profile.js';
 import { builtinProfile, parseVolume } from '../runtime/permissions.js';
@@ -185,10 +186,6 @@ function checkApplicability(target: Target, explicit: ReadonlySet<RunFlagName>, 
       used(explicit, BUILD_ONLY),
       'can only be used with protocol-scheme targets (uvx://, npx://, go://)',
     );
-  } else if (explicit.has('build-with') && target.scheme !== 'uvx') {
-    throw usageError(
-      `--build-with is only supported for uvx:// targets (a PEP 508 constraint); ${target.scheme}:// has no constraint support`,
-    );
   }
   for (const [a, b] of EXCLUSIVE_PAIRS) {
     if (explicit.has(a) && explicit.has(b)) throw usageError(`--${a} and --${b} cannot be used together`);
@@ -320,7 +317,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
       : {}),
     ...webhooks(flags.webhookConfig, ctx, abs),
     ...defined('endpoint_prefix', flags.endpointPrefix),
-    ...(target.kind === 'protocol' ? { runtime_config: runtimeConfig(parsed, existing) } : {}),
+    ...(target.kind === 'protocol' ? { runtime_config: runtimeConfig(parsed, target, existing) } : {}),
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
@@ -535,7 +532,20 @@ function telemetryConfig({ flags, explicit }: ParsedRun, name: string): Telemetr
   });
 }
 
-function runtimeConfig({ flags }: ParsedRun, existing: ExistingFn): RunConfigInput['runtime_config'] {
+/** The build options, checked like the build checks them (a bad value is a usage error now, not at build time). */
+function runtimeConfig(
+  { flags }: ParsedRun,
+  target: Target & { kind: 'protocol' },
+  existing: ExistingFn,
+): RunConfigInput['runtime_config'] {
+  checkRequest({
+    scheme: target.scheme,
+    pkg: target.pkg,
+    ...(flags.runtimeImage !== undefined ? { builderImage: flags.runtimeImage } : {}),
+    additionalPackages: flags.runtimeAddPackage,
+    buildWith: flags.buildWith,
+  });
+  if (flags.runtimeImage !== undefined) baseImages(target.scheme, flags.runtimeImage, {});
   return dropUndefined({
     builder_image: flags.runtimeImage,
     additional_packages: flags.runtimeAddPackage.length > 0 ? flags.runtimeAddPackage : undefined,

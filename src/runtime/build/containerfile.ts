@@ -38,23 +38,33 @@ function trustCa(withCa: boolean): string[] {
   ];
 }
 
-/** Installs the packages the image lacks, with apk or apt-get, whichever the image has. */
+/**
+ * Installs the packages the image lacks, with apk or apt-get, whichever the image has (a context
+ * file, so the build log shows one short step).
+ */
+const INSTALL_SCRIPT = `set -eu
+missing=""
+for p in "$@"; do
+  if command -v apk >/dev/null 2>&1; then apk info -e "$p" >/dev/null 2>&1 || missing="$missing $p"
+  else dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; fi
+done
+if [ -n "$missing" ]; then
+  if command -v apk >/dev/null 2>&1; then apk add --no-cache $missing
+  elif command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+    rm -rf /var/lib/apt/lists/*
+  else echo "cannot install$missing: the base image has neither apk nor apt-get" >&2; exit 1; fi
+fi
+# A CA added before the install is kept when ca-certificates rebuilds the bundle.
+if command -v update-ca-certificates >/dev/null 2>&1; then update-ca-certificates >/dev/null 2>&1 || true; fi
+`;
+const INSTALL_FILE = 'moat-install-packages.sh';
+
 function installPackages(packages: readonly string[]): string[] {
-  if (packages.length === 0) return [];
-  const list = packages.join(' ');
   return [
-    'RUN set -eu; missing=""; ' +
-      `for p in ${list}; do ` +
-      'if command -v apk >/dev/null 2>&1; then apk info -e "$p" >/dev/null 2>&1 || missing="$missing $p"; ' +
-      'else dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; fi; done; ' +
-      'if [ -z "$missing" ]; then exit 0; fi; ' +
-      'if command -v apk >/dev/null 2>&1; then apk add --no-cache $missing; ' +
-      'elif command -v apt-get >/dev/null 2>&1; then apt-get update -qq && ' +
-      'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing && ' +
-      'rm -rf /var/lib/apt/lists/*; ' +
-      'else echo "cannot install$missing: the base image has neither apk nor apt-get" >&2; exit 1; fi',
-    // A CA added before the install is kept when ca-certificates rebuilds the bundle.
-    'RUN if command -v update-ca-certificates >/dev/null 2>&1; then update-ca-certificates >/dev/null 2>&1 || true; fi',
+    `COPY ${INSTALL_FILE} /tmp/${INSTALL_FILE}`,
+    `RUN sh /tmp/${INSTALL_FILE} ${packages.join(' ')} && rm /tmp/${INSTALL_FILE}`,
   ];
 }
 
@@ -76,20 +86,28 @@ function stage(
   return [`FROM ${from}${name ? ` AS ${name}` : ''}`, ...trustCa(withCa), ...installPackages(packages)];
 }
 
+/** Links the package's command (as npx picks it) to /build/moat-server. */
+const LINK_BIN = `const [name] = process.argv.slice(2);
+const fs = require('fs');
+const meta = require(\`/build/node_modules/\${name}/package.json\`);
+const short = name.split('/').pop();
+const bins = typeof meta.bin === 'string' ? { [short]: meta.bin } : (meta.bin ?? {});
+const names = Object.keys(bins);
+const bin = names.length === 1 ? bins[names[0]] : bins[short];
+if (!bin) {
+  console.error(\`package \${name} has no single command to run (bin: \${names.join(', ') || 'none'})\`);
+  process.exit(1);
+}
+fs.symlinkSync(\`node_modules/\${name}/\${bin}\`, '/build/moat-server');
+`;
+const LINK_BIN_FILE = 'moat-link-bin.js';
+
 /**
  * npm: installs the package into /build/node_modules and links its command (the only `bin`, or
  * the one named after the package, as npx picks it) to /build/moat-server.
  */
 function npx(pkg: string): { build: string[]; copy: string[]; entrypoint: string[] } {
   const { name } = splitVersion(pkg);
-  const linkBin =
-    'const [name] = process.argv.slice(1); const fs = require("fs");' +
-    'const meta = require(`/build/node_modules/${name}/package.json`);' +
-    'const bins = typeof meta.bin === "string" ? { [name.split("/").pop()]: meta.bin } : meta.bin ?? {};' +
-    'const names = Object.keys(bins);' +
-    'const bin = names.length === 1 ? bins[names[0]] : bins[name.split("/").pop()];' +
-    'if (!bin) { console.error(`package ${name} has no single command to run (bin: ${names.join(", ") || "none"})`); process.exit(1); }' +
-    'fs.symlinkSync(`node_modules/${name}/${bin}`, "/build/moat-server");';
   return {
     build: [
       'ENV NODE_ENV=production NPM_CONFIG_LOGLEVEL=error NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false ' +
@@ -97,7 +115,8 @@ function npx(pkg: string): { build: string[]; copy: string[]; entrypoint: string
       'WORKDIR /build',
       `RUN echo '{"name":"moat-server","version":"1.0.0","private":true}' > package.json && ` +
         `npm install --save-exact ${shellQuote(pkg)}`,
-      `RUN node -e ${shellQuote(linkBin)} ${shellQuote(name)}`,
+      `COPY ${LINK_BIN_FILE} /tmp/${LINK_BIN_FILE}`,
+      `RUN node /tmp/${LINK_BIN_FILE} ${shellQuote(name)} && rm /tmp/${LINK_BIN_FILE}`,
     ],
     copy: ['COPY --from=builder /build/ /app/'],
     entrypoint: ['node', '/app/moat-server'],
@@ -148,7 +167,7 @@ function go(
           'mv "$1" /out/mcp-server',
       ];
   return {
-    build: ['ENV CGO_ENABLED=0 GOOS=linux GOFLAGS=-mod=mod', 'WORKDIR /build', ...install],
+    build: ['ENV CGO_ENABLED=0 GOOS=linux', 'WORKDIR /build', ...install],
     copy: ['COPY --from=builder /out/mcp-server /app/mcp-server'],
     entrypoint: ['/app/mcp-server'],
   };
@@ -183,7 +202,10 @@ export function renderContainerfile(
   ].join('\n');
   const files: [string, Buffer][] = [
     ...(withCa ? [[CA_FILE, Buffer.from(request.caCertPem as string)] as [string, Buffer]] : []),
+    ...(request.scheme === 'npx' ? [[LINK_BIN_FILE, Buffer.from(LINK_BIN)] as [string, Buffer]] : []),
+    [INSTALL_FILE, Buffer.from(INSTALL_SCRIPT)],
     ...(local?.files ?? []).map(([path, content]): [string, Buffer] => [`src/${path}`, content]),
   ];
+  files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return { containerfile, files };
 }

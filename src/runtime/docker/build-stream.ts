@@ -10,7 +10,7 @@ import type { BuildProgress } from '../types.js';
 const STEP = /^(?:\[\d+\/\d+\] )?(?:Step|STEP) \d+\/\d+ ?: /;
 /** Lines Docker prints between steps that say nothing to a person. */
 const NOISE =
-  /^( ---> |Removing intermediate container |Successfully (built|tagged) |--> |COMMIT |Getting image source signatures|Copying (blob|config) |Writing manifest |Storing signatures)/;
+  /^(---> |Removing intermediate container |Successfully (built|tagged) |--> |COMMIT |Getting image source signatures|Copying (blob|config) |Writing manifest |Storing signatures)/;
 const TAIL_LINES = 20;
 
 export class BuildStreamReader {
