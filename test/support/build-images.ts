@@ -9,7 +9,7 @@
  * Imported with `podman import`, tagged by a hash of its inputs and built once (about a minute):
  * later runs and parallel test files reuse it.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -20,7 +20,7 @@ import {
   rmSync,
   symlinkSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { nodeHostFiles, nodeHostIdentity } from '../../src/runtime/egress/node-rootfs.js';
 import { CACHE_DIR, contentHash, withCacheLock } from './cache.js';
@@ -36,8 +36,11 @@ const DEBIAN_PACKAGES = 'ca-certificates,git,python3';
 const UV_VERSION = '0.13.9';
 const PYPI_UV = 'https://pypi.org/pypi/uv/json';
 const GO_ROOT = '/usr/local/go';
-/** The npm that comes with this machine's Node (the toolchain's Node 24 ships without one). */
-const NPM_ROOT = '/usr/lib/node_modules/npm';
+/** The npm on this machine's PATH (the toolchain's Node 24 ships without one): `<root>/bin/npm-cli.js`. */
+function npmRoot(): string {
+  const npm = execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim();
+  return dirname(dirname(realpathSync(npm)));
+}
 const PATH = '/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The mirror of this machine's apt sources (deb822 or one-line), else deb.debian.org. */
@@ -94,8 +97,9 @@ function goVersion(): string {
 /** The test builder/runtime image for npx://, uvx:// and go:// builds. */
 export async function protocolBaseImage(): Promise<string> {
   const nodeFiles = nodeHostFiles();
-  const npmVersion = (JSON.parse(readFileSync(join(NPM_ROOT, 'package.json'), 'utf8')) as { version: string })
-    .version;
+  const npmVersion = (
+    JSON.parse(readFileSync(join(npmRoot(), 'package.json'), 'utf8')) as { version: string }
+  ).version;
   const hash = contentHash(
     LAYOUT,
     SUITE,
@@ -126,7 +130,7 @@ export async function protocolBaseImage(): Promise<string> {
       });
       const local = join(root, 'usr/local');
       cpSync(realpathSync(process.execPath), join(local, 'bin/node'));
-      cpSync(NPM_ROOT, join(local, 'lib/node_modules/npm'), { recursive: true, verbatimSymlinks: true });
+      cpSync(npmRoot(), join(local, 'lib/node_modules/npm'), { recursive: true, verbatimSymlinks: true });
       symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(local, 'bin/npm'));
       symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(local, 'bin/npx'));
       cpSync(await fetchUv(work), join(local, 'bin/uv'));

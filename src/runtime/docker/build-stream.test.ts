@@ -22,7 +22,7 @@ describe('BuildStreamReader', () => {
       'STEP 2/4: RUN npm install nope',
     ]);
     expect(reader.failureMessage()).toBe(
-      'building img:1 failed at STEP 2/4: RUN npm install nope: building at STEP "RUN npm install nope": exit status 1\n' +
+      'building img:1 failed at STEP 2/4: RUN npm install nope: exit status 1\n' +
         'Last lines of the step:\n' +
         '  npm error 404 Not Found - GET https://registry.npmjs.org/nope\n' +
         '  npm error 404',

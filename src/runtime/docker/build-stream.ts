@@ -86,6 +86,14 @@ export class BuildStreamReader {
   failureMessage(): string {
     const where = this.step ? ` at ${this.step}` : '';
     const tail = this.tail.length > 0 ? `\nLast lines of the step:\n  ${this.tail.join('\n  ')}` : '';
-    return `building ${this.image} failed${where}: ${this.failure ?? 'the engine ended the build without an image'}${tail}`;
+    return `building ${this.image} failed${where}: ${this.reason()}${tail}`;
+  }
+
+  /** Podman repeats the whole step in its error (`building at STEP "…": cause`): keep the cause. */
+  private reason(): string {
+    const failure = this.failure ?? 'the engine ended the build without an image';
+    return failure.startsWith('building at STEP "') && failure.includes('": ')
+      ? failure.slice(failure.lastIndexOf('": ') + 3)
+      : failure;
   }
 }
