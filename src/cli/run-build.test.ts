@@ -1014,6 +1014,13 @@ describe('rules across flags', () => {
     expect(() => build(args, target)).toThrow(message);
   });
 
+  it('a local go:// project is saved by absolute path (the build may run from another directory)', () => {
+    expect(build([], 'go://./cmd/server').config.protocol_target).toBe(`go://${join(dir, 'cmd/server')}`);
+    expect(build([], 'go://example.com/m/cmd/x@v1').config.protocol_target).toBe(
+      'go://example.com/m/cmd/x@v1',
+    );
+  });
+
   it('build flags on an image fail naming the target kind', () => {
     expect(() => build(['--runtime-image', 'python:3'])).toThrow(
       /--runtime-image can only be used with protocol-scheme targets.*an image \(ghcr.io\/acme\/server:1\)/,

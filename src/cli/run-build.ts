@@ -321,7 +321,10 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
-    ...(target.kind === 'protocol' ? { protocol_target: target.raw } : {}),
+    // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
+    ...(target.kind === 'protocol'
+      ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }
+      : {}),
     ...(container ? { image_verification: flags.imageVerification } : {}),
   };
   const result = runConfigSchema.safeParse(draft);
