@@ -11,6 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -20,6 +21,8 @@ import { podmanCli } from '../../support/podman.js';
 import {
   callTool,
   MOAT_MAIN,
+  moat,
+  moatOk,
   moatEnv,
   printedUrl,
   testMoatHome,
@@ -127,6 +130,19 @@ describe('protocol-scheme builds', () => {
       // The numbers docs/builds.md quotes.
       console.log(`npx build: first run ${first.ms} ms, second run (cached image) ${second.ms} ms`);
       expect(second.ms).toBeLessThan(first.ms);
+
+      // The exported RunConfig keeps the target and build options: --from-config reuses the image.
+      const file = join(home, 'npx-everything.json');
+      await moatOk(home, ['export', 'npx-everything', file]);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+        protocol_target: NPX_EVERYTHING,
+        image,
+        runtime_config: { builder_image: base, ca_cert_path: HOST_CA_BUNDLE },
+      });
+      await moatOk(home, ['rm', 'npx-everything']);
+      const again = await moat(home, ['run', '--from-config', file]);
+      expect(again.stderr).toContain(`Using the image built before for ${NPX_EVERYTHING}`);
+      expect(await toolNames(printedUrl(again.stdout))).toContain('echo');
     },
     2 * BUILD_TIMEOUT_MS,
   );
