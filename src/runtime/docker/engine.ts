@@ -164,6 +164,9 @@ export class EngineRuntime implements ContainerRuntime {
           labels: options.labels ?? {},
           rm: true,
           forcerm: true,
+          // Podman: commit only the final image. Otherwise every build leaves its builder stage
+          // (node_modules, Go caches: hundreds of MB) behind as untagged layers. Docker ignores it.
+          layers: false,
         },
         body: options.context,
         ...(options.signal ? { signal: options.signal } : {}),

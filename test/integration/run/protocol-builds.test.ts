@@ -43,7 +43,9 @@ let base: string;
 beforeAll(async () => {
   base = await protocolBaseImage();
   // Images built by an earlier run would be reused: remove them, so every run really builds.
-  for (const target of [NPX_EVERYTHING, UVX_TIME, GO_HELLO, GO_LOCAL]) {
+  // A local project is saved (and labelled) by absolute path.
+  const goLocalSaved = `go://${join(GO_FIXTURE, 'cmd/echo-server')}`;
+  for (const target of [NPX_EVERYTHING, UVX_TIME, GO_HELLO, goLocalSaved]) {
     const ids = await podmanCli(['images', '-q', '--filter', `label=${BUILD_LABEL}=${target}`]);
     const unique = [...new Set(ids.split('\n').filter(Boolean))];
     if (unique.length > 0) await podmanCli(['rmi', '-f', ...unique]);
@@ -171,7 +173,8 @@ describe('protocol-scheme builds', () => {
     '$what, runs it and calls a tool through the proxy',
     async ({ args, tools, call, ...rest }) => {
       const name = `build-${args.at(-1)?.split('://')[0]}-${tools[0]}`;
-      const { url } = await runOk(['--name', name, ...args], 'cwd' in rest ? { cwd: rest.cwd } : {});
+      const { url, stderr } = await runOk(['--name', name, ...args], 'cwd' in rest ? { cwd: rest.cwd } : {});
+      expect(stderr).toMatch(/\nBuilt localhost\/moat-build\/\S+ for /);
       expect((await toolNames(url)).sort()).toEqual(expect.arrayContaining([...tools]));
       const [tool, input, answer] = call;
       expect(await callTool(url, tool, input)).toMatch(answer);
