@@ -5,7 +5,9 @@
 # --no-install-recommends, so everything needed is listed here. Needs root; does nothing when
 # everything is already installed.
 set -euo pipefail
-packages=(podman runc netavark aardvark-dns uidmap slirp4netns redis-server openssl)
+# debootstrap, curl and python3 make the base image of the protocol-scheme build tests
+# (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
+packages=(podman runc netavark aardvark-dns uidmap slirp4netns redis-server openssl debootstrap curl python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

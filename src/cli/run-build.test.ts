@@ -1012,6 +1012,22 @@ describe('rules across flags', () => {
     );
   });
 
+  it.each([
+    [['--runtime-add-package', 'curl;id'], UVX, /--runtime-add-package "curl;id": not an OS package name/],
+    [['--build-with', "x'"], UVX, /--build-with "x'": not a PEP 508 requirement/],
+    [['--runtime-image', 'Bad Image'], NPX, /--runtime-image: "Bad Image" is not an image reference/],
+    [[], 'npx://x;id', /target npx:\/\/x;id: not a valid npm package name/],
+  ])('build options are checked when the flags are read: %j %s', (args, target, message) => {
+    expect(() => build(args, target)).toThrow(message);
+  });
+
+  it('a local go:// project is saved by absolute path (the build may run from another directory)', () => {
+    expect(build([], 'go://./cmd/server').config.protocol_target).toBe(`go://${join(dir, 'cmd/server')}`);
+    expect(build([], 'go://example.com/m/cmd/x@v1').config.protocol_target).toBe(
+      'go://example.com/m/cmd/x@v1',
+    );
+  });
+
   it('build flags on an image fail naming the target kind', () => {
     expect(() => build(['--runtime-image', 'python:3'])).toThrow(
       /--runtime-image can only be used with protocol-scheme targets.*an image \(ghcr.io\/acme\/server:1\)/,

@@ -19,6 +19,7 @@ import {
   type TelemetryConfig,
   type TokenExchangeConfig,
 } from '../config/runconfig.js';
+import { baseImages, checkRequest } from '../runtime/build/recipe.js';
 import { parsePublish, validateLabel } from '../runtime/container-spec.js';
 import { parsePermissionProfile } from '../config/permission-profile.js';
 import { builtinProfile, parseVolume } from '../runtime/permissions.js';
@@ -186,10 +187,6 @@ function checkApplicability(target: Target, explicit: ReadonlySet<RunFlagName>, 
       used(explicit, BUILD_ONLY),
       'can only be used with protocol-scheme targets (uvx://, npx://, go://)',
     );
-  } else if (explicit.has('build-with') && target.scheme !== 'uvx') {
-    throw usageError(
-      `--build-with is only supported for uvx:// targets (a PEP 508 constraint); ${target.scheme}:// has no constraint support`,
-    );
   }
   for (const [a, b] of EXCLUSIVE_PAIRS) {
     if (explicit.has(a) && explicit.has(b)) throw usageError(`--${a} and --${b} cannot be used together`);
@@ -206,7 +203,7 @@ function checkApplicability(target: Target, explicit: ReadonlySet<RunFlagName>, 
 export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   const { flags, explicit, serverArgs } = parsed;
   if (parsed.target === undefined) {
-    throw usageError('missing target: moat run needs IMAGE_OR_URL (or --from-config <path>)');
+    throw usageError('missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)');
   }
   const target = detectTarget(parsed.target);
   checkApplicability(target, explicit, serverArgs);
@@ -321,11 +318,14 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
       : {}),
     ...webhooks(flags.webhookConfig, ctx, abs),
     ...defined('endpoint_prefix', flags.endpointPrefix),
-    ...(target.kind === 'protocol' ? { runtime_config: runtimeConfig(parsed, existing) } : {}),
+    ...(target.kind === 'protocol' ? { runtime_config: runtimeConfig(parsed, target, existing) } : {}),
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
-    ...(target.kind === 'protocol' ? { protocol_target: target.raw } : {}),
+    // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
+    ...(target.kind === 'protocol'
+      ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }
+      : {}),
     ...(container ? { image_verification: flags.imageVerification } : {}),
   };
   const result = runConfigSchema.safeParse(draft);
@@ -536,7 +536,20 @@ function telemetryConfig({ flags, explicit }: ParsedRun, name: string): Telemetr
   });
 }
 
-function runtimeConfig({ flags }: ParsedRun, existing: ExistingFn): RunConfigInput['runtime_config'] {
+/** The build options, checked like the build checks them (a bad value is a usage error now, not at build time). */
+function runtimeConfig(
+  { flags }: ParsedRun,
+  target: Target & { kind: 'protocol' },
+  existing: ExistingFn,
+): RunConfigInput['runtime_config'] {
+  checkRequest({
+    scheme: target.scheme,
+    pkg: target.pkg,
+    ...(flags.runtimeImage !== undefined ? { builderImage: flags.runtimeImage } : {}),
+    additionalPackages: flags.runtimeAddPackage,
+    buildWith: flags.buildWith,
+  });
+  if (flags.runtimeImage !== undefined) baseImages(target.scheme, flags.runtimeImage, {});
   return dropUndefined({
     builder_image: flags.runtimeImage,
     additional_packages: flags.runtimeAddPackage.length > 0 ? flags.runtimeAddPackage : undefined,

@@ -174,9 +174,14 @@ Examples:
 /** The `run` command with every flag of the table; the caller adds the action. */
 export function createRunCommand(): Command {
   const cmd = new RunCommand('run')
-    .description('Run an MCP server (a container image or a remote URL) behind the moat proxy')
-    .usage('[flags] IMAGE_OR_URL [-- ARGS...]')
-    .argument('[target]', 'container image reference or http(s) URL of a remote MCP server')
+    .description(
+      'Run an MCP server (a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
+    )
+    .usage('[flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]')
+    .argument(
+      '[target]',
+      'image reference, npx:// uvx:// go:// package, or http(s) URL of a remote MCP server',
+    )
     .allowExcessArguments(true)
     .addHelpText('after', EXAMPLES);
   for (const row of ROWS) {

@@ -25,8 +25,8 @@ describe('detectTarget and the default workload name', () => {
 
   it.each([
     ['uvx://', /a package is missing after uvx:\/\//],
-    ['Not An Image', /not an image reference or http\(s\) URL/],
-    ['ftp://example.com/x', /not an image reference/],
+    ['Not An Image', /not an image reference, protocol scheme or http\(s\) URL/],
+    ['ftp://example.com/x', /not an image reference, protocol scheme/],
   ])('rejects %j', (raw, error) => {
     expect(() => detectTarget(raw)).toThrow(error);
   });

@@ -5,12 +5,10 @@
  * whole address (`127-0-0-1`), not after its third octet.
  */
 import { isIP } from 'node:net';
+import { isLocalGoPath, parseProtocolTarget, type ProtocolScheme } from '../runtime/build/recipe.js';
 import { isValidImageRef } from '../runtime/image-ref.js';
 import { usageError } from '../util/errors.js';
 import { nameFromImage, nameFromPackage, nameFromUrl } from '../workloads/names.js';
-
-export const PROTOCOL_SCHEMES = ['uvx', 'npx', 'go'] as const;
-export type ProtocolScheme = (typeof PROTOCOL_SCHEMES)[number];
 
 export type Target =
   | { kind: 'remote'; url: string; hostname: string }
@@ -21,16 +19,16 @@ export type Target =
 export function detectTarget(raw: string): Target {
   const url = parseHttpUrl(raw);
   if (url) return { kind: 'remote', url: raw, hostname: url.hostname };
-  const scheme = PROTOCOL_SCHEMES.find((s) => raw.startsWith(`${s}://`));
-  if (scheme) {
-    const pkg = raw.slice(scheme.length + 3);
+  const protocol = parseProtocolTarget(raw);
+  if (protocol) {
+    const { scheme, pkg } = protocol;
     if (pkg === '') throw usageError(`target ${raw}: a package is missing after ${scheme}://`);
-    return { kind: 'protocol', scheme, pkg, local: isLocalPackage(scheme, pkg), raw };
+    return { kind: 'protocol', scheme, pkg, local: scheme === 'go' && isLocalGoPath(pkg), raw };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) || !isValidImageRef(raw)) {
     throw usageError(
-      `target ${JSON.stringify(raw)} is not an image reference or http(s) URL ` +
-        '(allowed: [registry/]path[:tag][@digest], https://host/path)',
+      `target ${JSON.stringify(raw)} is not an image reference, protocol scheme or http(s) URL ` +
+        '(allowed: [registry/]path[:tag][@digest], npx://pkg, uvx://pkg, go://module or go://./path, https://host/path)',
     );
   }
   return { kind: 'image', ref: raw };
@@ -44,13 +42,6 @@ function parseHttpUrl(raw: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A go:// package that is a local path (`.`, `./x`, `../x`, `/x`) builds the local project. */
-function isLocalPackage(scheme: ProtocolScheme, pkg: string): boolean {
-  return (
-    scheme === 'go' && (pkg === '.' || pkg.startsWith('./') || pkg.startsWith('../') || pkg.startsWith('/'))
-  );
 }
 
 /** The name `moat run` gives a workload when --name is absent (before sanitising). */

@@ -61,4 +61,26 @@ describe('imageProgressDisplay', () => {
     display.fail();
     expect(output()).toBe('Pulling img...\n');
   });
+
+  it("prints each build step as a plain line, not the steps' output, then the outcome", () => {
+    const { stream, output } = capture(false);
+    const display = imageProgressDisplay(stream, {});
+    display.onProgress({ phase: 'step', image: 'b:1', message: 'Building b:1 for npx://pkg' });
+    display.onProgress({ phase: 'step', image: 'b:1', message: '[1/2] STEP 1/5: FROM base AS builder' });
+    display.onProgress({ phase: 'output', image: 'b:1', message: 'added 12 packages' });
+    display.onProgress({ phase: 'done', image: 'b:1', message: 'Built b:1 for npx://pkg' });
+    expect(output()).toBe(
+      'Building b:1 for npx://pkg\n[1/2] STEP 1/5: FROM base AS builder\nBuilt b:1 for npx://pkg\n',
+    );
+  });
+
+  it('shows the current build step and its latest output line in the spinner on a TTY', () => {
+    const { stream, output } = capture(true);
+    const display = imageProgressDisplay(stream, {});
+    display.onProgress({ phase: 'step', image: 'b', message: 'STEP 3/9: RUN npm install pkg' });
+    display.onProgress({ phase: 'output', image: 'b', message: 'added 12 packages' });
+    display.onProgress({ phase: 'done', image: 'b', message: 'Built b' });
+    expect(output()).toContain('STEP 3/9: RUN npm install pkg');
+    expect(output()).toContain('Built b');
+  });
 });

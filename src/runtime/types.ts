@@ -114,6 +114,28 @@ export interface EnsureImageOptions {
   signal?: AbortSignal;
 }
 
+/** One event of an image build (`POST /build`). */
+export interface BuildProgress {
+  /** `step`: a new Containerfile step began; `output`: a line the step printed; `done`: image ready. */
+  phase: 'step' | 'output' | 'done';
+  image: string;
+  message: string;
+}
+
+export interface BuildImageOptions {
+  /** The reference the image gets (`t`). */
+  tag: string;
+  /** The build context: a tar stream with the Containerfile at its root. */
+  context: Readable;
+  /** Name of the Containerfile inside the context. */
+  containerfile: string;
+  /** Build arguments (e.g. proxy settings; none of them end up in the image). */
+  buildArgs?: Record<string, string>;
+  labels?: Record<string, string>;
+  onProgress?: (progress: BuildProgress) => void;
+  signal?: AbortSignal;
+}
+
 export interface EnsuredImage {
   /** The image ID (`sha256:…`). */
   id: string;
@@ -154,6 +176,11 @@ export interface ContainerRuntime {
   ensureImage(image: string, options?: EnsureImageOptions): Promise<EnsuredImage>;
   /** The local image's ID, or undefined when it is not present. */
   findImage(image: string): Promise<string | undefined>;
+  /**
+   * Builds and tags an image from a tar context (`POST /build`). A failing step → runtimeError
+   * naming the step, with the last lines it printed.
+   */
+  buildImage(options: BuildImageOptions): Promise<void>;
   /** Creates (does not start) the container; returns its ID. Name taken → runtimeError. */
   createContainer(spec: ContainerSpec): Promise<string>;
   startContainer(idOrName: string): Promise<void>;

@@ -20,6 +20,7 @@ import { isLoopbackHost } from '../proxy/edge/origin.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
 import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
 import { collectMounts } from '../runtime/permissions.js';
+import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
@@ -47,11 +48,12 @@ export async function runWorkload(
   io: CliIO,
   store = new WorkloadStore(),
 ): Promise<void> {
-  const config = normalizeName(request.config, io.stderr);
-  // A taken name or a missing group fails first, before secrets are opened or an image is looked up.
-  await ensureGroup(store, config.group as string);
-  await assertNameFree(store, config.name);
-  if (config.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(config.remote_url);
+  const named = normalizeName(request.config, io.stderr);
+  // A taken name or a missing group fails first, before secrets are opened or an image is built or looked up.
+  await ensureGroup(store, named.group as string);
+  await assertNameFree(store, named.name);
+  if (named.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(named.remote_url);
+  const config = await withBuiltImage(named, io);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
@@ -60,6 +62,25 @@ export async function runWorkload(
     await runForeground(store, config.name, io, { removeAfter: !request.fromConfig, supervisorEnv });
   } else {
     await startDetached(store, config.name, io, supervisorEnv);
+  }
+}
+
+/**
+ * A protocol target (npx://, uvx://, go://) runs the image built from it: built now with a
+ * progress display, or the one built before from the same inputs. The saved RunConfig names that
+ * image, so `moat start` restarts it without building.
+ */
+async function withBuiltImage(config: RunConfig, io: CliIO): Promise<RunConfig> {
+  if (config.protocol_target === undefined || config.remote_url) return config;
+  const request = requestFromRunConfig(config.protocol_target, config.runtime_config);
+  const display = imageProgressDisplay(io.stderr);
+  try {
+    const runtime = await lazyRuntime()();
+    const image = await buildProtocolImage(runtime, request, (progress) => display.onProgress(progress));
+    return { ...config, image };
+  } catch (err) {
+    display.fail();
+    throw err;
   }
 }
 

@@ -13,6 +13,7 @@ import { isFloatingImageRef } from '../image-ref.js';
 import {
   LABELS,
   type AttachedStdio,
+  type BuildImageOptions,
   type ContainerInfo,
   type ContainerRuntime,
   type ContainerSpec,
@@ -24,6 +25,7 @@ import {
   type RuntimeInfo,
 } from '../types.js';
 import { EngineApiError, segment, type EngineApi } from './api.js';
+import { BuildStreamReader } from './build-stream.js';
 import { demux, demuxMerged } from './demux.js';
 
 const STATES: readonly ContainerState[] = [
@@ -149,6 +151,38 @@ export class EngineRuntime implements ContainerRuntime {
       }
     }
     if (failure) throw new Error(failure.trim());
+  }
+
+  async buildImage(options: BuildImageOptions): Promise<void> {
+    const reader = new BuildStreamReader(options.tag, options.onProgress ?? (() => undefined));
+    try {
+      const stream = await this.api.stream('POST', '/build', {
+        query: {
+          t: options.tag,
+          dockerfile: options.containerfile,
+          buildargs: options.buildArgs ?? {},
+          labels: options.labels ?? {},
+          rm: true,
+          forcerm: true,
+          // Podman: commit only the final image. Otherwise every build leaves its builder stage
+          // (node_modules, Go caches: hundreds of MB) behind as untagged layers. Docker ignores it.
+          layers: false,
+        },
+        body: options.context,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      for await (const chunk of stream) reader.push(String(chunk));
+      reader.end();
+    } catch (err) {
+      if (options.signal?.aborted)
+        throw runtimeError(`building ${options.tag} was cancelled`, { cause: err });
+      reader.end();
+      reader.failure ??= engineMessage(err);
+      throw runtimeError(reader.failureMessage(), { cause: err });
+    }
+    // Podman reports a failed step inside a 200 answer; make sure the image is really there.
+    if (reader.failure !== undefined || !(await this.findImage(options.tag)))
+      throw runtimeError(reader.failureMessage());
   }
 
   // ---------------------------------------------------------------------------------------------
