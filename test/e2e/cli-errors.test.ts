@@ -93,7 +93,7 @@ describe('--version', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('-v, --version');
     expect(result.stdout).not.toMatch(/registry/i); // no registry yet
-    expect(result.stdout).toMatch(/npx:\/\/, uvx:\/\/ or go:\/\/ package/);
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain('npx://, uvx:// or go:// package');
   });
 
   it('moat run -v stays the volume flag', async () => {
