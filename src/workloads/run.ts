@@ -260,20 +260,31 @@ export async function startDetached(
   child.unref();
   if (child.pid !== undefined) await store.updateStatus(name, { process_id: child.pid }, { mustExist: true });
 
-  const status = await waitUntilRunning(store, name, () => exitCode);
+  const status = await waitUntilRunning(store, name, () => exitCode, io.stderr);
   io.stdout.write(`Workload "${name}" is running.\nURL: ${status.url ?? '(unknown)'}\n`);
   if (status.status === 'unhealthy')
     warnUser(`workload "${name}" is unhealthy: ${status.status_context}`, io.stderr);
 }
 
+/** A start slower than this says what it is waiting for (each new step once), not nothing. */
+const QUIET_START_MS = 3000;
+
 async function waitUntilRunning(
   store: WorkloadStore,
   name: string,
   exitCode: () => number | null | undefined,
+  stderr: NodeJS.WritableStream,
 ): Promise<StatusRecord> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const started = Date.now();
+  const deadline = started + READY_TIMEOUT_MS;
+  let shown: string | undefined;
   for (;;) {
     const status = await store.readStatus(name);
+    const step = status?.status_context;
+    if (step && step !== shown && Date.now() - started > QUIET_START_MS) {
+      stderr.write(`Still starting: ${step}\n`);
+      shown = step;
+    }
     // Unhealthy is up too: a remote started with --skip-remote-check may be found down at once.
     if (status?.status === 'running' || status?.status === 'unhealthy') return status;
     const exited = exitCode();

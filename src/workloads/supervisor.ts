@@ -226,7 +226,13 @@ async function superviseContainer(
       exited.catch(() => undefined); // observed below; avoid an unhandled rejection meanwhile
       const startedAt = Date.now();
       const backendUrl = await httpBackendUrl(runtime, containerId, config, spec);
-      if (backendUrl) await waitForHttp(backendUrl, exited, signal);
+      if (backendUrl) {
+        if (attempt === 0)
+          await record({
+            context: `waiting for the server to listen on port ${new URL(backendUrl).port} (up to ${BACKEND_READY_TIMEOUT_MS / 1000} s)`,
+          });
+        await waitForHttp(backendUrl, exited, signal);
+      }
       current.set(containerId);
       if (proxy && backendUrl !== proxyBackendUrl) {
         await proxy.close(); // the server moved (new container address): same port, new target

@@ -8,6 +8,7 @@ import { testServerImage } from '../../support/images.js';
 import {
   callTool,
   eventually,
+  moat,
   moatOk,
   printedUrl,
   statusFile,
@@ -49,6 +50,17 @@ describe('streamable-HTTP workload', { timeout: 300_000 }, () => {
     expect(await callTool(url, 'echo', { text: 'after restart' })).toBe('after restart');
     await moatOk(home, ['rm', name]);
     expect(await workload(home, name)).toBeUndefined();
+  });
+
+  it('a server slow to listen: moat run says what it is waiting for, then runs', async () => {
+    const name = uniqueName('slow');
+    const result = await moat(home, ['run', '--name', name, '-e', 'MCP_LISTEN_DELAY_MS=6000', image]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /^Still starting: waiting for the server to listen on port \d+ \(up to 120 s\)$/m,
+    );
+    expect(await callTool(printedUrl(result.stdout), 'echo', { text: 'slow' })).toBe('slow');
+    await moatOk(home, ['rm', name]);
   });
 
   it('serves a legacy SSE server at /sse', async () => {
