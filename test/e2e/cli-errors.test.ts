@@ -4,18 +4,11 @@
  * a runtime failure exits 1, and each prints one `Error: …` line without a stack trace.
  */
 import { execFile } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MOAT_MAIN, ensureBuilt, moat, moatHome, removeHome } from '../support/moat-cli.js';
+import { describe, expect, it } from 'vitest';
+import { MOAT_MAIN, moat, testMoatHome } from '../support/moat-cli.js';
 import { uniqueName } from '../support/podman.js';
 
-let home: string;
-
-beforeAll(async () => {
-  await ensureBuilt();
-  home = moatHome();
-}, 300_000);
-
-afterAll(() => removeHome(home));
+const home = testMoatHome();
 
 /** Each command's usage errors, as users type them. */
 const USAGE_ERRORS: Array<[string[], RegExp]> = [
