@@ -7,7 +7,9 @@
 set -euo pipefail
 # debootstrap, curl and python3 make the base image of the protocol-scheme build tests
 # (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
-packages=(podman runc netavark aardvark-dns uidmap slirp4netns redis-server openssl debootstrap curl python3)
+# netavark runs iptables for every bridged container but does not declare it (Debian's CNI
+# plugins do, which is how it used to come along).
+packages=(podman runc netavark aardvark-dns iptables uidmap slirp4netns redis-server openssl debootstrap curl python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
