@@ -7,9 +7,11 @@
 set -euo pipefail
 # debootstrap, curl and python3 make the base image of the protocol-scheme build tests
 # (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
-# netavark runs iptables for every bridged container but does not declare it (Debian's CNI
-# plugins do, which is how it used to come along).
-packages=(podman runc netavark aardvark-dns iptables uidmap slirp4netns redis-server openssl debootstrap curl python3)
+# netavark runs iptables for every bridged container but does not declare it. The CNI plugins
+# are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
+# backend to prove moat names what that backend cannot do.
+packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
+  redis-server openssl debootstrap curl python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
