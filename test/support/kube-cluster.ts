@@ -12,6 +12,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { freePort } from './ports.js';
 import { makeCertificates } from './redis.js';
 
@@ -47,6 +48,19 @@ export function kubeCluster(): KubeCluster {
   throw new Error(
     `no test Kubernetes API server: ${process.env[ENV.error] ?? 'the global setup did not start one'}`,
   );
+}
+
+/** A client-node config for the test cluster, as the admin or as the holder of `token`. */
+export function kubeConfig(token?: string): KubeConfig {
+  const { url, caFile, adminToken } = kubeCluster();
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'moat-test', server: url, caFile, skipTLSVerify: false }],
+    users: [{ name: 'moat-test-user', token: token ?? adminToken }],
+    contexts: [{ name: 'moat-test', cluster: 'moat-test', user: 'moat-test-user' }],
+    currentContext: 'moat-test',
+  });
+  return kc;
 }
 
 function openssl(dir: string, args: string[]): void {

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { describe, expect, it } from 'vitest';
-import { KUBE_VERSION, kubeCluster } from '../../support/kube-cluster.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { KUBE_VERSION, kubeCluster, kubeConfig } from '../../support/kube-cluster.js';
 
 function call(
   path: string,
@@ -85,5 +86,13 @@ describe('test Kubernetes API server', () => {
     const denied = await call(`/api/v1/namespaces/${ns}/configmaps`, { token: saToken });
     expect(denied.status).toBe(403);
     expect(String(denied.json.message)).toContain(`system:serviceaccount:${ns}:nobody`);
+  });
+
+  it('serves @kubernetes/client-node through kubeConfig()', async () => {
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const name = `client-${Date.now()}`;
+    await core.createNamespace({ body: { metadata: { name } } });
+    const list = await core.listNamespace();
+    expect(list.items.map((n) => n.metadata?.name)).toContain(name);
   });
 });
