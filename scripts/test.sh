@@ -6,4 +6,5 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bash "$here/system-deps.sh"
 # shellcheck source=setup.sh
 source "$here/setup.sh"
+bash "$here/kube-tools.sh"
 npm run check
