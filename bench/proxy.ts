@@ -16,7 +16,8 @@ import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
 import type * as PlatformModule from '../src/workloads/platform.js';
 import type * as LogModule from '../src/util/log.js';
-import type { BackendSpec, StdioPipes } from '../src/proxy/types.js';
+import type { BackendSpec } from '../src/proxy/types.js';
+import type { StdioPipes } from '../src/mcp/stdio.js';
 
 const dist = (path: string) => new URL(path, process.env.MOAT_BENCH_DIST).href;
 const embed = process.argv[3] === 'library' ? 'library' : 'supervisor';

@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EdgeMiddleware, EdgeRequest, Identity } from '../proxy/types.js';
+import type { EdgeMiddleware, EdgeRequest } from '../proxy/types.js';
 import { loadAuditSettings, parseAuditConfig, type AuditSettings } from './config.js';
 import { eventType, outcomeOf, rpcErrorCodeIn, type AuditEvent } from './event.js';
 import { createAuditor } from './middleware.js';
+import type { Identity } from '../mcp/identity.js';
 
 let dir: string;
 beforeAll(async () => {

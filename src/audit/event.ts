@@ -5,8 +5,10 @@
  * events so existing log pipelines keep working.
  */
 import { randomUUID } from 'node:crypto';
-import type { Identity, JsonRpcId, RequestAnnotations } from '../proxy/types.js';
 import type { AuditEventType } from './config.js';
+import type { ExchangeRecord } from '../mcp/exchange.js';
+import type { Identity } from '../mcp/identity.js';
+import type { JsonRpcId } from '../mcp/jsonrpc.js';
 
 export type Outcome = 'success' | 'denied' | 'failure' | 'error' | 'application_error';
 
@@ -54,14 +56,14 @@ const TARGET_TYPES: Record<string, AuditEvent['target']['type']> = {
   'resources/unsubscribe': 'resource',
 };
 
-export function eventType(httpMethod: string, annotations: RequestAnnotations): AuditEventType {
+export function eventType(httpMethod: string, annotations: ExchangeRecord): AuditEventType {
   if (annotations.method !== undefined) return METHOD_TYPES[annotations.method] ?? 'mcp_request';
   return httpMethod === 'GET' ? 'sse_connection' : 'http_request';
 }
 
 export function outcomeOf(
   status: number,
-  annotations: RequestAnnotations,
+  annotations: ExchangeRecord,
   detectApplicationErrors: boolean,
 ): Outcome {
   if (annotations.deniedBy !== undefined || status === 401 || status === 403) return 'denied';
@@ -83,7 +85,7 @@ export interface EventFacts {
   userAgent?: string;
   sessionId?: string;
   transport: 'http' | 'sse';
-  annotations: RequestAnnotations;
+  annotations: ExchangeRecord;
   detectApplicationErrors: boolean;
   responseBytes: number;
   requestData?: unknown;

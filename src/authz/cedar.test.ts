@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../proxy/types.js';
 import { CedarAuthorizer } from './cedar.js';
 import { parseAuthzConfig, validateAuthzConfig } from './config.js';
+import type { Identity } from '../mcp/identity.js';
 
 function identity(subject: string, groups: string[] = [], claims: Record<string, unknown> = {}): Identity {
   return { subject, groups, claims: { sub: subject, ...claims }, local: false };

@@ -19,9 +19,9 @@ import type {
   EntityJson,
   EntityUidJson,
 } from '@cedar-policy/cedar-wasm/nodejs';
-import type { Identity } from '../proxy/types.js';
 import { usageError } from '../util/errors.js';
 import { DEFAULT_GROUP_ENTITY_TYPE, type AuthzConfig, type PolicyLocations } from './config.js';
+import type { Identity } from '../mcp/identity.js';
 
 export type Feature = 'tool' | 'prompt' | 'resource';
 

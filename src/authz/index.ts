@@ -1,11 +1,11 @@
 /** Authorization from a RunConfig: the Cedar policy for the message pipeline, when configured. */
 import type { RunConfig } from '../config/runconfig.js';
-import type { MessagePolicy } from '../proxy/types.js';
 import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { CedarAuthorizer } from './cedar.js';
 import { loadAuthzConfigFile, validateAuthzConfig, type LoadedAuthzConfig } from './config.js';
 import { createAuthzPolicy } from './policy.js';
+import type { MessagePolicy } from '../mcp/policy.js';
 
 export interface Authz {
   policy: MessagePolicy;

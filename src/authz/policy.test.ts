@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Identity, JsonRpcMessage, MessageContext } from '../proxy/types.js';
 import { CedarAuthorizer } from './cedar.js';
 import { validateAuthzConfig } from './config.js';
 import { AUTHZ_DENIED_CODE, createAuthzPolicy } from './policy.js';
+import type { Identity } from '../mcp/identity.js';
+import type { JsonRpcMessage } from '../mcp/jsonrpc.js';
+import type { MessageContext } from '../mcp/policy.js';
 
 const policy = createAuthzPolicy(
   new CedarAuthorizer(
@@ -43,14 +45,14 @@ const call = (method: string, params?: Record<string, unknown>): JsonRpcMessage 
 describe('authz policy', () => {
   it('forwards a permitted call unchanged', async () => {
     const message = call('tools/call', { name: 'weather', arguments: { location: 'NYC' } });
-    expect(await policy.onClientMessage!(message, ctx('alice'))).toEqual({ action: 'forward', message });
+    expect(await policy.onClientMessage!(message, ctx('alice'))).toEqual({ action: 'allow' });
   });
 
   it('denies with 403 and a message that says it was denied', async () => {
     const verdict = await policy.onClientMessage!(call('tools/call', { name: 'rm_rf' }), ctx('alice'));
     expect(verdict).toEqual({
-      action: 'reject',
-      httpStatus: 403,
+      action: 'deny',
+      reason: 'forbidden',
       error: {
         code: AUTHZ_DENIED_CODE,
         message: 'Access denied: the authorization policy does not permit alice to call tool "rm_rf"',
@@ -60,17 +62,17 @@ describe('authz policy', () => {
 
   it('maps prompts and resources, and lets group members through', async () => {
     expect((await policy.onClientMessage!(call('prompts/get', { name: 'p' }), ctx('alice'))).action).toBe(
-      'reject',
+      'deny',
     );
     expect(
       (await policy.onClientMessage!(call('prompts/get', { name: 'p' }), ctx('root', ['admins']))).action,
-    ).toBe('forward');
+    ).toBe('allow');
     const read = (uri: string) => call('resources/read', { uri });
-    expect((await policy.onClientMessage!(read('file:///public'), ctx('alice'))).action).toBe('forward');
-    expect((await policy.onClientMessage!(read('file:///etc/shadow'), ctx('alice'))).action).toBe('reject');
+    expect((await policy.onClientMessage!(read('file:///public'), ctx('alice'))).action).toBe('allow');
+    expect((await policy.onClientMessage!(read('file:///etc/shadow'), ctx('alice'))).action).toBe('deny');
     expect(
       (await policy.onClientMessage!(call('resources/subscribe', { uri: 'file:///x' }), ctx('a'))).action,
-    ).toBe('reject');
+    ).toBe('deny');
   });
 
   it('passes protocol plumbing and denies methods it cannot classify', async () => {
@@ -81,21 +83,21 @@ describe('authz policy', () => {
       'logging/setLevel',
       'tools/list',
     ]) {
-      expect((await policy.onClientMessage!(call(method), ctx('alice'))).action).toBe('forward');
+      expect((await policy.onClientMessage!(call(method), ctx('alice'))).action).toBe('allow');
     }
     const verdict = await policy.onClientMessage!(call('admin/shutdown'), ctx('alice'));
-    expect(verdict).toMatchObject({ action: 'reject', httpStatus: 403 });
-    expect(verdict.action === 'reject' && verdict.error.message).toMatch(
+    expect(verdict).toMatchObject({ action: 'deny', reason: 'forbidden' });
+    expect(verdict.action === 'deny' && verdict.error.message).toMatch(
       /method admin\/shutdown is not permitted/,
     );
     const response: JsonRpcMessage = { jsonrpc: '2.0', id: 5, result: {} };
-    expect((await policy.onClientMessage!(response, ctx('alice'))).action).toBe('forward');
+    expect((await policy.onClientMessage!(response, ctx('alice'))).action).toBe('allow');
   });
 
   it('refuses a call without a name as bad params, not as a denial', async () => {
     expect(await policy.onClientMessage!(call('tools/call', {}), ctx('alice'))).toMatchObject({
-      action: 'reject',
-      httpStatus: 400,
+      action: 'deny',
+      reason: 'invalid',
     });
   });
 
@@ -132,14 +134,14 @@ describe('authz policy', () => {
     );
     expect((list.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(['get']);
     expect((await readOnly.onClientMessage!(call('tools/call', { name: 'get' }), ctx('alice'))).action).toBe(
-      'forward',
+      'allow',
     );
     expect((await readOnly.onClientMessage!(call('tools/call', { name: 'put' }), ctx('alice'))).action).toBe(
-      'reject',
+      'deny',
     );
     expect(
       (await readOnly.onClientMessage!(call('tools/call', { name: 'unlisted' }), ctx('alice'))).action,
-    ).toBe('reject');
+    ).toBe('deny');
   });
 
   it('filters list responses by the same decisions', async () => {

@@ -1,14 +1,15 @@
 /**
  * The authorization message policy: every client request is mapped to a Cedar request and denied
- * with HTTP 403 and a JSON-RPC error that says so (not "not found"); list responses keep only the
+ * as forbidden with a JSON-RPC error that says so (not "not found"); list responses keep only the
  * tools, prompts and resources the caller could use. Protocol plumbing (initialize, ping,
  * notifications, logging, completion, tasks) passes; any other method is denied, because a
  * method we cannot classify is one we cannot authorize.
  */
 import { log } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
-import { RPC, type ClientVerdict, type MessageContext, type MessagePolicy } from '../proxy/types.js';
 import type { AuthzRequest, CedarAuthorizer, Feature } from './cedar.js';
+import { RPC } from '../mcp/jsonrpc.js';
+import { ALLOW, type ClientVerdict, type MessageContext, type MessagePolicy } from '../mcp/policy.js';
 
 /** JSON-RPC code of a denial; ToolHive uses 403 too, so clients of either see the same. */
 export const AUTHZ_DENIED_CODE = 403;
@@ -70,18 +71,18 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
   return {
     name: 'authz',
     onClientMessage(message, ctx): ClientVerdict {
-      if (!('method' in message)) return { action: 'forward', message };
+      if (!('method' in message)) return ALLOW;
       const { method } = message;
       if (ALWAYS_ALLOWED.has(method) || method.startsWith('notifications/') || method in LISTS) {
-        return { action: 'forward', message };
+        return ALLOW;
       }
       const call = CALLS[method];
       if (!call) return deny(`Access denied: method ${method} is not permitted by the authorization policy`);
       const target = message.params?.[call.key];
       if (typeof target !== 'string' || target === '') {
         return {
-          action: 'reject',
-          httpStatus: 400,
+          action: 'deny',
+          reason: 'invalid',
           error: { code: RPC.invalidParams, message: `Invalid params: ${method} needs params.${call.key}` },
         };
       }
@@ -97,7 +98,7 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
         annotations: call.feature === 'tool' ? toolAnnotations.get(target) : undefined,
         serverName: ctx.serverName,
       };
-      if (allowed(request)) return { action: 'forward', message };
+      if (allowed(request)) return ALLOW;
       return deny(
         `Access denied: the authorization policy does not permit ${ctx.identity.subject} to ${call.verb} ${JSON.stringify(target)}`,
       );
@@ -129,5 +130,5 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
 }
 
 function deny(message: string): ClientVerdict {
-  return { action: 'reject', httpStatus: 403, error: { code: AUTHZ_DENIED_CODE, message } };
+  return { action: 'deny', reason: 'forbidden', error: { code: AUTHZ_DENIED_CODE, message } };
 }

@@ -14,14 +14,9 @@ import { buildPolicies } from './pipeline/build.js';
 import { createSessionStore, sessionTtlMs } from './sessions/index.js';
 import { createStdioBridge } from './transports/bridge/index.js';
 import { createHttpForwarder } from './transports/http/forwarder.js';
-import type {
-  BackendSpec,
-  EdgeMiddleware,
-  MessagePolicy,
-  SessionStore,
-  TransportHandler,
-  UpstreamAuth,
-} from './types.js';
+import type { BackendSpec, EdgeMiddleware, SessionStore, TransportHandler } from './types.js';
+import type { UpstreamAuth } from '../auth/outbound/types.js';
+import type { MessagePolicy } from '../mcp/policy.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
 

@@ -18,7 +18,8 @@ import type { createWebhooks } from '../webhooks/index.js';
 import { runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import type { EdgeRoute } from './edge/server.js';
-import type { ClientTransportKind, EdgeMiddleware, MessagePolicy } from './types.js';
+import type { EdgeMiddleware } from './types.js';
+import type { ClientTransportKind, MessagePolicy } from '../mcp/policy.js';
 
 export interface InboundSecurity {
   /** Outermost first: audit, then authentication. */

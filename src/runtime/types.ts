@@ -4,7 +4,7 @@
  * spec is built from a RunConfig by `container-spec.ts` (pure) and only applied here.
  */
 import type { Readable } from 'node:stream';
-import type { StdioPipes } from '../proxy/types.js';
+import type { StdioPipes } from '../mcp/stdio.js';
 
 /** Labels Moat puts on every container it creates (discovery, `moat list`). */
 export const LABELS = {

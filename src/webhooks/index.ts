@@ -1,8 +1,8 @@
 /** Webhook policies from a RunConfig's validating_webhooks and mutating_webhooks (merged by the CLI). */
 import type { RunConfig } from '../config/runconfig.js';
-import type { MessagePolicy } from '../proxy/types.js';
 import { createWebhookClient, type ClientOptions, type WebhookClient } from './client.js';
 import { createMutatingPolicy, createValidatingPolicy } from './policy.js';
+import type { MessagePolicy } from '../mcp/policy.js';
 
 export interface Webhooks {
   /** Mutating first, then validating (either may be absent). */

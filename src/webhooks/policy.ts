@@ -8,13 +8,18 @@
  *   `failure_policy: fail` refuses (validating 403, mutating 500), `ignore` lets the request on.
  */
 import { randomUUID } from 'node:crypto';
-import { toJsonRpcMessage } from '../proxy/pipeline/jsonrpc.js';
-import type { ClientVerdict, JsonRpcMessage, MessageContext, MessagePolicy } from '../proxy/types.js';
-import { RPC } from '../proxy/types.js';
 import { errorMessage } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { WEBHOOK_PROTOCOL_VERSION, WebhookCallError, type WebhookClient } from './client.js';
 import { applyPatch, PatchError } from './json-patch.js';
+import { toJsonRpcMessage, type JsonRpcMessage, RPC } from '../mcp/jsonrpc.js';
+import {
+  ALLOW,
+  type ClientVerdict,
+  type DenialReason,
+  type MessageContext,
+  type MessagePolicy,
+} from '../mcp/policy.js';
 
 /** JSON-RPC code of a webhook denial (ToolHive uses 403 too). */
 export const WEBHOOK_DENIED_CODE = 403;
@@ -37,9 +42,9 @@ export function reviewRequest(message: JsonRpcMessage, ctx: MessageContext): Rec
   };
 }
 
-const reject = (httpStatus: number, code: number, message: string): ClientVerdict => ({
-  action: 'reject',
-  httpStatus,
+const deny = (reason: DenialReason, code: number, message: string): ClientVerdict => ({
+  action: 'deny',
+  reason,
   error: { code, message },
 });
 
@@ -47,26 +52,26 @@ export function createValidatingPolicy(hooks: readonly WebhookClient[]): Message
   return {
     name: 'validating-webhook',
     async onClientMessage(message, ctx) {
-      if (!('method' in message)) return { action: 'forward', message };
+      if (!('method' in message)) return ALLOW;
       for (const hook of hooks) {
         try {
           const answer = await hook.call(reviewRequest(message, ctx));
-          if (!answer.allowed) return reject(403, WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
+          if (!answer.allowed) return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
         } catch (err) {
           if (err instanceof WebhookCallError && err.status === 422) {
-            return reject(403, WEBHOOK_DENIED_CODE, denialText(hook.name, undefined));
+            return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, undefined));
           }
           logFailure(hook, err);
           if (hook.failurePolicy === 'fail') {
-            return reject(
-              403,
+            return deny(
+              'forbidden',
               WEBHOOK_DENIED_CODE,
               `Request denied: validating webhook "${hook.name}" failed`,
             );
           }
         }
       }
-      return { action: 'forward', message };
+      return ALLOW;
     },
   };
 }
@@ -75,13 +80,13 @@ export function createMutatingPolicy(hooks: readonly WebhookClient[]): MessagePo
   return {
     name: 'mutating-webhook',
     async onClientMessage(message, ctx) {
-      if (!('method' in message)) return { action: 'forward', message };
+      if (!('method' in message)) return ALLOW;
       let current: JsonRpcMessage = message;
       for (const hook of hooks) {
         const review = reviewRequest(current, ctx);
         try {
           const answer = await hook.call(review);
-          if (!answer.allowed) return reject(403, WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
+          if (!answer.allowed) return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
           if (answer.patch !== undefined && answer.patch !== null) {
             if (answer.patch_type !== undefined && answer.patch_type !== 'json_patch') {
               throw new PatchError(`unsupported patch_type ${JSON.stringify(answer.patch_type)}`);
@@ -90,15 +95,15 @@ export function createMutatingPolicy(hooks: readonly WebhookClient[]): MessagePo
           }
         } catch (err) {
           if (err instanceof WebhookCallError && err.status === 422) {
-            return reject(422, WEBHOOK_DENIED_CODE, denialText(hook.name, undefined));
+            return deny('unprocessable', WEBHOOK_DENIED_CODE, denialText(hook.name, undefined));
           }
           logFailure(hook, err);
           if (hook.failurePolicy === 'fail') {
-            return reject(500, RPC.internalError, `Webhook error: mutating webhook "${hook.name}" failed`);
+            return deny('policy-error', RPC.internalError, `Webhook error: mutating webhook "${hook.name}" failed`);
           }
         }
       }
-      return { action: 'forward', message: current };
+      return current === message ? ALLOW : { action: 'rewrite', message: current };
     },
   };
 }

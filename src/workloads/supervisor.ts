@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
-import type { BackendSpec, StdioPipes } from '../proxy/types.js';
+import type { BackendSpec } from '../proxy/types.js';
 import { httpTarget } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
@@ -19,6 +19,7 @@ import { watchRemote } from './remote-check.js';
 import { processStartTime } from './process.js';
 import type { StatusChange } from './status.js';
 import type { WorkloadStore } from './store.js';
+import type { StdioPipes } from '../mcp/stdio.js';
 
 /** Restart policy for a container that exits on its own. */
 export interface RestartPolicy {

@@ -1,5 +1,5 @@
+import type { MessageContext } from '../../src/mcp/policy.js';
 /** A message context for pipeline unit tests: the local user on a streamable-HTTP transport. */
-import type { MessageContext } from '../../src/proxy/types.js';
 
 export const localContext: MessageContext = {
   identity: { subject: 'u', groups: [], claims: {}, local: true },

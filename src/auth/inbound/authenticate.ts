@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { log } from '../../util/log.js';
 import { writeJsonRpcError } from '../../proxy/pipeline/errors.js';
-import { RPC, type EdgeMiddleware, type EdgeRequest } from '../../proxy/types.js';
+import { type EdgeMiddleware, type EdgeRequest } from '../../proxy/types.js';
 import { IdpHttpClient, IdpUnavailableError } from './idp-http.js';
 import { identityFromClaims } from './identity.js';
 import {
@@ -20,6 +20,7 @@ import {
 } from './resource-metadata.js';
 import type { InboundAuthSettings } from './settings.js';
 import { TokenRejectedError, TokenValidator, type TokenValidatorOptions } from './token-validator.js';
+import { RPC } from '../../mcp/jsonrpc.js';
 
 /** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
 export const MAX_TOKEN_LENGTH = 8 * 1024;

@@ -1,6 +1,6 @@
 /** Builds the caller's Identity from validated token claims. */
-import type { Identity } from '../../proxy/types.js';
 import { TokenRejectedError } from './token-validator.js';
+import type { Identity } from '../../mcp/identity.js';
 
 export interface GroupClaimNames {
   /** Claim holding group membership; takes priority over the well-known names. Dot paths allowed. */

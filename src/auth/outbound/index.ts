@@ -5,7 +5,6 @@
  * headers: only token exchange reads it, to obtain a different token.
  */
 import type { RunConfig } from '../../config/runconfig.js';
-import type { Identity, UpstreamAuth } from '../../proxy/types.js';
 import type { SecretsProvider } from '../../secrets/types.js';
 import { usageError } from '../../util/errors.js';
 import { remoteOAuthRequested, resolveRemoteOAuthSettings } from './oauth-settings.js';
@@ -13,6 +12,8 @@ import { RemoteOAuth, type RemoteOAuthDeps } from './remote-oauth.js';
 import { resolveStaticHeaders } from './static-headers.js';
 import { resolveTokenExchangeSettings, TokenExchange, tokenExchangeRequested } from './token-exchange.js';
 import { OAuthStore, tokensSecretName } from './token-store.js';
+import type { UpstreamAuth } from './types.js';
+import type { Identity } from '../../mcp/identity.js';
 
 export type { RemoteAuthStatus } from './remote-oauth.js';
 export { validateForwardHeaderName, RESTRICTED_HEADERS, BEARER_TOKEN_ENV } from './static-headers.js';

@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { RunConfig, TokenExchangeConfig } from '../../config/runconfig.js';
-import type { Identity } from '../../proxy/types.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import type { SecretsProvider } from '../../secrets/types.js';
 import { runtimeError, usageError } from '../../util/errors.js';
@@ -15,6 +14,7 @@ import type { Fetch } from './discovery.js';
 import { readSecretFile } from './oauth-settings.js';
 import { clientSecretBasic, describeOAuthError } from './remote-oauth.js';
 import { validateForwardHeaderName } from './static-headers.js';
+import type { Identity } from '../../mcp/identity.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const CLIENT_SECRET_ENV = 'MOAT_TOKEN_EXCHANGE_CLIENT_SECRET';

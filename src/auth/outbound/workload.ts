@@ -4,7 +4,6 @@
  * status hook receives the re-authentication state for the workload's status file.
  */
 import type { RunConfig } from '../../config/runconfig.js';
-import type { UpstreamAuth } from '../../proxy/types.js';
 import { openSecretsProvider } from '../../secrets/manager.js';
 import type { SecretsProvider } from '../../secrets/types.js';
 import { deleteFlagSecrets } from '../../secrets/refs.js';
@@ -13,6 +12,7 @@ import { errorMessage } from '../../util/errors.js';
 import { log } from '../../util/log.js';
 import { createUpstreamAuth, forgetRemoteAuth, type RemoteAuthStatus } from './index.js';
 import { remoteOAuthRequested } from './oauth-settings.js';
+import type { UpstreamAuth } from './types.js';
 
 export interface WorkloadAuthOptions {
   /** May a browser login start (foreground runs, or the terminal before detaching)? */

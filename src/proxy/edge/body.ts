@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { reject } from '../pipeline/errors.js';
-import { RPC } from '../types.js';
+import { RPC } from '../../mcp/jsonrpc.js';
 
 export function tooLarge(limit: number) {
   return reject(413, RPC.invalidRequest, `Request body too large: the limit is ${limit} bytes`, {

@@ -9,7 +9,7 @@ import {
   isStatelessRevision,
 } from './protocol.js';
 import { ProxyRejection } from '../pipeline/errors.js';
-import type { JsonRpcMessage } from '../types.js';
+import type { JsonRpcMessage } from '../../mcp/jsonrpc.js';
 
 const req = (headers: Record<string, string>, method = 'POST') =>
   ({ headers, method }) as unknown as IncomingMessage;

@@ -1,6 +1,6 @@
 /** The synthetic caller used when no authentication is configured. */
 import { userInfo } from 'node:os';
-import type { Identity } from '../types.js';
+import type { Identity } from '../../mcp/identity.js';
 
 function osUser(): string {
   try {

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { reject } from '../pipeline/errors.js';
-import { RPC, type JsonRpcMessage } from '../types.js';
+import { RPC, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
 
 export const KNOWN_PROTOCOL_VERSIONS = [
   '2024-11-05',

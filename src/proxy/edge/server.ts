@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { errorMessage, isMoatError } from '../../util/errors.js';
 import { ProxyRejection, reject, writeJsonRpcError, writeRejection } from '../pipeline/errors.js';
 import { readMessage } from '../pipeline/message.js';
-import { RPC, type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
+import { type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
 import { checkContentLength, readBody } from './body.js';
 import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
@@ -22,6 +22,7 @@ import {
   checkStatelessMethod,
   isStatelessRevision,
 } from './protocol.js';
+import { RPC } from '../../mcp/jsonrpc.js';
 
 /** A handler outside the middleware chain (e.g. OAuth protected-resource metadata). */
 export interface EdgeRoute {

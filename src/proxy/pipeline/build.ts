@@ -1,7 +1,7 @@
 /** The message policies a RunConfig asks for, in chain order; empty when none is configured. */
 import type { RunConfig } from '../../config/runconfig.js';
-import type { MessagePolicy } from '../types.js';
 import { createToolFilter } from './tool-filter.js';
+import type { MessagePolicy } from '../../mcp/policy.js';
 
 export function buildPolicies(config: Pick<RunConfig, 'tools_filter' | 'tools_override'>): MessagePolicy[] {
   const policies: MessagePolicy[] = [];

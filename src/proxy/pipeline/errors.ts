@@ -3,7 +3,7 @@
  * show the reason. Thrown as a ProxyRejection anywhere below the edge; the edge writes it.
  */
 import type { ServerResponse } from 'node:http';
-import { RPC, type JsonRpcError, type JsonRpcId } from '../types.js';
+import { RPC, type JsonRpcError, type JsonRpcId } from '../../mcp/jsonrpc.js';
 
 export class ProxyRejection extends Error {
   readonly httpStatus: number;

@@ -1,6 +1,8 @@
 /** The request's JSON-RPC message, parsed once per request however many parts ask for it. */
-import type { EdgeRequest, JsonRpcMessage } from '../types.js';
-import { annotate, parseJsonRpc } from './jsonrpc.js';
+import type { EdgeRequest } from '../types.js';
+import { recordMessage } from '../../mcp/exchange.js';
+import { InvalidMessage, type JsonRpcMessage, parseJsonRpc } from '../../mcp/jsonrpc.js';
+import { ProxyRejection } from './errors.js';
 
 const parsed = new WeakMap<EdgeRequest, Promise<JsonRpcMessage>>();
 
@@ -9,8 +11,14 @@ export function readMessage(request: EdgeRequest): Promise<JsonRpcMessage> {
   let message = parsed.get(request);
   if (!message) {
     message = request.readBody().then((body) => {
-      const m = parseJsonRpc(body);
-      annotate(request.annotations, m);
+      let m: JsonRpcMessage;
+      try {
+        m = parseJsonRpc(body);
+      } catch (err) {
+        if (err instanceof InvalidMessage) throw new ProxyRejection(400, err.error, { id: err.id });
+        throw err;
+      }
+      recordMessage(request.annotations, m);
       return m;
     });
     parsed.set(request, message);

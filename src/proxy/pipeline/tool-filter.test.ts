@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildPolicies } from './build.js';
 import { createToolFilter } from './tool-filter.js';
-import type { JsonRpcRequest, MessagePolicy } from '../types.js';
 import { localContext } from '../../../test/support/message-context.js';
+import type { JsonRpcRequest } from '../../mcp/jsonrpc.js';
+import type { MessagePolicy } from '../../mcp/policy.js';
 
 const ctx = localContext;
 const list: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -72,30 +73,30 @@ describe('tool filter and override', () => {
     expect(await policy.onServerResponse?.(error, list, ctx)).toBe(error);
   });
 
-  it('maps calls back to the server name and refuses hidden or old names with 200 + -32602', async () => {
+  it('maps calls back to the server name and refuses hidden or old names as not found (-32602)', async () => {
     const policy = createToolFilter(['fetch', 'who'], { get_me: { name: 'who' } }) as MessagePolicy;
     expect(await policy.onClientMessage?.(call('who'), ctx)).toEqual({
-      action: 'forward',
+      action: 'rewrite',
       message: call('get_me'),
     });
     const same = call('fetch');
-    expect(await policy.onClientMessage?.(same, ctx)).toEqual({ action: 'forward', message: same });
+    expect(await policy.onClientMessage?.(same, ctx)).toEqual({ action: 'allow' });
     for (const [name, why] of [
       ['delete_all', /--tools/],
       ['get_me', /exposed as "who"/],
     ] as const) {
       const verdict = await policy.onClientMessage?.(call(name), ctx);
       expect(verdict).toMatchObject({
-        action: 'reject',
-        httpStatus: 200,
+        action: 'deny',
+        reason: 'not-found',
         error: { code: -32602, data: { tool: name } },
       });
-      expect(verdict?.action === 'reject' && verdict.error.message).toMatch(why);
-      expect(verdict?.action === 'reject' && verdict.error.message).toContain(name);
+      expect(verdict?.action === 'deny' && verdict.error.message).toMatch(why);
+      expect(verdict?.action === 'deny' && verdict.error.message).toContain(name);
     }
     expect(await policy.onClientMessage?.(call(42), ctx)).toMatchObject({
-      action: 'reject',
-      httpStatus: 400,
+      action: 'deny',
+      reason: 'invalid',
     });
     const other: JsonRpcRequest = {
       jsonrpc: '2.0',
@@ -103,7 +104,7 @@ describe('tool filter and override', () => {
       method: 'prompts/get',
       params: { name: 'delete_all' },
     };
-    expect(await policy.onClientMessage?.(other, ctx)).toEqual({ action: 'forward', message: other });
+    expect(await policy.onClientMessage?.(other, ctx)).toEqual({ action: 'allow' });
   });
 
   it('refuses bad override configs naming the field', () => {

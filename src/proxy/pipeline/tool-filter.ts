@@ -3,14 +3,14 @@
  * tools, renamed and re-described; tools/call uses the exposed name and is mapped back to the
  * server's own name, and a call to any other tool is refused with a JSON-RPC error naming it.
  *
- * The refusal is HTTP 200 with error -32602, the answer a server gives for a tool it does not
- * have: MCP clients report it as a failed tool call, while a 4xx would surface as a transport
+ * The refusal is a `not-found` denial with error -32602, the answer a server gives for a tool it
+ * does not have (the edge sends it as HTTP 200): MCP clients report it as a failed tool call, while a 4xx would surface as a transport
  * failure. A filter name may be either the server's name or the exposed (overridden) name.
  */
 import type { ToolOverride } from '../../config/runconfig.js';
 import { usageError } from '../../util/errors.js';
-import { RPC, type ClientVerdict, type JsonRpcResponse, type MessagePolicy } from '../types.js';
-import { isRequest } from './jsonrpc.js';
+import { RPC, type JsonRpcResponse, isRequest } from '../../mcp/jsonrpc.js';
+import { ALLOW, type ClientVerdict, type MessagePolicy } from '../../mcp/policy.js';
 
 export const TOOL_FILTER_POLICY = 'tool-filter';
 
@@ -71,8 +71,8 @@ export function createToolFilter(
       ? `it is exposed as "${newName}"`
       : 'this proxy exposes only the tools selected with --tools';
     return {
-      action: 'reject',
-      httpStatus: 200,
+      action: 'deny',
+      reason: 'not-found',
       error: { code: RPC.invalidParams, message: `Unknown tool: ${called} (${why})`, data: { tool: called } },
     };
   }
@@ -81,12 +81,12 @@ export function createToolFilter(
     name: TOOL_FILTER_POLICY,
 
     onClientMessage(message) {
-      if (!isRequest(message) || message.method !== 'tools/call') return { action: 'forward', message };
+      if (!isRequest(message) || message.method !== 'tools/call') return ALLOW;
       const called = message.params?.name;
       if (typeof called !== 'string') {
         return {
-          action: 'reject',
-          httpStatus: 400,
+          action: 'deny',
+          reason: 'invalid',
           error: {
             code: RPC.invalidParams,
             message: 'Invalid params: tools/call needs params.name (a string)',
@@ -95,8 +95,8 @@ export function createToolFilter(
       }
       const serverName = serverNameFor(called);
       if (serverName === undefined || !allowed(serverName)) return notFound(called);
-      if (serverName === called) return { action: 'forward', message };
-      return { action: 'forward', message: { ...message, params: { ...message.params, name: serverName } } };
+      if (serverName === called) return ALLOW;
+      return { action: 'rewrite', message: { ...message, params: { ...message.params, name: serverName } } };
     },
 
     onServerResponse(response, request): JsonRpcResponse {

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamAuth } from '../../../src/auth/outbound/index.js';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
-import type { Identity } from '../../../src/proxy/types.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { storeFlagSecret } from '../../../src/secrets/refs.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
 import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
+import type { Identity } from '../../../src/mcp/identity.js';
 
 let dir: string;
 let op: TestOAuthProvider;

@@ -16,7 +16,6 @@ import {
 } from '../../../src/auth/outbound/index.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
-import type { Identity } from '../../../src/proxy/types.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import {
   revokeStoredRefreshToken,
@@ -26,6 +25,7 @@ import {
 import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
 import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
+import type { Identity } from '../../../src/mcp/identity.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
 

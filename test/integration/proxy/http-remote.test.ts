@@ -9,9 +9,10 @@ import {
   StreamableHTTPClientTransport as TransportV2,
 } from '@modelcontextprotocol/client';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
-import type { Identity, UpstreamAuth } from '../../../src/proxy/types.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
+import type { UpstreamAuth } from '../../../src/auth/outbound/types.js';
+import type { Identity } from '../../../src/mcp/identity.js';
 
 describe('a remote streamable-HTTP server behind the proxy', () => {
   let current = 'token-1';

@@ -6,21 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { reject, sessionNotFound } from '../../pipeline/errors.js';
-import { isNotification, isRequest } from '../../pipeline/jsonrpc.js';
-import { runClientPolicies } from '../../pipeline/run.js';
-import {
-  RPC,
-  type ClientTransportKind,
-  type EdgeRequest,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type MessageContext,
-  type MessagePolicy,
-  type SessionRecord,
-  type SessionStore,
-} from '../../types.js';
+import { type EdgeRequest, type SessionRecord, type SessionStore } from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
 import { BridgeSession, RpcFailure, type Multiplexer, type RequestSink } from './mux.js';
+import { isNotification, isRequest, RPC, type JsonRpcId, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
+import type { ClientTransportKind, MessageContext, MessagePolicy } from '../../../mcp/policy.js';
+import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
 
 export interface BridgeCoreOptions {
   mux: Multiplexer;
@@ -49,32 +40,17 @@ export class BridgeCore {
   }
 
   context(request: EdgeRequest, transport: ClientTransportKind, session?: BridgeSession): MessageContext {
-    return {
-      ...(session && !session.ephemeral ? { sessionId: session.id } : {}),
-      identity: request.identity,
-      serverName: this.o.serverName,
-      transport,
-      clientAddress: request.clientAddress,
-      headers: request.req.headers,
-    };
+    const sessionId = session && !session.ephemeral ? session.id : undefined;
+    return messageContext(request, this.o.serverName, transport, sessionId);
   }
 
-  /** Runs the client policies; a rejection becomes a ProxyRejection with the policy's status. */
+  /** Runs the client policies; a denial is thrown as a ProxyRejection. */
   async applyPolicies(
     request: EdgeRequest,
     message: JsonRpcMessage,
     ctx: MessageContext,
   ): Promise<JsonRpcMessage> {
-    if (this.o.policies.length === 0) return message;
-    const verdict = await runClientPolicies(this.o.policies, message, ctx);
-    if (verdict.action === 'forward') return verdict.message;
-    request.annotations.deniedBy = verdict.policy;
-    request.annotations.rpcErrorCode = verdict.error.code;
-    const id = 'id' in message ? message.id : null;
-    throw reject(verdict.httpStatus, verdict.error.code, verdict.error.message, {
-      id,
-      data: verdict.error.data,
-    });
+    return (await applyClientPolicies(this.o.policies, message, ctx, request)).message;
   }
 
   /** Creates a stored session for a client that completed initialize. */

@@ -12,12 +12,13 @@ import { DEFAULTS } from '../../../config/defaults.js';
 import { runtimeError, errorMessage } from '../../../util/errors.js';
 import type { HealthReport, StdioBackend, TransportOptions } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
-import { RPC, type EdgeRequest, type TransportHandler } from '../../types.js';
+import { type EdgeRequest, type TransportHandler } from '../../types.js';
 import { BridgeCore } from './core.js';
 import { LegacySseEndpoint, messagesPath } from './legacy-sse.js';
 import { Multiplexer } from './mux.js';
 import { StreamableEndpoint } from './streamable.js';
 import { StdioUpstream } from './upstream.js';
+import { RPC } from '../../../mcp/jsonrpc.js';
 
 export interface StdioBridgeOptions extends TransportOptions {
   /** How long a request may wait for the server's answer (default 60 s; progress restarts it). */

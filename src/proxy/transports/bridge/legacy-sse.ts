@@ -5,13 +5,13 @@
  * message goes to that session's stream only (never broadcast to other clients).
  */
 import { ProxyRejection, reject } from '../../pipeline/errors.js';
-import { isRequest } from '../../pipeline/jsonrpc.js';
 import { readMessage } from '../../pipeline/message.js';
-import { runServerPolicies } from '../../pipeline/run.js';
-import { RPC, type EdgeRequest, type JsonRpcMessage, type JsonRpcResponse } from '../../types.js';
+import { type EdgeRequest } from '../../types.js';
 import type { BridgeCore } from './core.js';
 import { RpcFailure, type BridgeSession, type RequestSink } from './mux.js';
 import { SseStream } from './sse.js';
+import { isRequest, RPC, type JsonRpcMessage, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** `<prefix>/messages`, with the prefix normalised to one leading and no trailing slash. */
 export function messagesPath(endpointPrefix: string | undefined): string {

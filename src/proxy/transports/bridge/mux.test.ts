@@ -5,8 +5,9 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JsonRpcMessage, JsonRpcResponse, MessageContext } from '../../types.js';
 import { BridgeSession, Multiplexer, type RequestSink } from './mux.js';
+import type { JsonRpcMessage, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import type { MessageContext } from '../../../mcp/policy.js';
 
 const ctx: MessageContext = {
   identity: { subject: 'local', groups: [], claims: {}, local: true },

@@ -22,21 +22,9 @@
  *   for, and each session receives only log messages at or above its own level.
  */
 import type { Logger } from 'pino';
-import { idKey, isRequest, isResponse } from '../../pipeline/jsonrpc.js';
-import { runServerPolicies } from '../../pipeline/run.js';
-import {
-  RPC,
-  type ClientTransportKind,
-  type JsonRpcError,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type MessageContext,
-  type MessagePolicy,
-} from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
+import { idKey, isRequest, isResponse, RPC, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { runServerPolicies, type ClientTransportKind, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
 
 /** Where the answer to one client request goes (a POST response, or a legacy SSE stream). */
 export interface RequestSink {

@@ -4,7 +4,7 @@
  * intermediaries with idle timeouts.
  */
 import type { ServerResponse } from 'node:http';
-import type { JsonRpcMessage } from '../../types.js';
+import type { JsonRpcMessage } from '../../../mcp/jsonrpc.js';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream',

@@ -12,19 +12,13 @@
 import type { ServerResponse } from 'node:http';
 import { isStatelessRevision } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
-import { isRequest } from '../../pipeline/jsonrpc.js';
 import { readMessage } from '../../pipeline/message.js';
-import { runServerPolicies } from '../../pipeline/run.js';
-import {
-  RPC,
-  type EdgeRequest,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../types.js';
+import { type EdgeRequest } from '../../types.js';
 import type { BridgeCore } from './core.js';
 import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { SseStream } from './sse.js';
+import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** Answers one POST request: JSON unless something related must be streamed first. */
 class PostSink implements RequestSink {

@@ -1,16 +1,13 @@
 /** What the streamable-HTTP and legacy-SSE forwarders share. */
 import type { HttpBackend, TransportOptions } from '../../index.js';
 import { reject } from '../../pipeline/errors.js';
-import {
-  RPC,
-  type EdgeRequest,
-  type MessageContext,
-  type SessionRecord,
-  type SessionStore,
-} from '../../types.js';
+import { type EdgeRequest, type SessionRecord, type SessionStore } from '../../types.js';
 import { errorMessage, isMoatError } from '../../../util/errors.js';
 import type { PendingRequests } from './pending.js';
 import type { UpstreamClient } from './upstream.js';
+import { RPC } from '../../../mcp/jsonrpc.js';
+import type { MessageContext } from '../../../mcp/policy.js';
+import { messageContext as requestContext } from '../../pipeline/client-policies.js';
 
 export interface ForwarderContext {
   backend: HttpBackend;
@@ -26,14 +23,7 @@ export function messageContext(
   request: EdgeRequest,
   sessionId: string | undefined,
 ): MessageContext {
-  return {
-    ...(sessionId === undefined ? {} : { sessionId }),
-    identity: request.identity,
-    serverName: fc.options.config.name,
-    transport: fc.backend.transport,
-    clientAddress: request.clientAddress,
-    headers: request.req.headers,
-  };
+  return requestContext(request, fc.options.config.name, fc.backend.transport, sessionId);
 }
 
 /** Runs a session store call; a failing store is a 503 (never a false "Session not found"). */

@@ -6,19 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpBackend, TransportOptions } from '../../index.js';
-import { ProxyRejection, sessionNotFound } from '../../pipeline/errors.js';
-import { isRequest } from '../../pipeline/jsonrpc.js';
+import { sessionNotFound } from '../../pipeline/errors.js';
+import { applyClientPolicies } from '../../pipeline/client-policies.js';
 import { readMessage } from '../../pipeline/message.js';
-import { inspectsResponses, runClientPolicies } from '../../pipeline/run.js';
 import { isStatelessRevision, mirrorHeaders } from '../../edge/protocol.js';
-import type {
-  EdgeRequest,
-  JsonRpcMessage,
-  JsonRpcRequest,
-  SessionRecord,
-  TransportHandler,
-  UpstreamAuth,
-} from '../../types.js';
+import type { EdgeRequest, SessionRecord, TransportHandler } from '../../types.js';
 import type { HealthReport } from '../../edge/server.js';
 import {
   abortOnClientClose,
@@ -41,6 +33,9 @@ import {
   upstreamUrl,
   UpstreamClient,
 } from './upstream.js';
+import type { UpstreamAuth } from '../../../auth/outbound/types.js';
+import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import { inspectsResponses, runClientPolicies } from '../../../mcp/policy.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -77,26 +72,16 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
 }
 
 /** Parses the message and runs the client policies; returns what to send upstream. */
-async function applyClientPolicies(
+async function applyPolicies(
   fc: ForwarderContext,
   request: EdgeRequest,
   sessionId: string | undefined,
 ): Promise<{ message: JsonRpcMessage; body: Buffer }> {
   const received = await readMessage(request);
-  const verdict = await runClientPolicies(
-    fc.options.policies,
-    received,
-    messageContext(fc, request, sessionId),
-  );
-  if (verdict.action === 'reject') {
-    request.annotations.deniedBy = verdict.policy;
-    throw new ProxyRejection(verdict.httpStatus, verdict.error, {
-      id: isRequest(received) ? received.id : null,
-    });
-  }
-  const body =
-    verdict.message === received ? await request.readBody() : Buffer.from(JSON.stringify(verdict.message));
-  return { message: verdict.message, body };
+  const ctx = messageContext(fc, request, sessionId);
+  const { message, rewritten } = await applyClientPolicies(fc.options.policies, received, ctx, request);
+  const body = rewritten ? Buffer.from(JSON.stringify(message)) : await request.readBody();
+  return { message, body };
 }
 
 async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Promise<void> {
@@ -118,7 +103,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   let message: JsonRpcMessage | undefined;
   if (method === 'POST') {
     if (fc.options.policies.length > 0)
-      ({ message, body } = await applyClientPolicies(fc, request, session?.id));
+      ({ message, body } = await applyPolicies(fc, request, session?.id));
     else body = await request.readBody();
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;

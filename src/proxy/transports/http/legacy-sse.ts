@@ -13,10 +13,9 @@ import {
   writeRejection,
   ProxyRejection,
 } from '../../pipeline/errors.js';
-import { isRequest } from '../../pipeline/jsonrpc.js';
 import { readMessage } from '../../pipeline/message.js';
-import { runClientPolicies } from '../../pipeline/run.js';
-import { RPC, type EdgeRequest, type JsonRpcMessage, type SessionRecord } from '../../types.js';
+import { applyClientPolicies } from '../../pipeline/client-policies.js';
+import { type EdgeRequest, type SessionRecord } from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
 import {
   abortOnClientClose,
@@ -30,6 +29,7 @@ import {
 import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from './sse.js';
 import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream.js';
+import { isRequest, RPC, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
 
 const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
 
@@ -176,23 +176,16 @@ export class LegacySseForwarder {
     let body = await request.readBody();
     if (fc.options.policies.length > 0) {
       const received = await readMessage(request);
-      const verdict = await runClientPolicies(
-        fc.options.policies,
-        received,
-        messageContext(fc, request, session.id),
-      );
-      if (verdict.action === 'reject') {
-        request.annotations.deniedBy = verdict.policy;
-        request.annotations.rpcErrorCode = verdict.error.code;
-        return this.#refuse(
-          request,
-          session.id,
-          received,
-          new ProxyRejection(verdict.httpStatus, verdict.error),
-        );
+      const ctx = messageContext(fc, request, session.id);
+      let approved: { message: JsonRpcMessage; rewritten: boolean };
+      try {
+        approved = await applyClientPolicies(fc.options.policies, received, ctx, request);
+      } catch (err) {
+        if (!(err instanceof ProxyRejection)) throw err;
+        return this.#refuse(request, session.id, received, err);
       }
-      if (verdict.message !== received) body = Buffer.from(JSON.stringify(verdict.message));
-      if (fc.inspectsResponses && isRequest(verdict.message)) fc.pending.add(session.id, verdict.message);
+      if (approved.rewritten) body = Buffer.from(JSON.stringify(approved.message));
+      if (fc.inspectsResponses && isRequest(approved.message)) fc.pending.add(session.id, approved.message);
     }
 
     const upstream = await fc.client.send({

@@ -1,11 +1,10 @@
+import { idKey, type JsonRpcId, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
 /**
  * Requests forwarded but not yet answered, per client session, so a response arriving on another
  * stream (legacy SSE, or a resumed GET stream) can still be matched to its request for the
  * server-side policies. In-process only; bounded per session, and sessions not heard of for a
  * while are dropped (a session can expire in the store without this process noticing).
  */
-import { idKey } from '../../pipeline/jsonrpc.js';
-import type { JsonRpcId, JsonRpcRequest } from '../../types.js';
 
 const MAX_PER_SESSION = 256;
 const FORGET_AFTER_MS = 15 * 60_000;

@@ -4,18 +4,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { isResponse, tryParseJsonRpc } from '../../pipeline/jsonrpc.js';
-import { runServerPolicies } from '../../pipeline/run.js';
-import type {
-  JsonRpcId,
-  JsonRpcRequest,
-  JsonRpcResponse,
-  MessageContext,
-  MessagePolicy,
-} from '../../types.js';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
 import { wholeBody, type UpstreamResponse } from './upstream.js';
+import { isResponse, tryParseJsonRpc, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { runServerPolicies, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
 
 type Body = Readable;
 

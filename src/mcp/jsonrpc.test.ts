@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ProxyRejection } from './errors.js';
-import { annotate, isNotification, isRequest, isResponse, messageTarget, parseJsonRpc } from './jsonrpc.js';
-import type { RequestAnnotations } from '../types.js';
+import { recordMessage, type ExchangeRecord } from './exchange.js';
+import { InvalidMessage, isNotification, isRequest, isResponse, messageTarget, parseJsonRpc } from './jsonrpc.js';
 
-function rejection(body: string): ProxyRejection {
+function rejection(body: string): InvalidMessage {
   try {
     parseJsonRpc(body);
   } catch (err) {
-    if (err instanceof ProxyRejection) return err;
+    if (err instanceof InvalidMessage) return err;
     throw err;
   }
   throw new Error(`accepted: ${body}`);
@@ -36,15 +35,14 @@ describe('parseJsonRpc', () => {
     ['{"jsonrpc":"2.0","id":7}', -32600, 7],
     ['{"jsonrpc":"2.0","id":8,"result":1,"error":{"code":1,"message":"x"}}', -32600, 8],
     ['{"jsonrpc":"2.0","id":9,"error":"bad"}', -32600, 9],
-  ])('refuses %s with 400 and %i', (body, code, id) => {
+  ])('refuses %s with %i', (body, code, id) => {
     const err = rejection(body);
-    expect(err.httpStatus).toBe(400);
-    expect(err.rpcError.code).toBe(code);
+    expect(err.error.code).toBe(code);
     expect(err.id).toBe(id);
   });
 
   it('says batching is not supported', () => {
-    expect(rejection('[]').rpcError.message).toMatch(/batch/);
+    expect(rejection('[]').error.message).toMatch(/batch/);
   });
 });
 
@@ -59,8 +57,8 @@ describe('annotations', () => {
     for (const [body, target] of cases) {
       const message = parseJsonRpc(body);
       expect(messageTarget(message)).toBe(target);
-      const annotations: RequestAnnotations = {};
-      annotate(annotations, message);
+      const annotations: ExchangeRecord = {};
+      recordMessage(annotations, message);
       expect(annotations).toEqual({ method: JSON.parse(body).method, id: 1, ...(target ? { target } : {}) });
     }
   });

@@ -1,17 +1,69 @@
 /**
- * Parsing and classifying single JSON-RPC 2.0 messages. MCP removed batching in 2025-06-18, so a
- * JSON array is refused. Invalid input becomes a ProxyRejection (HTTP 400 + JSON-RPC error).
+ * JSON-RPC 2.0 as MCP uses it: message types, the error codes Moat answers with, and parsing and
+ * classifying single messages. MCP removed batching in 2025-06-18, so a JSON array is refused.
+ * Invalid input throws an InvalidMessage (a JSON-RPC error, never an HTTP status: the edge maps it).
  */
-import {
-  RPC,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type RequestAnnotations,
-} from '../types.js';
-import { reject } from './errors.js';
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  result?: unknown;
+  error?: JsonRpcError;
+}
+
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+/** Error codes Moat uses in JSON-RPC error bodies. */
+export const RPC = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  /** Generic server-side failure (timeouts, backend unavailable). */
+  serverError: -32000,
+  sessionNotFound: -32001,
+  /** 2026-07-28: Mcp-Method/Mcp-Name header missing or not matching the body. */
+  headerMismatch: -32020,
+  missingClientCapability: -32021,
+  unsupportedProtocolVersion: -32022,
+} as const;
+
+/** A message that is not valid JSON-RPC: the error to answer with, and the id when one was readable. */
+export class InvalidMessage extends Error {
+  constructor(
+    readonly error: JsonRpcError,
+    readonly id: JsonRpcId | null = null,
+  ) {
+    super(error.message);
+    this.name = 'InvalidMessage';
+  }
+}
+
+function invalid(message: string, id: JsonRpcId | null = null): InvalidMessage {
+  return new InvalidMessage({ code: RPC.invalidRequest, message }, id);
+}
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
   return 'method' in message && 'id' in message;
@@ -41,42 +93,29 @@ function idOf(value: Record<string, unknown>): JsonRpcId | null {
 /** Checks that a parsed JSON value is one JSON-RPC 2.0 message and returns it typed. */
 export function toJsonRpcMessage(value: unknown): JsonRpcMessage {
   if (Array.isArray(value)) {
-    throw reject(
-      400,
-      RPC.invalidRequest,
-      'JSON-RPC batch requests are not supported (MCP removed batching in revision 2025-06-18)',
-    );
+    throw invalid('JSON-RPC batch requests are not supported (MCP removed batching in revision 2025-06-18)');
   }
-  if (!isObject(value)) throw reject(400, RPC.invalidRequest, 'Invalid Request: expected a JSON-RPC object');
+  if (!isObject(value)) throw invalid('Invalid Request: expected a JSON-RPC object');
   const id = idOf(value);
-  if (value.jsonrpc !== '2.0')
-    throw reject(400, RPC.invalidRequest, 'Invalid Request: jsonrpc must be "2.0"', { id });
+  if (value.jsonrpc !== '2.0') throw invalid('Invalid Request: jsonrpc must be "2.0"', id);
   if ('method' in value) {
     if (typeof value.method !== 'string' || value.method === '') {
-      throw reject(400, RPC.invalidRequest, 'Invalid Request: method must be a non-empty string', { id });
+      throw invalid('Invalid Request: method must be a non-empty string', id);
     }
     if (value.params !== undefined && !isObject(value.params)) {
-      throw reject(400, RPC.invalidRequest, 'Invalid Request: params must be an object', { id });
+      throw invalid('Invalid Request: params must be an object', id);
     }
-    if ('id' in value && !isId(value.id)) {
-      throw reject(400, RPC.invalidRequest, 'Invalid Request: id must be a string or a number', { id: null });
-    }
+    if ('id' in value && !isId(value.id)) throw invalid('Invalid Request: id must be a string or a number');
     return value as unknown as JsonRpcRequest | JsonRpcNotification;
   }
   const hasResult = 'result' in value;
   const hasError = 'error' in value;
   if (hasResult === hasError) {
-    throw reject(400, RPC.invalidRequest, 'Invalid Request: a message needs a method, a result or an error', {
-      id,
-    });
+    throw invalid('Invalid Request: a message needs a method, a result or an error', id);
   }
-  if (!(isId(value.id) || value.id === null)) {
-    throw reject(400, RPC.invalidRequest, 'Invalid Request: a response needs an id', { id: null });
-  }
+  if (!(isId(value.id) || value.id === null)) throw invalid('Invalid Request: a response needs an id');
   if (hasError && !(isObject(value.error) && typeof value.error.code === 'number')) {
-    throw reject(400, RPC.invalidRequest, 'Invalid Request: error must be an object with a numeric code', {
-      id,
-    });
+    throw invalid('Invalid Request: error must be an object with a numeric code', id);
   }
   return value as unknown as JsonRpcResponse;
 }
@@ -87,7 +126,10 @@ export function parseJsonRpc(body: Buffer | string): JsonRpcMessage {
   try {
     value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch {
-    throw reject(400, RPC.parseError, 'Parse error: the request body is not valid JSON');
+    throw new InvalidMessage({
+      code: RPC.parseError,
+      message: 'Parse error: the request body is not valid JSON',
+    });
   }
   return toJsonRpcMessage(value);
 }
@@ -115,14 +157,6 @@ export function messageTarget(message: JsonRpcMessage): string | undefined {
     default:
       return undefined;
   }
-}
-
-/** Records what the pipeline learned about a message, for audit and telemetry middlewares. */
-export function annotate(annotations: RequestAnnotations, message: JsonRpcMessage): void {
-  if ('method' in message) annotations.method = message.method;
-  const target = messageTarget(message);
-  if (target !== undefined) annotations.target = target;
-  if ('id' in message && message.id !== null) annotations.id = message.id;
 }
 
 /** A key for a request id that keeps 1 and "1" apart. */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { runClientPolicies, runServerPolicies, inspectsResponses } from './run.js';
-import type { JsonRpcRequest, MessagePolicy } from '../types.js';
-import { localContext } from '../../../test/support/message-context.js';
+import { localContext } from '../../test/support/message-context.js';
+import type { JsonRpcRequest } from './jsonrpc.js';
+import {
+  ALLOW,
+  runClientPolicies, runServerPolicies, inspectsResponses, type MessagePolicy } from './policy.js';
 
 const ctx = localContext;
 const request: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -12,7 +14,7 @@ function tagging(name: string, trail: string[]): MessagePolicy {
     onClientMessage: (message) => {
       trail.push(`client:${name}`);
       return {
-        action: 'forward',
+        action: 'rewrite',
         message: {
           ...message,
           params: { ...('params' in message ? message.params : {}), [name]: true },
@@ -31,7 +33,11 @@ describe('policy chains', () => {
     const trail: string[] = [];
     const policies = [tagging('a', trail), tagging('b', trail)];
     const verdict = await runClientPolicies(policies, request, ctx);
-    expect(verdict).toEqual({ action: 'forward', message: { ...request, params: { a: true, b: true } } });
+    expect(verdict).toEqual({
+      action: 'forward',
+      message: { ...request, params: { a: true, b: true } },
+      rewritten: true,
+    });
     const response = await runServerPolicies(policies, { jsonrpc: '2.0', id: 1, result: {} }, request, ctx);
     expect(response.result).toEqual({ a: true, b: true });
     expect(trail).toEqual(['client:a', 'client:b', 'server:b', 'server:a']);
@@ -41,12 +47,12 @@ describe('policy chains', () => {
     const trail: string[] = [];
     const deny: MessagePolicy = {
       name: 'deny',
-      onClientMessage: () => ({ action: 'reject', httpStatus: 403, error: { code: -32600, message: 'no' } }),
+      onClientMessage: () => ({ action: 'deny', reason: 'forbidden', error: { code: -32600, message: 'no' } }),
     };
     const verdict = await runClientPolicies([deny, tagging('after', trail)], request, ctx);
     expect(verdict).toEqual({
-      action: 'reject',
-      httpStatus: 403,
+      action: 'deny',
+      reason: 'forbidden',
       error: { code: -32600, message: 'no' },
       policy: 'deny',
     });
@@ -56,11 +62,17 @@ describe('policy chains', () => {
   it('skips policies without the hook and reports whether responses need parsing', async () => {
     const clientOnly: MessagePolicy = {
       name: 'c',
-      onClientMessage: (message) => ({ action: 'forward', message }),
+      onClientMessage: () => ALLOW,
     };
     expect(inspectsResponses([clientOnly])).toBe(false);
     expect(inspectsResponses([clientOnly, tagging('x', [])])).toBe(true);
     const response = { jsonrpc: '2.0' as const, id: 1, result: { same: true } };
     expect(await runServerPolicies([clientOnly], response, request, ctx)).toBe(response);
+  });
+
+  it('forwards the message itself, not a copy, when every policy allows it', async () => {
+    const verdict = await runClientPolicies([{ name: 'ok', onClientMessage: () => ALLOW }], request, ctx);
+    expect(verdict).toEqual({ action: 'forward', message: request, rewritten: false });
+    expect(verdict.action === 'forward' && verdict.message).toBe(request);
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * Message policies: what every concern that decides about MCP messages (tool filter, webhooks,
+ * authorization) implements, and the runner that chains them. Policies see JSON-RPC messages and
+ * who sent them, never HTTP or SSE framing, so a policy works the same over every transport. A
+ * verdict says what happened; the edge decides how to say it on the wire.
+ */
+import type { ExchangeRecord } from './exchange.js';
+import type { Identity } from './identity.js';
+import type { JsonRpcError, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+
+/** The client-facing transport a message arrived on. */
+export type ClientTransportKind = 'streamable-http' | 'sse';
+
+export interface MessageContext {
+  /** Client-facing session ID, when the message belongs to a session. */
+  sessionId?: string;
+  identity: Identity;
+  /** The workload name (used by authz, audit and webhooks). */
+  serverName: string;
+  transport: ClientTransportKind;
+  clientAddress: string;
+  /** Request metadata as received, lower-case names (read-only; e.g. for webhooks' context). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The client exchange this message belongs to, where observers collect what happened. */
+  exchange?: ExchangeRecord;
+}
+
+/**
+ * Why a policy refused a message:
+ * - `forbidden`: the caller may not do this (authorization, a webhook's denial);
+ * - `invalid`: the message lacks what the policy needs to decide (e.g. a tool name);
+ * - `unprocessable`: a policy service declared the message unprocessable (a webhook's HTTP 422);
+ * - `not-found`: answered as the server itself would answer for something it does not have
+ *   (a hidden tool), so clients report a failed call rather than a transport failure;
+ * - `policy-error`: the policy could not decide and fails closed (a webhook that is down).
+ */
+export type DenialReason = 'forbidden' | 'invalid' | 'unprocessable' | 'not-found' | 'policy-error';
+
+/** What a policy decides about a message coming from the client. */
+export type ClientVerdict =
+  | { action: 'allow' }
+  | { action: 'rewrite'; message: JsonRpcMessage }
+  | { action: 'deny'; reason: DenialReason; error: JsonRpcError };
+
+export const ALLOW: ClientVerdict = Object.freeze({ action: 'allow' });
+
+/**
+ * A message policy. Every hook is optional; a chain with no policies lets bytes pass without a
+ * JSON parse. Hooks run in order for client messages and in reverse order for server responses.
+ */
+export interface MessagePolicy {
+  readonly name: string;
+  /** A message from the client (request, notification, or a response to a server request). */
+  onClientMessage?(message: JsonRpcMessage, ctx: MessageContext): ClientVerdict | Promise<ClientVerdict>;
+  /** The server's response to a client request (e.g. filter or rename tools in tools/list). */
+  onServerResponse?(
+    response: JsonRpcResponse,
+    request: JsonRpcRequest,
+    ctx: MessageContext,
+  ): JsonRpcResponse | Promise<JsonRpcResponse>;
+}
+
+/** The outcome of a whole chain: the message to forward, or the first denial and who made it. */
+export type ChainVerdict =
+  | { action: 'forward'; message: JsonRpcMessage; rewritten: boolean }
+  | { action: 'deny'; reason: DenialReason; error: JsonRpcError; policy: string };
+
+export async function runClientPolicies(
+  policies: readonly MessagePolicy[],
+  message: JsonRpcMessage,
+  ctx: MessageContext,
+): Promise<ChainVerdict> {
+  let current = message;
+  for (const policy of policies) {
+    if (!policy.onClientMessage) continue;
+    const verdict = await policy.onClientMessage(current, ctx);
+    if (verdict.action === 'deny') return { ...verdict, policy: policy.name };
+    if (verdict.action === 'rewrite') current = verdict.message;
+  }
+  return { action: 'forward', message: current, rewritten: current !== message };
+}
+
+export async function runServerPolicies(
+  policies: readonly MessagePolicy[],
+  response: JsonRpcResponse,
+  request: JsonRpcRequest,
+  ctx: MessageContext,
+): Promise<JsonRpcResponse> {
+  let current = response;
+  for (let i = policies.length - 1; i >= 0; i--) {
+    const policy = policies[i];
+    if (policy?.onServerResponse) current = await policy.onServerResponse(current, request, ctx);
+  }
+  return current;
+}
+
+/** True when any policy wants to see server responses (so responses must be parsed). */
+export function inspectsResponses(policies: readonly MessagePolicy[]): boolean {
+  return policies.some((p) => p.onServerResponse !== undefined);
+}

@@ -1,0 +1,9 @@
+/** A stdio MCP server's pipes: newline-delimited JSON-RPC on stdin/stdout. */
+import type { Readable, Writable } from 'node:stream';
+
+export interface StdioPipes {
+  stdin: Writable;
+  stdout: Readable;
+  /** Ends the attachment (not necessarily the server). */
+  close(): void;
+}

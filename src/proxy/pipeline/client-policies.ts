@@ -1,0 +1,60 @@
+/**
+ * The one place a client message meets the policy chain, for every transport: the message
+ * context policies see, and the chain's verdict turned into what the edge answers (a denial
+ * becomes a ProxyRejection with the HTTP status its reason maps to, recorded the same way for
+ * audit whichever transport carried it).
+ */
+import { isRequest, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
+import {
+  runClientPolicies,
+  type ClientTransportKind,
+  type DenialReason,
+  type MessageContext,
+  type MessagePolicy,
+} from '../../mcp/policy.js';
+import type { EdgeRequest } from '../types.js';
+import { ProxyRejection } from './errors.js';
+
+/** How each kind of denial is said over HTTP. */
+export const DENIAL_STATUS: Record<DenialReason, number> = {
+  forbidden: 403,
+  invalid: 400,
+  unprocessable: 422,
+  // As the server would answer for a tool it does not have: a JSON-RPC error in a 200.
+  'not-found': 200,
+  'policy-error': 500,
+};
+
+export function messageContext(
+  request: EdgeRequest,
+  serverName: string,
+  transport: ClientTransportKind,
+  sessionId?: string,
+): MessageContext {
+  return {
+    ...(sessionId === undefined ? {} : { sessionId }),
+    identity: request.identity,
+    serverName,
+    transport,
+    clientAddress: request.clientAddress,
+    headers: request.req.headers,
+    exchange: request.annotations,
+  };
+}
+
+/** What to send on after the client policies; throws a ProxyRejection for a denial. */
+export async function applyClientPolicies(
+  policies: readonly MessagePolicy[],
+  message: JsonRpcMessage,
+  ctx: MessageContext,
+  request: EdgeRequest,
+): Promise<{ message: JsonRpcMessage; rewritten: boolean }> {
+  if (policies.length === 0) return { message, rewritten: false };
+  const verdict = await runClientPolicies(policies, message, ctx);
+  if (verdict.action === 'forward') return verdict;
+  request.annotations.deniedBy = verdict.policy;
+  request.annotations.rpcErrorCode = verdict.error.code;
+  throw new ProxyRejection(DENIAL_STATUS[verdict.reason], verdict.error, {
+    id: isRequest(message) ? message.id : null,
+  });
+}
