@@ -8,10 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunConfigInput } from '../src/config/runconfig.js';
+import { startProxy } from '../src/proxy/index.js';
 import { startV2StreamableBackend } from '../test/support/mcp-http-backends.js';
 import { startTestOidcProvider } from '../test/support/oidc.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger, testConfig } from '../test/support/proxy-harness.js';
-import { startSecuredProxy } from '../test/support/secured-proxy.js';
 
 const REQUESTS = 2000;
 const WARMUP = 200;
@@ -25,12 +25,11 @@ async function measure(label: string, overrides: Partial<RunConfigInput>, header
   const config = testConfig(overrides);
   const { logger } = memoryLogger();
   logger.level = 'warn';
-  const secured = await startSecuredProxy(
+  const proxy = await startProxy(
     config,
     { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-    logger,
+    { logger },
   );
-  const { proxy } = secured;
   const send = async (body: unknown, extra: Record<string, string> = {}) => {
     const res = await fetch(`${proxy.url}/mcp`, {
       method: 'POST',
@@ -54,7 +53,7 @@ async function measure(label: string, overrides: Partial<RunConfigInput>, header
     await send(call, { 'mcp-session-id': session });
     if (i >= WARMUP) times.push(performance.now() - t);
   }
-  await secured.close();
+  await proxy.close();
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] as number;
   return { label, p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length };

@@ -1,13 +1,12 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EdgeMiddleware, EdgeRequest } from '../proxy/types.js';
+import { recordResponse, type ExchangeRecord, type ExchangeSummary } from '../mcp/exchange.js';
 import { loadAuditSettings, parseAuditConfig, type AuditSettings } from './config.js';
-import { eventType, outcomeOf, rpcErrorCodeIn, type AuditEvent } from './event.js';
-import { createAuditor } from './middleware.js';
+import { eventType, outcomeOf, type AuditEvent } from './event.js';
+import { createAuditor } from './observer.js';
 import type { Identity } from '../mcp/identity.js';
 
 let dir: string;
@@ -25,33 +24,6 @@ const alice: Identity = {
   claims: { sub: 'alice' },
   local: false,
 };
-
-/** A real HTTP server whose handler is `middleware` around `inner`. */
-async function serve(middleware: EdgeMiddleware, inner: (r: EdgeRequest) => Promise<void> | void) {
-  const server: Server = createServer((req, res) => {
-    let body: Promise<Buffer> | undefined;
-    const request: EdgeRequest = {
-      req,
-      res,
-      identity: alice,
-      clientAddress: '10.1.2.3',
-      externalBaseUrl: 'http://x',
-      annotations: {},
-      readBody: () =>
-        (body ??= new Promise((resolve) => {
-          const chunks: Buffer[] = [];
-          req.on('data', (c: Buffer) => chunks.push(c));
-          req.on('end', () => resolve(Buffer.concat(chunks)));
-        })),
-    };
-    void middleware(request, async () => inner(request));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 const settings = (over: Partial<AuditSettings> = {}): AuditSettings => ({
   component: 'wx',
@@ -119,51 +91,33 @@ describe('audit classification', () => {
   });
 });
 
-describe('JSON-RPC error answers', () => {
-  it('finds the error code of the answer to the request, in JSON or in an SSE stream', () => {
-    const json = Buffer.from('{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"tool not found"}}');
-    expect(rpcErrorCodeIn(json, 'application/json', 3)).toBe(-32602);
-    expect(rpcErrorCodeIn(json, 'application/json', 4)).toBeUndefined();
-    const sse = Buffer.from(
-      'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n' +
-        'event: message\ndata: {"jsonrpc":"2.0","id":"a","error":{"code":-32000,"message":"boom"}}\n\n',
-    );
-    expect(rpcErrorCodeIn(sse, 'text/event-stream', 'a')).toBe(-32000);
-    const ok = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"isError":true}}');
-    expect(rpcErrorCodeIn(ok, 'application/json; charset=utf-8', 3)).toBeUndefined();
-    expect(rpcErrorCodeIn(Buffer.from('{cut'), 'application/json', 3)).toBeUndefined();
-  });
+const summary = (over: Partial<ExchangeSummary> = {}): ExchangeSummary => ({
+  httpMethod: 'POST',
+  path: '/mcp',
+  status: 200,
+  started: 1000,
+  ended: 1012,
+  identity: alice,
+  clientAddress: '10.1.2.3',
+  userAgent: 'ua/1',
+  transport: 'streamable-http',
+  responseBytes: 36,
+  record: {},
+  ...over,
 });
 
-describe('audit middleware', () => {
-  it('appends one event per request to a 0600 file, with request data cut at maxDataSize', async () => {
+describe('auditor', () => {
+  it('appends one event per exchange to a 0600 file, with request data cut at maxDataSize', async () => {
     const logFile = join(dir, 'audit.log');
     await writeFile(logFile, '{"earlier":"line"}\n', { mode: 0o600 });
-    const auditor = await createAuditor(settings({ logFile, includeRequestData: true, maxDataSize: 20 }), {
-      transport: 'streamable-http',
-    });
-    const server = await serve(auditor.middleware, async (r) => {
-      await r.readBody();
-      r.annotations.method = 'tools/call';
-      r.annotations.target = 'weather';
-      r.annotations.id = 7;
-      r.res.setHeader('mcp-session-id', 'sess-1');
-      r.res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end('{"jsonrpc":"2.0","id":7,"result":{}}');
-    });
+    const auditor = await createAuditor(settings({ logFile, includeRequestData: true, maxDataSize: 20 }));
     const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'weather' } });
-    const res = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'ua/1',
-        authorization: 'Bearer SECRET-TOKEN',
-      },
-      body,
-    });
-    await res.text();
-    await server.close();
+    auditor.onExchange(
+      summary({
+        requestBody: Buffer.from(body),
+        record: { method: 'tools/call', target: 'weather', id: 7, sessionId: 'sess-1' },
+      }),
+    );
     await auditor.close();
     const lines = (await readFile(logFile, 'utf8')).trim().split('\n');
     expect(lines[0]).toBe('{"earlier":"line"}');
@@ -180,6 +134,7 @@ describe('audit middleware', () => {
       target: { endpoint: '/mcp', method: 'tools/call', name: 'weather', type: 'tool' },
       metadata: {
         extra: {
+          duration_ms: 12,
           transport: 'http',
           http_status: 200,
           session_id: 'sess-1',
@@ -189,24 +144,37 @@ describe('audit middleware', () => {
       },
       data: { request: `${body.slice(0, 20)}…[truncated ${body.length - 20} characters]` },
     });
-    expect(lines[1]).not.toContain('SECRET-TOKEN');
     expect((await stat(logFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('reports an error answer as an application error and logs the answer when asked', async () => {
+    const sink = new PassThrough();
+    const lines: string[] = [];
+    sink.on('data', (d: Buffer) => lines.push(...d.toString('utf8').trim().split('\n')));
+    const quiet = await createAuditor(settings({ detectApplicationErrors: false }), { sink });
+    expect(quiet.wantsResponses).toBe(false);
+    const auditor = await createAuditor(settings({ includeResponseData: true, maxDataSize: 30 }), { sink });
+    expect(auditor.wantsResponses).toBe(true);
+    const record: ExchangeRecord = { method: 'tools/call', id: 3 };
+    recordResponse(record, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'tool not found' } });
+    auditor.onExchange(summary({ record }));
+    await new Promise((r) => setImmediate(r));
+    const event = JSON.parse(lines[0] as string) as AuditEvent;
+    const answer = JSON.stringify(record.response);
+    expect(event).toMatchObject({
+      outcome: 'application_error',
+      metadata: { extra: { jsonrpc_error_code: -32602 } },
+      data: { response: `${answer.slice(0, 30)}…[truncated ${answer.length - 30} characters]` },
+    });
   });
 
   it('creates a new log file with mode 0600 and honours event type filters', async () => {
     const logFile = join(dir, 'new.log');
     const auditor = await createAuditor(
       settings({ logFile, excludeEventTypes: new Set(['sse_connection']) }),
-      {
-        transport: 'sse',
-      },
     );
-    const server = await serve(auditor.middleware, (r) => {
-      r.res.writeHead(r.req.method === 'GET' ? 200 : 404).end();
-    });
-    await (await fetch(`${server.url}/sse`)).text();
-    await (await fetch(`${server.url}/other`, { method: 'DELETE' })).text();
-    await server.close();
+    auditor.onExchange(summary({ httpMethod: 'GET', path: '/sse', transport: 'sse' }));
+    auditor.onExchange(summary({ httpMethod: 'DELETE', path: '/other', status: 404, transport: 'sse' }));
     await auditor.close();
     const events = (await readFile(logFile, 'utf8'))
       .trim()
@@ -220,7 +188,7 @@ describe('audit middleware', () => {
 
   it('refuses a log file it cannot open, naming it', async () => {
     await expect(
-      createAuditor(settings({ logFile: join(dir, 'no', 'such', 'dir', 'a.log') }), { transport: 'sse' }),
+      createAuditor(settings({ logFile: join(dir, 'no', 'such', 'dir', 'a.log') })),
     ).rejects.toThrow(/audit config logFile: cannot open .*a\.log for appending/);
   });
 });

@@ -6,9 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditEventType } from './config.js';
-import type { ExchangeRecord } from '../mcp/exchange.js';
-import type { Identity } from '../mcp/identity.js';
-import type { JsonRpcId } from '../mcp/jsonrpc.js';
+import type { ExchangeRecord, ExchangeSummary } from '../mcp/exchange.js';
 
 export type Outcome = 'success' | 'denied' | 'failure' | 'error' | 'application_error';
 
@@ -73,35 +71,24 @@ export function outcomeOf(
   return 'success';
 }
 
-export interface EventFacts {
+export interface EventFacts extends ExchangeSummary {
   type: AuditEventType;
   component: string;
-  started: number;
-  ended: number;
-  status: number;
-  path: string;
-  identity: Identity;
-  clientAddress: string;
-  userAgent?: string;
-  sessionId?: string;
-  transport: 'http' | 'sse';
-  annotations: ExchangeRecord;
   detectApplicationErrors: boolean;
-  responseBytes: number;
   requestData?: unknown;
   responseData?: string;
 }
 
 export function buildEvent(facts: EventFacts): AuditEvent {
-  const { annotations, identity } = facts;
+  const { record: annotations, identity } = facts;
   const now = new Date(facts.ended).toISOString();
   const extra: Record<string, unknown> = {
     duration_ms: facts.ended - facts.started,
-    transport: facts.transport,
+    transport: facts.transport === 'sse' ? 'sse' : 'http',
     http_status: facts.status,
     response_size_bytes: facts.responseBytes,
   };
-  if (facts.sessionId !== undefined) extra.session_id = facts.sessionId;
+  if (annotations.sessionId !== undefined) extra.session_id = annotations.sessionId;
   if (annotations.id !== undefined) extra.request_id = annotations.id;
   if (annotations.deniedBy !== undefined) extra.denied_by = annotations.deniedBy;
   if (annotations.rpcErrorCode !== undefined) extra.jsonrpc_error_code = annotations.rpcErrorCode;
@@ -148,45 +135,4 @@ export function buildEvent(facts: EventFacts): AuditEvent {
 
 function stringClaim(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/**
- * The JSON-RPC error code of the answer to request `id`, read from the response body (JSON, or
- * the events of an SSE stream); undefined when the answer is a result or cannot be seen.
- */
-export function rpcErrorCodeIn(
-  body: Buffer,
-  contentType: string | undefined,
-  id: JsonRpcId | undefined,
-): number | undefined {
-  if (id === undefined || body.length === 0) return undefined;
-  // Sniff when the type is unknown: a JSON body starts with `{`.
-  const type = (
-    contentType ?? (body.subarray(0, 1).toString() === '{' ? 'application/json' : 'text/event-stream')
-  ).toLowerCase();
-  const texts = type.startsWith('text/event-stream')
-    ? body
-        .toString('utf8')
-        .split(/\r?\n\r?\n/)
-        .map((event) =>
-          event
-            .split(/\r?\n/)
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n'),
-        )
-    : type.startsWith('application/json')
-      ? [body.toString('utf8')]
-      : [];
-  for (const text of texts) {
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      continue;
-    }
-    const m = message as { id?: unknown; error?: { code?: unknown } } | null;
-    if (m && m.id === id && typeof m.error?.code === 'number') return m.error.code;
-  }
-  return undefined;
 }

@@ -17,6 +17,8 @@ export interface ExchangeRecord {
   deniedBy?: string;
   /** JSON-RPC error code of the final answer, when it was an error. */
   rpcErrorCode?: number;
+  /** The client-facing session the exchange belongs to, once a transport knows it. */
+  sessionId?: string;
   /** The final response to the client's request, when an observer asked for responses. */
   response?: JsonRpcResponse;
 }
@@ -47,7 +49,6 @@ export interface ExchangeSummary {
   identity: Identity;
   clientAddress: string;
   userAgent?: string;
-  sessionId?: string;
   transport: ClientTransportKind;
   /** Bytes of the answer's body. */
   responseBytes: number;

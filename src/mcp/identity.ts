@@ -14,4 +14,3 @@ export interface Identity {
   /** The validated bearer token; only for token exchange. Never logged, never forwarded upstream. */
   token?: string;
 }
-

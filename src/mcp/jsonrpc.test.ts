@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { recordMessage, type ExchangeRecord } from './exchange.js';
-import { InvalidMessage, isNotification, isRequest, isResponse, messageTarget, parseJsonRpc } from './jsonrpc.js';
+import {
+  InvalidMessage,
+  isNotification,
+  isRequest,
+  isResponse,
+  messageTarget,
+  parseJsonRpc,
+} from './jsonrpc.js';
 
 function rejection(body: string): InvalidMessage {
   try {

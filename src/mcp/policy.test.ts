@@ -3,7 +3,11 @@ import { localContext } from '../../test/support/message-context.js';
 import type { JsonRpcRequest } from './jsonrpc.js';
 import {
   ALLOW,
-  runClientPolicies, runServerPolicies, inspectsResponses, type MessagePolicy } from './policy.js';
+  runClientPolicies,
+  runServerPolicies,
+  inspectsResponses,
+  type MessagePolicy,
+} from './policy.js';
 
 const ctx = localContext;
 const request: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -47,7 +51,11 @@ describe('policy chains', () => {
     const trail: string[] = [];
     const deny: MessagePolicy = {
       name: 'deny',
-      onClientMessage: () => ({ action: 'deny', reason: 'forbidden', error: { code: -32600, message: 'no' } }),
+      onClientMessage: () => ({
+        action: 'deny',
+        reason: 'forbidden',
+        error: { code: -32600, message: 'no' },
+      }),
     };
     const verdict = await runClientPolicies([deny, tagging('after', trail)], request, ctx);
     expect(verdict).toEqual({

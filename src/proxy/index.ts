@@ -1,22 +1,25 @@
 /**
- * Starts the proxy for one workload: the HTTP edge on `config.host:config.port`, the policies the
- * RunConfig asks for, a session store, and the transport handler for the backend (the HTTP
- * forwarder for streamable-HTTP/SSE servers and remote URLs, the stdio bridge for stdio servers).
+ * Starts the proxy for one workload from its RunConfig alone: the chain the RunConfig asks for
+ * (authentication, policies, audit, outbound credentials: see chain.ts), a session store, the
+ * transport handler for the backend (the HTTP forwarder for streamable-HTTP/SSE servers and remote
+ * URLs, the stdio bridge for stdio servers) and the HTTP edge on `config.host:config.port`. The
+ * CLI's supervisor, `moat proxy` in a Kubernetes pod and the tests all start it this way.
  */
 import type { Logger } from 'pino';
+import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
+import type { UpstreamAuth } from '../auth/outbound/types.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { clientPath, clientTransport, proxyReadTimeoutMs, sessionTtlMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
-import { parseDuration } from '../util/duration.js';
-import { usageError } from '../util/errors.js';
+import type { MessagePolicy } from '../mcp/policy.js';
+import type { SecretsProvider } from '../secrets/types.js';
 import { log } from '../util/log.js';
-import { createEdge, type EdgeRoute, type HealthReport } from './edge/server.js';
-import { buildPolicies } from './pipeline/build.js';
-import { createSessionStore, sessionTtlMs } from './sessions/index.js';
+import { buildChain } from './chain.js';
+import { createEdge, type HealthReport } from './edge/server.js';
+import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/bridge/index.js';
 import { createHttpForwarder } from './transports/http/forwarder.js';
-import type { BackendSpec, EdgeMiddleware, SessionStore, TransportHandler } from './types.js';
-import type { UpstreamAuth } from '../auth/outbound/types.js';
-import type { MessagePolicy } from '../mcp/policy.js';
+import type { BackendSpec, SessionStore, TransportHandler } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
 
@@ -26,7 +29,7 @@ export type StdioBackend = Extract<BackendSpec, { kind: 'stdio' }>;
 /** What every transport handler is built from. */
 export interface TransportOptions {
   config: RunConfig;
-  /** The full message policy chain (from the RunConfig, then the caller's extra ones). */
+  /** The message policies, in client-message order (see chain.ts). */
   policies: readonly MessagePolicy[];
   sessions: SessionStore;
   sessionTtlMs: number;
@@ -37,14 +40,14 @@ export interface TransportOptions {
 
 export interface ProxyOptions {
   logger?: Logger;
-  /** Edge middlewares (authentication, audit, ...), outermost first. */
-  middlewares?: EdgeMiddleware[];
-  /** Policies run after the ones the RunConfig asks for. */
-  policies?: MessagePolicy[];
-  /** Outbound credentials for HTTP backends. */
+  /** Secrets provider for the RunConfig's secret references (opened on first use when absent). */
+  secrets?: () => Promise<SecretsProvider>;
+  /** May an OAuth login to a remote server start now (a terminal in the foreground)? */
+  interactiveAuth?: boolean;
+  /** Outbound OAuth state changes (e.g. the remote needs a new login). */
+  onAuthStatus?: (status: RemoteAuthStatus) => void;
+  /** Outbound credentials to use instead of the ones the RunConfig configures (tests). */
   upstreamAuth?: UpstreamAuth;
-  /** Extra handlers outside the middleware chain (e.g. /.well-known/oauth-protected-resource). */
-  routes?: EdgeRoute[];
   /** Keep-alive comment interval on idle SSE streams (default 25 s). */
   keepAliveMs?: number;
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
@@ -54,28 +57,13 @@ export interface ProxyOptions {
 export interface RunningProxy {
   /** Base URL of the listener, e.g. http://127.0.0.1:43123 (no path). */
   url: string;
+  /** The URL MCP clients use: the base URL and the MCP endpoint path (`/mcp`, `/sse`, a remote's path). */
+  endpoint: string;
   port: number;
   close(): Promise<void>;
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 25_000;
-
-function readTimeoutMs(config: RunConfig): number {
-  if (config.proxy_read_timeout === undefined) return DEFAULTS.proxyReadTimeoutMs;
-  const ms = parseDuration(config.proxy_read_timeout);
-  if (ms === undefined || ms <= 0) {
-    throw usageError(
-      `proxy_read_timeout "${config.proxy_read_timeout}" is not a positive duration (e.g. 30s)`,
-    );
-  }
-  return ms;
-}
-
-/** The client-facing transport this proxy speaks, for /health. */
-function clientTransport(config: RunConfig, backend: BackendSpec): string {
-  if (backend.kind === 'http') return backend.transport;
-  return config.proxy_mode ?? DEFAULTS.proxyMode;
-}
 
 export async function startProxy(
   config: RunConfig,
@@ -83,31 +71,44 @@ export async function startProxy(
   options: ProxyOptions = {},
 ): Promise<RunningProxy> {
   const logger = options.logger ?? log();
-  const readTimeout = readTimeoutMs(config);
+  const readTimeout = proxyReadTimeoutMs(config);
   const ttl = sessionTtlMs(config);
-  const policies = [...buildPolicies(config), ...(options.policies ?? [])];
-  const sessions = options.sessions ?? (await createSessionStore(config, { logger }));
-  const transportOptions: TransportOptions = {
-    config,
-    policies,
-    sessions,
-    sessionTtlMs: ttl,
-    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+  const chain = await buildChain(config, {
     logger,
+    remote: backend.kind === 'http' && backend.remote && options.upstreamAuth === undefined,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.interactiveAuth === undefined ? {} : { interactiveAuth: options.interactiveAuth }),
+    ...(options.onAuthStatus ? { onAuthStatus: options.onAuthStatus } : {}),
+  });
+  const owned: Array<() => Promise<void>> = [() => chain.close()];
+  const closeOwned = async () => {
+    for (const close of owned.reverse()) await close();
   };
   let handler: TransportHandler & { backendHealth?(): Promise<HealthReport['backend']> };
   try {
+    const sessions = options.sessions ?? (await createSessionStore(config, { logger }));
+    if (!options.sessions) owned.push(() => sessions.close());
+    const transportOptions: TransportOptions = {
+      config,
+      policies: chain.policies,
+      sessions,
+      sessionTtlMs: ttl,
+      keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+      logger,
+    };
+    const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =
       backend.kind === 'http'
-        ? createHttpForwarder(backend, { ...transportOptions, upstreamAuth: options.upstreamAuth })
+        ? createHttpForwarder(backend, { ...transportOptions, upstreamAuth })
         : await createStdioBridge(backend, transportOptions);
   } catch (err) {
-    if (!options.sessions) await sessions.close();
+    await closeOwned();
     throw err;
   }
+  owned.push(() => handler.close());
 
   const started = Date.now();
-  const transport = clientTransport(config, backend);
+  const transport = clientTransport(config);
   const edge = createEdge({
     host: config.host,
     port: config.port,
@@ -117,8 +118,10 @@ export async function startProxy(
     trustProxyHeaders: config.trust_proxy_headers === true,
     strictProtocolValidation: config.strict_protocol_validation === true,
     stateless: config.stateless === true,
-    middlewares: options.middlewares ?? [],
-    routes: options.routes ?? [],
+    middlewares: chain.middlewares,
+    observers: chain.observers,
+    transport,
+    routes: chain.routes,
     handler,
     logger,
     health: async () => {
@@ -137,19 +140,19 @@ export async function startProxy(
   try {
     port = await edge.listen();
   } catch (err) {
-    await handler.close();
-    if (!options.sessions) await sessions.close();
+    await closeOwned();
     throw err;
   }
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  logger.info({ url: `http://${host}:${port}`, transport, workload: config.name }, 'proxy listening');
+  const url = `http://${host}:${port}`;
+  logger.info({ url, transport, workload: config.name }, 'proxy listening');
   return {
-    url: `http://${host}:${port}`,
+    url,
+    endpoint: `${url}${clientPath(config)}`,
     port,
     close: async () => {
       await edge.close();
-      await handler.close();
-      if (!options.sessions) await sessions.close();
+      await closeOwned();
     },
   };
 }

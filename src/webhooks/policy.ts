@@ -56,7 +56,8 @@ export function createValidatingPolicy(hooks: readonly WebhookClient[]): Message
       for (const hook of hooks) {
         try {
           const answer = await hook.call(reviewRequest(message, ctx));
-          if (!answer.allowed) return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
+          if (!answer.allowed)
+            return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
         } catch (err) {
           if (err instanceof WebhookCallError && err.status === 422) {
             return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, undefined));
@@ -86,7 +87,8 @@ export function createMutatingPolicy(hooks: readonly WebhookClient[]): MessagePo
         const review = reviewRequest(current, ctx);
         try {
           const answer = await hook.call(review);
-          if (!answer.allowed) return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
+          if (!answer.allowed)
+            return deny('forbidden', WEBHOOK_DENIED_CODE, denialText(hook.name, answer.message));
           if (answer.patch !== undefined && answer.patch !== null) {
             if (answer.patch_type !== undefined && answer.patch_type !== 'json_patch') {
               throw new PatchError(`unsupported patch_type ${JSON.stringify(answer.patch_type)}`);
@@ -99,7 +101,11 @@ export function createMutatingPolicy(hooks: readonly WebhookClient[]): MessagePo
           }
           logFailure(hook, err);
           if (hook.failurePolicy === 'fail') {
-            return deny('policy-error', RPC.internalError, `Webhook error: mutating webhook "${hook.name}" failed`);
+            return deny(
+              'policy-error',
+              RPC.internalError,
+              `Webhook error: mutating webhook "${hook.name}" failed`,
+            );
           }
         }
       }

@@ -3,21 +3,15 @@
  * spec builder and the proxy. Gathered here so the supervisor reads as a lifecycle, not as
  * wiring.
  */
-import type { RemoteAuthStatus } from '../auth/outbound/index.js';
+import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
 import type { RunConfig } from '../config/runconfig.js';
-import type { RunningProxy as ListeningProxy } from '../proxy/index.js';
+import type { RunningProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
 import { connectRuntime } from '../runtime/connect.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 
-/** A listening proxy for one workload. */
-export interface RunningProxy {
-  /** The URL MCP clients use (the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp). */
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
+export type { RunningProxy } from '../proxy/index.js';
 
 export interface Platform {
   connectRuntime(): Promise<ContainerRuntime>;
@@ -31,63 +25,16 @@ export interface ProxyHooks {
   onAuthStatus?: (status: RemoteAuthStatus) => void;
 }
 
-/**
- * The endpoint clients use: `/mcp` for streamable HTTP, `/sse` for the legacy SSE transport;
- * a remote workload keeps the remote URL's path (the proxy forwards every path there).
- */
-export function clientUrl(config: RunConfig, base: string): string {
-  if (config.remote_url) {
-    const path = new URL(config.remote_url).pathname;
-    return `${base}${path === '/' ? '/mcp' : path}`;
-  }
-  const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
-  return `${base}${mode === 'sse' ? '/sse' : '/mcp'}`;
-}
-
 export const platform: Platform = {
   connectRuntime: () => connectRuntime(),
   containerSpec: (config, env) => buildContainerSpec(config, env),
   startProxy: async (config, backend, hooks = {}) => {
     // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.
-    const [{ startProxy }, { createInboundSecurity }] = await Promise.all([
-      import('../proxy/index.js'),
-      import('../proxy/security.js'),
-    ]);
-    const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
-    const security = await createInboundSecurity(config, {
-      mcpPath: new URL(clientUrl(config, 'http://proxy')).pathname,
-      transport: mode === 'sse' ? 'sse' : 'streamable-http',
+    const { startProxy } = await import('../proxy/index.js');
+    return startProxy(config, backend, {
+      // A detached supervisor never opens a browser (moat run logged in before detaching).
+      interactiveAuth: process.env.MOAT_DETACHED !== '1',
+      ...(hooks.onAuthStatus ? { onAuthStatus: hooks.onAuthStatus } : {}),
     });
-    let proxy: ListeningProxy;
-    try {
-      // Credentials for a remote server; a detached supervisor never opens a browser (moat run logged in).
-      // Outbound auth (openid-client) is loaded only for a remote server: local ones never use it.
-      const upstreamAuth =
-        backend.kind === 'http' && backend.remote
-          ? await (
-              await import('../auth/outbound/workload.js')
-            ).workloadUpstreamAuth(config, {
-              interactive: process.env.MOAT_DETACHED !== '1',
-              onStatus: hooks.onAuthStatus,
-            })
-          : undefined;
-      proxy = await startProxy(config, backend, {
-        middlewares: security.middlewares,
-        policies: security.policies,
-        routes: security.routes,
-        upstreamAuth,
-      });
-    } catch (err) {
-      await security.close();
-      throw err;
-    }
-    return {
-      url: clientUrl(config, proxy.url),
-      port: proxy.port,
-      close: async () => {
-        await proxy.close();
-        await security.close();
-      },
-    };
   },
 };

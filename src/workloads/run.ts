@@ -16,7 +16,7 @@ import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
 import { configuresInboundAuth } from '../auth/inbound/settings.js';
-import { isLoopbackHost } from '../proxy/edge/origin.js';
+import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
 import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
 import { collectMounts } from '../runtime/permissions.js';

@@ -126,10 +126,10 @@ async function superviseRemote(
   });
   try {
     const context = `proxying to ${config.remote_url}`;
-    await record({ status: 'running', context, url: proxy.url, port: proxy.port });
-    log().info({ workload: config.name, url: proxy.url, remote: config.remote_url }, 'workload running');
-    options.onReady?.(proxy.url);
-    await watchRemote(new URL('/health', proxy.url).href, record, context, options.signal);
+    await record({ status: 'running', context, url: proxy.endpoint, port: proxy.port });
+    log().info({ workload: config.name, url: proxy.endpoint, remote: config.remote_url }, 'workload running');
+    options.onReady?.(proxy.endpoint);
+    await watchRemote(new URL('/health', proxy.endpoint).href, record, context, options.signal);
     await record({ status: 'stopping', context: 'stopping on request' });
   } finally {
     await proxy.close();
@@ -248,14 +248,23 @@ async function superviseContainer(
         proxy = await Promise.race([startingProxy, exited.then(() => undefined)]);
         if (proxy) {
           startingProxy = undefined;
-          if (!announced) options.onReady?.(proxy.url);
+          if (!announced) options.onReady?.(proxy.endpoint);
           announced = true;
         }
       }
       if (proxy) {
         const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
-        await record({ status: 'running', context, url: proxy.url, port: proxy.port, restarts: attempt });
-        log().info({ workload: config.name, url: proxy.url, container: containerId }, 'workload running');
+        await record({
+          status: 'running',
+          context,
+          url: proxy.endpoint,
+          port: proxy.port,
+          restarts: attempt,
+        });
+        log().info(
+          { workload: config.name, url: proxy.endpoint, container: containerId },
+          'workload running',
+        );
       }
 
       const exitCode = await Promise.race([exited, untilAborted(signal).then(() => undefined)]);

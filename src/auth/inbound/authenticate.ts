@@ -1,14 +1,14 @@
 /**
- * The authentication edge middleware: takes the bearer token from the Authorization header (the
- * only place MCP allows it), validates it, and replaces the request's identity. Failures answer
- * 401 (missing or invalid token) or 403 (insufficient scope) with a JSON-RPC error body and an
- * RFC 6750 challenge pointing at the protected-resource metadata; an unreachable identity
- * provider answers 503 (retrying with a new token would not help).
+ * Inbound authentication: takes the Authorization header (the only place MCP allows a token),
+ * validates the bearer token and returns who is calling, or the refusal to answer with: 401
+ * (missing or invalid token) or 403 (insufficient scope) with an RFC 6750 challenge pointing at
+ * the protected-resource metadata, or 503 when the identity provider cannot be reached (retrying
+ * with a new token would not help). The proxy's edge turns a refusal into the HTTP answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { log } from '../../util/log.js';
-import { writeJsonRpcError } from '../../proxy/pipeline/errors.js';
-import { type EdgeMiddleware, type EdgeRequest } from '../../proxy/types.js';
+import type { Identity } from '../../mcp/identity.js';
+import { RPC, type JsonRpcError } from '../../mcp/jsonrpc.js';
 import { IdpHttpClient, IdpUnavailableError } from './idp-http.js';
 import { identityFromClaims } from './identity.js';
 import {
@@ -20,13 +20,18 @@ import {
 } from './resource-metadata.js';
 import type { InboundAuthSettings } from './settings.js';
 import { TokenRejectedError, TokenValidator, type TokenValidatorOptions } from './token-validator.js';
-import { RPC } from '../../mcp/jsonrpc.js';
 
 /** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
 export const MAX_TOKEN_LENGTH = 8 * 1024;
 
+/** Who is calling, or how to refuse the request. */
+export type AuthOutcome =
+  | { identity: Identity }
+  | { refusal: { status: 401 | 403 | 503; error: JsonRpcError; headers: Record<string, string> } };
+
 export interface InboundAuth {
-  middleware: EdgeMiddleware;
+  /** Checks the Authorization header of a request that reached the proxy at `externalBaseUrl`. */
+  authenticate(authorization: string | undefined, externalBaseUrl: string): Promise<AuthOutcome>;
   /** Serves the RFC 9728 metadata at the root and path-inserted well-known URLs (an edge route). */
   route: {
     prefix: string;
@@ -49,57 +54,64 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
   const validator = new TokenValidator(settings, http, options);
   const names = { groupClaimName: settings.groupClaimName, roleClaimName: settings.roleClaimName };
 
-  const refuse = (request: EdgeRequest, status: 401 | 403, challenge: Challenge): void => {
-    const resource = resourceUrl(settings, request.externalBaseUrl, options.mcpPath);
+  const refuse = (externalBaseUrl: string, status: 401 | 403, challenge: Challenge): AuthOutcome => {
+    const resource = resourceUrl(settings, externalBaseUrl, options.mcpPath);
     const message =
       status === 403
         ? `Forbidden: ${challenge.description}`
         : `Unauthorized: ${challenge.description ?? 'a bearer token is required'}`;
-    writeJsonRpcError(
-      request.res,
-      status,
-      {
-        code: RPC.invalidRequest,
-        message,
-        data: { error: challenge.error ?? 'invalid_request', error_description: challenge.description },
+    return {
+      refusal: {
+        status,
+        error: {
+          code: RPC.invalidRequest,
+          message,
+          data: { error: challenge.error ?? 'invalid_request', error_description: challenge.description },
+        },
+        headers: { 'www-authenticate': challengeHeader(resource, settings.scopesSupported, challenge) },
       },
-      null,
-      { 'www-authenticate': challengeHeader(resource, settings.scopesSupported, challenge) },
-    );
+    };
   };
 
-  const middleware: EdgeMiddleware = async (request, next) => {
-    const token = bearerToken(request.req.headers.authorization);
-    if (token.kind === 'missing') return refuse(request, 401, {});
+  const authenticate = async (
+    authorization: string | undefined,
+    externalBaseUrl: string,
+  ): Promise<AuthOutcome> => {
+    const token = bearerToken(authorization);
+    if (token.kind === 'missing') return refuse(externalBaseUrl, 401, {});
     if (token.kind === 'malformed') {
-      return refuse(request, 401, { error: 'invalid_request', description: token.reason });
+      return refuse(externalBaseUrl, 401, { error: 'invalid_request', description: token.reason });
     }
     try {
       const claims = await validator.validate(token.value);
-      request.identity = { ...identityFromClaims(claims, names), token: token.value };
+      return { identity: { ...identityFromClaims(claims, names), token: token.value } };
     } catch (err) {
       if (err instanceof TokenRejectedError) {
-        log().debug({ reason: err.message, client: request.clientAddress }, 'bearer token refused');
+        log().debug({ reason: err.message }, 'bearer token refused');
         if (err.kind === 'insufficient_scope') {
-          return refuse(request, 403, { error: 'insufficient_scope', description: err.message });
+          return refuse(externalBaseUrl, 403, { error: 'insufficient_scope', description: err.message });
         }
-        return refuse(request, 401, { error: 'invalid_token', description: err.message });
+        return refuse(externalBaseUrl, 401, { error: 'invalid_token', description: err.message });
       }
       if (err instanceof IdpUnavailableError) {
         log().error({ reason: err.message }, 'cannot validate bearer tokens: identity provider unavailable');
-        writeJsonRpcError(request.res, 503, {
-          code: RPC.serverError,
-          message: 'Authentication is temporarily unavailable: the identity provider cannot be reached',
-        });
-        return;
+        return {
+          refusal: {
+            status: 503,
+            error: {
+              code: RPC.serverError,
+              message: 'Authentication is temporarily unavailable: the identity provider cannot be reached',
+            },
+            headers: {},
+          },
+        };
       }
       throw err;
     }
-    await next();
   };
 
   return {
-    middleware,
+    authenticate,
     route: {
       prefix: PRM_PATH,
       handle(req, res, externalBaseUrl) {

@@ -8,16 +8,12 @@
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '../inbound/private-address.js';
 import { runtimeError } from '../../util/errors.js';
+import { isLoopbackHost } from '../../util/net.js';
 
 const LINK_LOCAL = /^(169\.254\.|fe[89ab][0-9a-f]:)/i;
 
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  return bare === 'localhost' || bare === '::1' || /^127\./.test(bare);
 }
 
 function isPrivateHost(host: string): boolean {

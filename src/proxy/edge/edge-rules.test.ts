@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { externalBaseUrl } from './external-url.js';
-import { canonicalOrigin, isLoopbackHost, originAllowed, originAllowlist } from './origin.js';
+import { isLoopbackHost } from '../../util/net.js';
+import { canonicalOrigin, originAllowed, originAllowlist } from './origin.js';
 import {
   checkMirroredHeaders,
   checkProtocolVersion,

@@ -3,18 +3,7 @@
  * without an Origin (non-browser clients) pass. A loopback bind without a configured list gets
  * the loopback origins of its own port; a non-loopback bind without one has no check.
  */
-import { isIP } from 'node:net';
-
-/** True for localhost, 127.0.0.0/8 (also IPv4-mapped) and ::1. */
-export function isLoopbackHost(host: string): boolean {
-  // IPv4-mapped IPv6 (::ffff:127.0.0.1) is the IPv4 address.
-  const h = host
-    .replace(/^\[|\]$/g, '')
-    .toLowerCase()
-    .replace(/^::ffff:(?=\d+\.)/, '');
-  if (h === 'localhost' || h === '::1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
-}
+import { isLoopbackHost } from '../../util/net.js';
 
 /** Lowercased `scheme://host[:port]` (default ports dropped, IPv6 bracketed); undefined if not an origin. */
 export function canonicalOrigin(origin: string): string | undefined {

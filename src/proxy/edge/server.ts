@@ -11,7 +11,18 @@ import { errorMessage, isMoatError } from '../../util/errors.js';
 import { ProxyRejection, reject, writeJsonRpcError, writeRejection } from '../pipeline/errors.js';
 import { readMessage } from '../pipeline/message.js';
 import { type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
+import { finished } from 'node:stream/promises';
+import {
+  recordMessage,
+  recordResponse,
+  type ExchangeObserver,
+  type ExchangeRecord,
+  type ExchangeSummary,
+} from '../../mcp/exchange.js';
+import { tryParseJsonRpc } from '../../mcp/jsonrpc.js';
+import type { ClientTransportKind } from '../../mcp/policy.js';
 import { checkContentLength, readBody } from './body.js';
+import { meterBody } from './meter.js';
 import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
 import { localIdentity } from './identity.js';
@@ -49,6 +60,10 @@ export interface EdgeOptions {
   strictProtocolValidation: boolean;
   stateless: boolean;
   middlewares: readonly EdgeMiddleware[];
+  /** Told about every exchange that reached the middlewares, once its answer has ended. */
+  observers: readonly ExchangeObserver[];
+  /** The client-facing transport, for observers. */
+  transport: ClientTransportKind;
   routes: readonly EdgeRoute[];
   health(): Promise<HealthReport>;
   handler: TransportHandler;
@@ -82,6 +97,25 @@ function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
   const essence = value.split(';')[0]?.trim().toLowerCase();
   return essence === 'application/json';
+}
+
+/**
+ * The exchange record as observers get it: the session from the transport, or else from the
+ * request; the message named even when nothing parsed it (no policy configured).
+ */
+function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): ExchangeRecord {
+  const record = request.annotations;
+  if (record.method === undefined && requestBody !== undefined && request.req.method === 'POST') {
+    const message = tryParseJsonRpc(requestBody.toString('utf8'));
+    if (message) recordMessage(record, message);
+  }
+  if (record.sessionId === undefined) {
+    const header = request.req.headers['mcp-session-id'];
+    const query = new URL(request.req.url ?? '/', 'http://x').searchParams;
+    const id = typeof header === 'string' ? header : (query.get('sessionId') ?? query.get('session_id'));
+    if (id) record.sessionId = id;
+  }
+  return record;
 }
 
 export function createEdge(options: EdgeOptions): Edge {
@@ -126,7 +160,7 @@ export function createEdge(options: EdgeOptions): Edge {
       await handler.handle(request);
     } catch (err) {
       if (!(err instanceof ProxyRejection)) throw err;
-      request.annotations.rpcErrorCode = err.rpcError.code;
+      recordResponse(request.annotations, { jsonrpc: '2.0', id: err.id, error: err.rpcError });
       refuse(request.req, request.res, err);
     }
   }
@@ -179,7 +213,38 @@ export function createEdge(options: EdgeOptions): Edge {
       readBody: () => (body ??= readBody(req, options.maxBodyBytes, options.readTimeoutMs)),
       annotations: {},
     };
-    await runChain(request, 0);
+    if (options.observers.length === 0) return runChain(request, 0);
+    const started = Date.now();
+    const responseBytes = meterBody(res);
+    let failed = false;
+    try {
+      await runChain(request, 0);
+      if (!res.writableFinished) await finished(res).catch(() => undefined);
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      const requestBody = body && (await body.catch(() => undefined));
+      report({
+        httpMethod: req.method ?? 'GET',
+        path,
+        // A failure that escapes is answered with 500 by the caller, after this report.
+        status: failed && !res.headersSent ? 500 : res.statusCode,
+        started,
+        ended: Date.now(),
+        identity: request.identity,
+        clientAddress: request.clientAddress,
+        ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
+        transport: options.transport,
+        responseBytes: responseBytes(),
+        ...(requestBody ? { requestBody } : {}),
+        record: completeRecord(request, requestBody),
+      });
+    }
+  }
+
+  function report(summary: ExchangeSummary): void {
+    for (const observer of options.observers) observer.onExchange(summary);
   }
 
   const server = createServer((req, res) => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { buildPolicies } from './build.js';
 import { createToolFilter } from './tool-filter.js';
 import { localContext } from '../../../test/support/message-context.js';
 import type { JsonRpcRequest } from '../../mcp/jsonrpc.js';
@@ -34,8 +33,6 @@ describe('tool filter and override', () => {
   it('is absent when nothing is configured', () => {
     expect(createToolFilter(undefined, undefined)).toBeUndefined();
     expect(createToolFilter([], {})).toBeUndefined();
-    expect(buildPolicies({})).toEqual([]);
-    expect(buildPolicies({ tools_filter: ['a'] }).map((p) => p.name)).toEqual(['tool-filter']);
   });
 
   it('filters, renames and re-describes list results, keeping other fields', async () => {

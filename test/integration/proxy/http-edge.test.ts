@@ -4,6 +4,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEdge } from '../../../src/proxy/edge/server.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
@@ -287,31 +288,43 @@ describe('routes', () => {
   });
 
   it('serves extra routes outside the middleware chain', async () => {
-    const withRoute = await startProxy(
-      testConfig(),
-      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-      {
-        logger: memoryLogger().logger,
-        routes: [
-          {
-            prefix: '/.well-known/oauth-protected-resource',
-            handle: (_req, res, base) => {
-              res.writeHead(200, { 'content-type': 'application/json' });
-              res.end(JSON.stringify({ resource: `${base}/mcp` }));
-            },
+    const edge = createEdge({
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: 1024,
+      readTimeoutMs: 5000,
+      trustProxyHeaders: false,
+      strictProtocolValidation: false,
+      stateless: false,
+      routes: [
+        {
+          prefix: '/.well-known/oauth-protected-resource',
+          handle: (_req, res, base) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ resource: `${base}/mcp` }));
           },
-        ],
-        middlewares: [
-          async (request) => {
-            request.res.writeHead(401).end();
-            await Promise.resolve();
-          },
-        ],
-      },
-    );
-    proxies.push(withRoute);
-    const prm = await fetch(`${withRoute.url}/.well-known/oauth-protected-resource/mcp`);
-    expect(await prm.json()).toEqual({ resource: `${withRoute.url}/mcp` });
-    expect((await post(`${withRoute.url}/mcp`, INIT_BODY)).status).toBe(401);
+        },
+      ],
+      middlewares: [
+        async (request) => {
+          request.res.writeHead(401).end();
+          await Promise.resolve();
+        },
+      ],
+      observers: [],
+      transport: 'streamable-http',
+      handler: { handle: () => Promise.reject(new Error('not reached')), close: () => Promise.resolve() },
+      health: () => Promise.reject(new Error('not asked')),
+      logger: memoryLogger().logger,
+    });
+    const port = await edge.listen();
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      const prm = await fetch(`${base}/.well-known/oauth-protected-resource/mcp`);
+      expect(await prm.json()).toEqual({ resource: `${base}/mcp` });
+      expect((await post(`${base}/mcp`, INIT_BODY)).status).toBe(401);
+    } finally {
+      await edge.close();
+    }
   });
 });

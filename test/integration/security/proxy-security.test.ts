@@ -12,8 +12,8 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
+import { buildChain } from '../../../src/proxy/chain.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
-import { createInboundSecurity } from '../../../src/proxy/security.js';
 import { EnvironmentSecretsProvider } from '../../../src/secrets/environment.js';
 import {
   startV1SseBackend,
@@ -22,7 +22,6 @@ import {
 } from '../../support/mcp-http-backends.js';
 import { stdioFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
-import { startSecuredProxy, type SecuredProxy } from '../../support/secured-proxy.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
 
 const AUTHZ = {
@@ -42,7 +41,6 @@ const AUTHZ = {
 
 interface Stack {
   backend: HttpBackendServer;
-  secured: SecuredProxy;
   proxy: RunningProxy;
   auditFile: string;
 }
@@ -81,17 +79,16 @@ async function startStack(
     audit_config: { component: 'wx', logFile: auditFile },
     ...overrides,
   });
-  const secured = await startSecuredProxy(
+  const proxy = await startProxy(
     config,
     { kind: 'http', url: backend.url, transport, remote: false },
-    memoryLogger().logger,
-    transport,
+    { logger: memoryLogger().logger },
   );
-  return { backend, secured, proxy: secured.proxy, auditFile };
+  return { backend, proxy, auditFile };
 }
 
 async function stopStack(s: Stack | undefined): Promise<void> {
-  await s?.secured.close();
+  await s?.proxy.close();
   await s?.backend.close();
 }
 
@@ -353,16 +350,10 @@ describe('opaque tokens through the proxy', () => {
       MOAT_SECRET_INTROSPECTION: idp.introspector.clientSecret,
     });
     const { logger } = memoryLogger();
-    const security = await createInboundSecurity(config, {
-      mcpPath: '/mcp',
-      transport: 'streamable-http',
-      logger,
-      secrets: () => Promise.resolve(secrets),
-    });
     const proxy = await startProxy(
       config,
       { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-      { logger, middlewares: security.middlewares, routes: security.routes },
+      { logger, secrets: () => Promise.resolve(secrets) },
     );
     try {
       const client = await connect(proxy.url, await idp.token('alice', { resource: idp.opaqueResource }));
@@ -383,7 +374,6 @@ describe('opaque tokens through the proxy', () => {
       );
     } finally {
       await proxy.close();
-      await security.close();
       await backend.close();
     }
   });
@@ -470,13 +460,13 @@ describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
       },
       audit_config: { logFile: auditFile },
     });
-    const secured = await startSecuredProxy(
+    const proxy = await startProxy(
       config,
       { kind: 'stdio', connect: () => fixture.connect() },
-      memoryLogger().logger,
+      { logger: memoryLogger().logger },
     );
     try {
-      const client = await connect(secured.proxy.url, await idp.token('alice'));
+      const client = await connect(proxy.url, await idp.token('alice'));
       try {
         expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['test_simple_text']);
         const denied = await client.callTool({ name: 'test_image_content', arguments: {} }).then(
@@ -497,7 +487,7 @@ describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
         metadata: { extra: { http_status: 403, denied_by: 'authz' } },
       });
     } finally {
-      await secured.close();
+      await proxy.close();
       await fixture.stop();
     }
   });
@@ -507,25 +497,19 @@ describe('no authentication configured', () => {
   it('runs every request as the local user and warns on a non-loopback address', async () => {
     const { logger, lines } = memoryLogger();
     const config = testConfig({ host: '0.0.0.0', audit_config: {} });
-    const security = await createInboundSecurity(config, {
-      mcpPath: '/mcp',
-      transport: 'streamable-http',
-      logger,
-    });
+    const security = await buildChain(config, { logger, remote: false });
     try {
-      expect(security.middlewares).toHaveLength(1);
+      expect(security.middlewares).toHaveLength(0);
+      expect(security.observers).toHaveLength(1);
       expect(security.routes).toHaveLength(0);
       expect(lines.join('')).toContain('UNAUTHENTICATED proxy on non-loopback address 0.0.0.0');
     } finally {
       await security.close();
     }
     const quiet = memoryLogger();
-    const loopback = await createInboundSecurity(testConfig(), {
-      mcpPath: '/mcp',
-      transport: 'streamable-http',
-      logger: quiet.logger,
-    });
+    const loopback = await buildChain(testConfig(), { logger: quiet.logger, remote: false });
     expect(loopback.middlewares).toHaveLength(0);
+    expect(loopback.observers).toHaveLength(0);
     expect(quiet.lines.join('')).not.toContain('UNAUTHENTICATED');
     await loopback.close();
   });

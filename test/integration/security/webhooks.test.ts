@@ -11,10 +11,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Webhook } from '../../../src/config/runconfig.js';
-import type { RunningProxy } from '../../../src/proxy/index.js';
+import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
-import { startSecuredProxy, type SecuredProxy } from '../../support/secured-proxy.js';
 
 interface Review {
   version: string;
@@ -80,7 +79,7 @@ let backend: HttpBackendServer;
 let hookA: WebhookServer;
 let hookB: WebhookServer;
 let dir: string;
-let running: SecuredProxy[] = [];
+let running: RunningProxy[] = [];
 
 beforeAll(async () => {
   backend = await startV2StreamableBackend();
@@ -121,13 +120,13 @@ async function proxyWith(webhooks: { validating?: Webhook[]; mutating?: Webhook[
     ...(webhooks.validating ? { validating_webhooks: webhooks.validating } : {}),
     ...(webhooks.mutating ? { mutating_webhooks: webhooks.mutating } : {}),
   });
-  const secured = await startSecuredProxy(
+  const proxy = await startProxy(
     config,
     { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-    memoryLogger().logger,
+    { logger: memoryLogger().logger },
   );
-  running.push(secured);
-  return secured.proxy;
+  running.push(proxy);
+  return proxy;
 }
 
 async function client(proxy: RunningProxy): Promise<Client> {

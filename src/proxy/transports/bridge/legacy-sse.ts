@@ -42,6 +42,7 @@ export class LegacySseEndpoint {
       });
     }
     const session = await this.core.createLegacySession();
+    request.annotations.sessionId = session.id;
     // --endpoint-prefix wins over a (trusted) X-Forwarded-Prefix, which is part of the base URL.
     const base = this.endpointPrefix ? new URL(request.externalBaseUrl).origin : request.externalBaseUrl;
     const endpoint = `${base}${messagesPath(this.endpointPrefix)}?session_id=${session.id}`;

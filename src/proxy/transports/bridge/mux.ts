@@ -23,8 +23,24 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../../util/errors.js';
-import { idKey, isRequest, isResponse, RPC, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import { runServerPolicies, type ClientTransportKind, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
+import {
+  idKey,
+  isRequest,
+  isResponse,
+  RPC,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../mcp/jsonrpc.js';
+import {
+  runServerPolicies,
+  type ClientTransportKind,
+  type MessageContext,
+  type MessagePolicy,
+} from '../../../mcp/policy.js';
 
 /** Where the answer to one client request goes (a POST response, or a legacy SSE stream). */
 export interface RequestSink {

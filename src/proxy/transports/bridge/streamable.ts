@@ -17,7 +17,13 @@ import { type EdgeRequest } from '../../types.js';
 import type { BridgeCore } from './core.js';
 import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { SseStream } from './sse.js';
-import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import {
+  isRequest,
+  RPC,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../mcp/jsonrpc.js';
 import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** Answers one POST request: JSON unless something related must be streamed first. */
@@ -183,6 +189,7 @@ export class StreamableEndpoint {
       );
       headers['mcp-session-id'] = session.id;
       ctx.sessionId = session.id;
+      request.annotations.sessionId = session.id;
     }
     if (this.core.o.policies.length > 0) {
       response = await runServerPolicies(this.core.o.policies, response, approved, ctx);

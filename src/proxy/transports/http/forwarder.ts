@@ -35,7 +35,7 @@ import {
 } from './upstream.js';
 import type { UpstreamAuth } from '../../../auth/outbound/types.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
-import { inspectsResponses, runClientPolicies } from '../../../mcp/policy.js';
+import { inspectsResponses } from '../../../mcp/policy.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -102,8 +102,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   let body: Buffer | undefined;
   let message: JsonRpcMessage | undefined;
   if (method === 'POST') {
-    if (fc.options.policies.length > 0)
-      ({ message, body } = await applyPolicies(fc, request, session?.id));
+    if (fc.options.policies.length > 0) ({ message, body } = await applyPolicies(fc, request, session?.id));
     else body = await request.readBody();
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
@@ -174,6 +173,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   const outHeaders = clientHeaders(upstream.headers, transforms || isSse);
   if (exposedSessionId !== undefined && backendSessionId !== undefined)
     outHeaders['mcp-session-id'] = exposedSessionId;
+  if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
   if (isSse) {
     outHeaders['x-accel-buffering'] = 'no';
     outHeaders['cache-control'] ??= 'no-cache';

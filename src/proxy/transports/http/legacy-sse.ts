@@ -103,6 +103,7 @@ export class LegacySseForwarder {
       if (event.event === 'endpoint' && event.data !== undefined) {
         const minted = await this.#mintSession(request, sseUrl, event.data);
         sessionId = minted.id;
+        request.annotations.sessionId = sessionId;
         this.#streams.set(sessionId, writer);
         if (fc.inspectsResponses) {
           policyRewrite = policyRewriter({

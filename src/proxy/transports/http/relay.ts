@@ -7,7 +7,13 @@ import type { Readable } from 'node:stream';
 import type { SseWriter } from './sse.js';
 import { drained, SseParser, withData, type SseEvent } from './sse.js';
 import { wholeBody, type UpstreamResponse } from './upstream.js';
-import { isResponse, tryParseJsonRpc, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import {
+  isResponse,
+  tryParseJsonRpc,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../mcp/jsonrpc.js';
 import { runServerPolicies, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
 
 type Body = Readable;

@@ -1,0 +1,167 @@
+/**
+ * Everything a RunConfig asks the proxy to enforce, built in one place and in one order. Each
+ * part is present only when configured, and its code (Cedar, jose, openid-client, webhooks' TLS
+ * client, zod schemas) is loaded only then: an unconfigured part costs no memory.
+ *
+ * | stage            | part                                   | when                                  |
+ * |------------------|----------------------------------------|---------------------------------------|
+ * | edge middleware  | authentication (OIDC/JWT, RFC 6750)    | `oidc_config`                         |
+ * | edge route       | RFC 9728 protected-resource metadata   | `oidc_config`                         |
+ * | message policy 1 | response tap (answers for observers)   | an observer wants responses           |
+ * | message policy 2 | tool filter / override                 | `tools_filter`, `tools_override`      |
+ * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
+ * | message policy 4 | validating webhooks                    | `validating_webhooks`                 |
+ * | message policy 5 | authorization (Cedar)                  | `authz_config`, `authz_config_path`   |
+ * | observer         | audit                                  | `audit_config`, `audit_config_path`   |
+ * | upstream         | outbound credentials                   | a remote backend with remote auth     |
+ *
+ * Client messages pass the policies top to bottom, server answers bottom to top. Why this order:
+ * the tool filter first, so a hidden tool looks the same to everyone (not found, whoever asks) and
+ * every later policy sees the server's own tool names (Cedar policies and webhooks are written
+ * against those, on calls and on list answers alike); mutating webhooks before validating ones and
+ * before authorization, so what is validated and authorized is exactly what will be sent;
+ * authorization last, as the final word on the message that leaves. Authentication runs before
+ * every policy, so each sees who is calling; audit observes every exchange that passed the edge's
+ * own checks, refused ones included.
+ */
+import type { Logger } from 'pino';
+import type { UpstreamAuth } from '../auth/outbound/types.js';
+import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
+import { resolveInboundAuth } from '../auth/inbound/settings.js';
+import { SECRET_REF } from '../config/defaults.js';
+import { clientPath } from '../config/derived.js';
+import type { RunConfig } from '../config/runconfig.js';
+import type { ExchangeObserver } from '../mcp/exchange.js';
+import type { MessagePolicy } from '../mcp/policy.js';
+import { openSecretsProvider } from '../secrets/manager.js';
+import { resolveSecretRef } from '../secrets/refs.js';
+import { userSecrets } from '../secrets/scoped.js';
+import type { SecretsProvider } from '../secrets/types.js';
+import { runtimeError } from '../util/errors.js';
+import { log } from '../util/log.js';
+import { isLoopbackHost } from '../util/net.js';
+import { authenticationMiddleware } from './edge/authentication.js';
+import type { EdgeRoute } from './edge/server.js';
+import { responseTap } from './pipeline/response-tap.js';
+import { createToolFilter } from './pipeline/tool-filter.js';
+import type { EdgeMiddleware } from './types.js';
+
+export interface Chain {
+  /** Outermost first. */
+  middlewares: EdgeMiddleware[];
+  /** In client-message order. */
+  policies: MessagePolicy[];
+  observers: ExchangeObserver[];
+  routes: EdgeRoute[];
+  upstreamAuth?: UpstreamAuth;
+  close(): Promise<void>;
+}
+
+export interface ChainOptions {
+  logger?: Logger;
+  /** Secrets provider for secret references (opened on first use when absent). */
+  secrets?: () => Promise<SecretsProvider>;
+  /** The backend is a remote server (outbound credentials apply). */
+  remote: boolean;
+  /** May an OAuth login to the remote start now (a terminal in the foreground)? */
+  interactiveAuth?: boolean;
+  /** Outbound OAuth state changes (e.g. the remote needs a new login). */
+  onAuthStatus?: (status: RemoteAuthStatus) => void;
+}
+
+export async function buildChain(config: RunConfig, options: ChainOptions): Promise<Chain> {
+  const logger = options.logger ?? log();
+  let provider: Promise<SecretsProvider> | undefined;
+  const secrets = () => (provider ??= (options.secrets ?? (() => openSecretsProvider()))());
+  const closers: Array<() => Promise<void>> = [];
+  const chain: Chain = {
+    middlewares: [],
+    policies: [],
+    observers: [],
+    routes: [],
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+
+  try {
+    if (config.audit_config !== undefined || config.audit_config_path !== undefined) {
+      const settings = await (await import('../audit/config.js')).loadAuditSettings(config);
+      if (settings) {
+        const auditor = await (await import('../audit/observer.js')).createAuditor(settings);
+        closers.push(() => auditor.close());
+        chain.observers.push(auditor);
+      }
+    }
+    if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
+
+    const toolFilter = createToolFilter(config.tools_filter, config.tools_override);
+    if (toolFilter) chain.policies.push(toolFilter);
+
+    const webhooks = await loadWebhooks(config, secrets);
+    if (webhooks) {
+      closers.push(() => webhooks.close());
+      chain.policies.push(...webhooks.policies);
+    }
+
+    const authz =
+      config.authz_config !== undefined || config.authz_config_path !== undefined
+        ? await (await import('../authz/index.js')).loadAuthz(config)
+        : undefined;
+    if (authz) chain.policies.push(authz.policy);
+
+    const auth = await resolveInboundAuth(config, {
+      resolveSecret: async (ref) => resolveSecretRef(ref, await secrets(), '--oidc-client-secret'),
+      groupClaimName: authz?.groupClaimName,
+      roleClaimName: authz?.roleClaimName,
+    });
+    if (auth) {
+      const { createInboundAuth } = await import('../auth/inbound/authenticate.js');
+      const inbound = createInboundAuth(auth, { mcpPath: clientPath(config) });
+      closers.push(() => inbound.close());
+      chain.middlewares.push(authenticationMiddleware(inbound));
+      chain.routes.push(inbound.route);
+      if (!auth.audience) {
+        logger.warn(
+          'no --oidc-audience: tokens the issuer minted for any other service are accepted too; set the audience to this server',
+        );
+      }
+      if (!auth.issuer)
+        logger.warn('no --oidc-issuer: the protected-resource metadata names no authorization server');
+    } else if (!isLoopbackHost(config.host)) {
+      logger.warn(
+        { host: config.host },
+        `UNAUTHENTICATED proxy on non-loopback address ${config.host}: anyone who can reach the port acts as the local user; configure --oidc-issuer (see docs/security.md)`,
+      );
+    }
+
+    // Outbound auth (openid-client) is loaded only for a remote server: local ones never use it.
+    if (options.remote) {
+      const { workloadUpstreamAuth } = await import('../auth/outbound/workload.js');
+      chain.upstreamAuth = await workloadUpstreamAuth(config, {
+        interactive: options.interactiveAuth ?? false,
+        onStatus: options.onAuthStatus,
+        secrets: await secrets(),
+      });
+    }
+    return chain;
+  } catch (err) {
+    await chain.close();
+    throw err;
+  }
+}
+
+async function loadWebhooks(config: RunConfig, secrets: () => Promise<SecretsProvider>) {
+  if (!config.mutating_webhooks?.length && !config.validating_webhooks?.length) return undefined;
+  const webhooks = await import('../webhooks/index.js');
+  return webhooks.createWebhooks(config, {
+    resolveSecret: async (ref) => {
+      const p = await secrets();
+      if (SECRET_REF.test(ref)) return resolveSecretRef(ref, p, 'webhook hmac_secret_ref');
+      const value = await userSecrets(p).get(ref);
+      if (value === undefined)
+        throw runtimeError(`webhook hmac_secret_ref: secret ${JSON.stringify(ref)} not found`);
+      return value;
+    },
+  });
+}
