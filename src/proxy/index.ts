@@ -11,32 +11,16 @@ import type { UpstreamAuth } from '../auth/outbound/types.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { clientPath, clientTransport, proxyReadTimeoutMs, sessionTtlMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
-import type { MessagePolicy } from '../mcp/policy.js';
 import type { SecretsProvider } from '../secrets/types.js';
 import { log } from '../util/log.js';
 import { buildChain } from './chain.js';
 import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
-import { createStdioBridge } from './transports/bridge/index.js';
-import { createHttpForwarder } from './transports/http/forwarder.js';
-import type { BackendSpec, SessionStore, TransportHandler } from './types.js';
+import { createStdioBridge } from './transports/stdio-bridge.js';
+import { createHttpForwarder } from './transports/backend/http/forwarder.js';
+import type { BackendSpec, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
-
-export type HttpBackend = Extract<BackendSpec, { kind: 'http' }>;
-export type StdioBackend = Extract<BackendSpec, { kind: 'stdio' }>;
-
-/** What every transport handler is built from. */
-export interface TransportOptions {
-  config: RunConfig;
-  /** The message policies, in client-message order (see chain.ts). */
-  policies: readonly MessagePolicy[];
-  sessions: SessionStore;
-  sessionTtlMs: number;
-  /** Interval of `:` keep-alive comments on idle SSE streams. */
-  keepAliveMs: number;
-  logger: Logger;
-}
 
 export interface ProxyOptions {
   logger?: Logger;

@@ -3,8 +3,11 @@
  * session stores. What policies and observers share lives below, in src/mcp/.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { RunConfig } from '../config/runconfig.js';
 import type { ExchangeRecord } from '../mcp/exchange.js';
 import type { Identity } from '../mcp/identity.js';
+import type { MessagePolicy } from '../mcp/policy.js';
 import type { StdioPipes } from '../mcp/stdio.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -44,6 +47,21 @@ export type BackendSpec =
   | { kind: 'http'; url: string; transport: 'streamable-http' | 'sse'; remote: boolean }
   /** A stdio server; `connect` is called again to re-attach after the pipes end. */
   | { kind: 'stdio'; connect(): Promise<StdioPipes> };
+
+export type HttpBackend = Extract<BackendSpec, { kind: 'http' }>;
+export type StdioBackend = Extract<BackendSpec, { kind: 'stdio' }>;
+
+/** What every transport handler is built from. */
+export interface TransportOptions {
+  config: RunConfig;
+  /** The message policies, in client-message order (see chain.ts). */
+  policies: readonly MessagePolicy[];
+  sessions: SessionStore;
+  sessionTtlMs: number;
+  /** Interval of `:` keep-alive comments on idle SSE streams. */
+  keepAliveMs: number;
+  logger: Logger;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The HTTP edge hands each accepted request to middlewares and then to a transport handler.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatEvent, SseParser, withData } from './sse.js';
-import { upstreamHeaders, upstreamUrl, clientHeaders } from './upstream.js';
-import { inferListRequest } from './relay.js';
+import { upstreamHeaders, upstreamUrl, clientHeaders } from './backend/http/upstream-client.js';
+import { inferListRequest } from './backend/http/relay.js';
 
 describe('SseParser', () => {
   it('splits events across chunk boundaries and multi-byte characters, LF or CRLF', () => {

@@ -5,13 +5,13 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { HttpBackend } from '../../index.js';
-import { reject } from '../../pipeline/errors.js';
-import { errorMessage } from '../../../util/errors.js';
+import type { HttpBackend } from '../../../types.js';
+import { reject } from '../../../pipeline/errors.js';
+import { errorMessage } from '../../../../util/errors.js';
 import { createPool, exchange, type UpstreamExchange, type UpstreamPool } from './undici-pool.js';
-import type { UpstreamAuth } from '../../../auth/outbound/types.js';
-import type { Identity } from '../../../mcp/identity.js';
-import { RPC } from '../../../mcp/jsonrpc.js';
+import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
+import type { Identity } from '../../../../mcp/identity.js';
+import { RPC } from '../../../../mcp/jsonrpc.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([

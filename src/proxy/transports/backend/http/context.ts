@@ -1,13 +1,13 @@
 /** What the streamable-HTTP and legacy-SSE forwarders share. */
-import type { HttpBackend, TransportOptions } from '../../index.js';
-import { reject } from '../../pipeline/errors.js';
-import { type EdgeRequest, type SessionRecord, type SessionStore } from '../../types.js';
-import { errorMessage, isMoatError } from '../../../util/errors.js';
+import type { HttpBackend, TransportOptions } from '../../../types.js';
+import { reject } from '../../../pipeline/errors.js';
+import { type EdgeRequest, type SessionRecord, type SessionStore } from '../../../types.js';
+import { errorMessage, isMoatError } from '../../../../util/errors.js';
 import type { PendingRequests } from './pending.js';
-import type { UpstreamClient } from './upstream.js';
-import { RPC } from '../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../mcp/policy.js';
-import { messageContext as requestContext } from '../../pipeline/client-policies.js';
+import type { UpstreamClient } from './upstream-client.js';
+import { RPC } from '../../../../mcp/jsonrpc.js';
+import type { MessageContext } from '../../../../mcp/policy.js';
+import { messageContext as requestContext } from '../../../pipeline/client-policies.js';
 
 export interface ForwarderContext {
   backend: HttpBackend;

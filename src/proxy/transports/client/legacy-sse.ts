@@ -7,9 +7,9 @@
 import { ProxyRejection, reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
-import type { BridgeCore } from './core.js';
-import { RpcFailure, type BridgeSession, type RequestSink } from './mux.js';
-import { SseStream } from './sse.js';
+import type { ClientSessions } from './sessions.js';
+import { RpcFailure, type BridgeSession, type RequestSink } from '../backend/stdio/mux.js';
+import { SseWriter, startEventStream } from '../sse.js';
 import { isRequest, RPC, type JsonRpcMessage, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { runServerPolicies } from '../../../mcp/policy.js';
 
@@ -31,7 +31,7 @@ class StreamSink implements RequestSink {
 
 export class LegacySseEndpoint {
   constructor(
-    private readonly core: BridgeCore,
+    private readonly core: ClientSessions,
     private readonly endpointPrefix: string | undefined,
   ) {}
 
@@ -47,7 +47,8 @@ export class LegacySseEndpoint {
     const base = this.endpointPrefix ? new URL(request.externalBaseUrl).origin : request.externalBaseUrl;
     const endpoint = `${base}${messagesPath(this.endpointPrefix)}?session_id=${session.id}`;
     await new Promise<void>((resolve) => {
-      const stream = new SseStream(request.res, {
+      startEventStream(request.res);
+      const stream = new SseWriter(request.res, {
         keepAliveMs: this.core.o.keepAliveMs,
         onClose: () => {
           this.core.end(session, 'the client closed its event stream');

@@ -22,7 +22,7 @@
  *   for, and each session receives only log messages at or above its own level.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../../../util/errors.js';
+import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
   isRequest,
@@ -34,13 +34,13 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../../../mcp/jsonrpc.js';
+} from '../../../../mcp/jsonrpc.js';
 import {
   runServerPolicies,
   type ClientTransportKind,
   type MessageContext,
   type MessagePolicy,
-} from '../../../mcp/policy.js';
+} from '../../../../mcp/policy.js';
 
 /** Where the answer to one client request goes (a POST response, or a legacy SSE stream). */
 export interface RequestSink {

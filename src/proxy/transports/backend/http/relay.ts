@@ -4,17 +4,17 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { SseWriter } from './sse.js';
-import { drained, SseParser, withData, type SseEvent } from './sse.js';
-import { wholeBody, type UpstreamResponse } from './upstream.js';
+import type { SseWriter } from '../../sse.js';
+import { drained, SseParser, withData, type SseEvent } from '../../sse.js';
+import { wholeBody, type UpstreamResponse } from './upstream-client.js';
 import {
   isResponse,
   tryParseJsonRpc,
   type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../../../mcp/jsonrpc.js';
-import { runServerPolicies, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
+} from '../../../../mcp/jsonrpc.js';
+import { runServerPolicies, type MessageContext, type MessagePolicy } from '../../../../mcp/policy.js';
 
 type Body = Readable;
 

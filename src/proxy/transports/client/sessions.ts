@@ -1,19 +1,20 @@
 /**
- * What the bridge's two client sides (streamable HTTP and legacy SSE) share: the live sessions of
- * this process (validated against the SessionStore on every request), the client policy chain and
- * the dispatch of one parsed client message to the multiplexer.
+ * The client sessions of the stdio bridge, shared by its two client-facing adapters (streamable
+ * HTTP and legacy SSE): the live sessions of this process (validated against the SessionStore on
+ * every request), the client policy chain and the dispatch of one parsed client message to the
+ * multiplexer.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { reject, sessionNotFound } from '../../pipeline/errors.js';
 import { type EdgeRequest, type SessionRecord, type SessionStore } from '../../types.js';
 import { errorMessage } from '../../../util/errors.js';
-import { BridgeSession, RpcFailure, type Multiplexer, type RequestSink } from './mux.js';
+import { BridgeSession, RpcFailure, type Multiplexer, type RequestSink } from '../backend/stdio/mux.js';
 import { isNotification, isRequest, RPC, type JsonRpcId, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
 import type { ClientTransportKind, MessageContext, MessagePolicy } from '../../../mcp/policy.js';
 import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
 
-export interface BridgeCoreOptions {
+export interface ClientSessionsOptions {
   mux: Multiplexer;
   store: SessionStore;
   policies: readonly MessagePolicy[];
@@ -23,11 +24,11 @@ export interface BridgeCoreOptions {
   logger: Logger;
 }
 
-export class BridgeCore {
+export class ClientSessions {
   readonly sessions = new Map<string, BridgeSession>();
   readonly #sweeper: NodeJS.Timeout;
 
-  constructor(readonly o: BridgeCoreOptions) {
+  constructor(readonly o: ClientSessionsOptions) {
     this.#sweeper = setInterval(
       () => void this.#sweep(),
       Math.max(1000, Math.min(o.sessionTtlMs / 2, 60_000)),

@@ -1,4 +1,4 @@
-import { idKey, type JsonRpcId, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import { idKey, type JsonRpcId, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 /**
  * Requests forwarded but not yet answered, per client session, so a response arriving on another
  * stream (legacy SSE, or a resumed GET stream) can still be matched to its request for the

@@ -5,13 +5,13 @@
  * serve the session. With no policy configured, bodies pass through unparsed.
  */
 import { randomUUID } from 'node:crypto';
-import type { HttpBackend, TransportOptions } from '../../index.js';
-import { sessionNotFound } from '../../pipeline/errors.js';
-import { applyClientPolicies } from '../../pipeline/client-policies.js';
-import { readMessage } from '../../pipeline/message.js';
-import { isStatelessRevision, mirrorHeaders } from '../../edge/protocol.js';
-import type { EdgeRequest, SessionRecord, TransportHandler } from '../../types.js';
-import type { HealthReport } from '../../edge/server.js';
+import type { HttpBackend, TransportOptions } from '../../../types.js';
+import { sessionNotFound } from '../../../pipeline/errors.js';
+import { applyClientPolicies } from '../../../pipeline/client-policies.js';
+import { readMessage } from '../../../pipeline/message.js';
+import { isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
+import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
+import type { HealthReport } from '../../../edge/server.js';
 import {
   abortOnClientClose,
   endSession,
@@ -21,10 +21,10 @@ import {
   touchSession,
   type ForwarderContext,
 } from './context.js';
-import { LegacySseForwarder } from './legacy-sse.js';
+import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { PendingRequests } from './pending.js';
 import { policyRewriter, relayJson, relayRaw, relaySse, type ServerSide } from './relay.js';
-import { SseWriter } from './sse.js';
+import { SseWriter } from '../../sse.js';
 import {
   clientHeaders,
   discard,
@@ -32,10 +32,10 @@ import {
   upstreamHeaders,
   upstreamUrl,
   UpstreamClient,
-} from './upstream.js';
-import type { UpstreamAuth } from '../../../auth/outbound/types.js';
-import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
-import { inspectsResponses } from '../../../mcp/policy.js';
+} from './upstream-client.js';
+import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
+import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
+import { inspectsResponses } from '../../../../mcp/policy.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -183,11 +183,10 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   try {
     if (isSse) {
       const touchedId = session?.id ?? exposedSessionId;
-      const writer = new SseWriter(
-        res,
-        fc.options.keepAliveMs,
-        touchedId ? () => touchSession(fc, touchedId) : undefined,
-      );
+      const writer = new SseWriter(res, {
+        keepAliveMs: fc.options.keepAliveMs,
+        ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
+      });
       try {
         await relaySse(upstream.body, writer, side ? policyRewriter(side) : undefined);
       } finally {

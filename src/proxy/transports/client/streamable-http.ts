@@ -14,9 +14,9 @@ import { isStatelessRevision } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
-import type { BridgeCore } from './core.js';
-import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
-import { SseStream } from './sse.js';
+import type { ClientSessions } from './sessions.js';
+import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
+import { SseWriter, startEventStream } from '../sse.js';
 import {
   isRequest,
   RPC,
@@ -28,7 +28,7 @@ import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** Answers one POST request: JSON unless something related must be streamed first. */
 class PostSink implements RequestSink {
-  #sse?: SseStream;
+  #sse?: SseWriter;
   #done = false;
   #closed = false;
   readonly finished: Promise<void>;
@@ -54,7 +54,8 @@ class PostSink implements RequestSink {
     if (this.#done || this.#closed) return false;
     if (!this.#sse) {
       if (!this.accepts.sse) return false;
-      this.#sse = new SseStream(this.request.res, { keepAliveMs: this.keepAliveMs, headers: this.headers });
+      startEventStream(this.request.res, this.headers);
+      this.#sse = new SseWriter(this.request.res, { keepAliveMs: this.keepAliveMs });
     }
     return this.#sse.message(message);
   }
@@ -70,7 +71,8 @@ class PostSink implements RequestSink {
       } else if (this.accepts.json) {
         writeJson(this.request.res, response.error ? httpStatus : 200, response, this.headers);
       } else {
-        const sse = new SseStream(this.request.res, { keepAliveMs: 0, headers: this.headers });
+        startEventStream(this.request.res, this.headers);
+        const sse = new SseWriter(this.request.res, { keepAliveMs: 0 });
         sse.message(response);
         sse.end();
       }
@@ -107,7 +109,7 @@ function sessionHeader(request: EdgeRequest): string | undefined {
 
 export class StreamableEndpoint {
   constructor(
-    private readonly core: BridgeCore,
+    private readonly core: ClientSessions,
     private readonly stateless: boolean,
   ) {}
 
@@ -205,7 +207,8 @@ export class StreamableEndpoint {
       throw reject(409, RPC.invalidRequest, 'This session already has an open stream; close it first');
     }
     await new Promise<void>((resolve) => {
-      const stream = new SseStream(request.res, {
+      startEventStream(request.res);
+      const stream = new SseWriter(request.res, {
         keepAliveMs: this.core.o.keepAliveMs,
         onClose: () => {
           if (session.channel === channel) session.channel = undefined;

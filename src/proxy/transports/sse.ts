@@ -1,10 +1,31 @@
 /**
- * Server-Sent Events plumbing for the forwarder: an incremental event parser (so policies can see
- * SSE-framed JSON-RPC messages) and a writer that keeps idle streams alive with `:` comments,
- * inserted only between events so a comment never splits one.
+ * Server-Sent Events, the one implementation for every transport: an incremental parser (so
+ * policies can see SSE-framed JSON-RPC messages from a backend), event formatting, and the writer
+ * of every event stream the proxy sends a client. The writer honours backpressure: a relay awaits
+ * it; a source that pushes (the stdio bridge) is cut off when the client stops reading and too
+ * much is buffered, rather than growing memory without bound. Idle streams get `:` keep-alive
+ * comments, only ever between events.
  */
 import type { ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import type { JsonRpcMessage } from '../../mcp/jsonrpc.js';
+
+/** The headers of every event stream the proxy starts itself (no caching, no proxy buffering). */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
+/** Bytes a client may leave unread on a pushed stream before it is cut off. */
+export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+
+/** Answers with status 200 and the SSE headers, sent at once so the client sees the stream open. */
+export function startEventStream(res: ServerResponse, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { ...SSE_HEADERS, ...headers });
+  res.flushHeaders();
+}
 
 export interface SseEvent {
   /** The event as received, including its terminating blank line. */
@@ -69,32 +90,43 @@ export function formatEvent(event: string, data: string): string {
     .join('\n')}\n\n`;
 }
 
-/**
- * Writes to an SSE response with backpressure, and sends a keep-alive comment when nothing was
- * written for a whole interval and the stream is between events.
- */
+export interface SseWriterOptions {
+  /** Interval of keep-alive comments on an idle stream; 0 sends none. */
+  keepAliveMs: number;
+  /** Called whenever a keep-alive is sent (e.g. to refresh the session's TTL). */
+  onKeepAlive?: () => void;
+  /** Called once when the client's connection closes. */
+  onClose?: () => void;
+}
+
+/** Writes an event stream to a client whose response has already started. */
 export class SseWriter {
   readonly #res: ServerResponse;
   #atBoundary = true;
   #wroteSinceTick = false;
-  readonly #timer: NodeJS.Timeout;
+  readonly #timer?: NodeJS.Timeout;
   #closed = false;
 
-  constructor(res: ServerResponse, keepAliveMs: number, onKeepAlive?: () => void) {
+  constructor(res: ServerResponse, options: SseWriterOptions) {
     this.#res = res;
-    this.#timer = setInterval(() => {
-      if (!this.#wroteSinceTick && this.#atBoundary && !this.#closed) {
-        res.write(': keep-alive\n\n');
-        onKeepAlive?.();
-      }
-      this.#wroteSinceTick = false;
-    }, keepAliveMs);
-    this.#timer.unref();
-    res.once('close', () => this.stop());
+    if (options.keepAliveMs > 0) {
+      this.#timer = setInterval(() => {
+        if (!this.#wroteSinceTick && this.#atBoundary && !this.closed) {
+          res.write(': keep-alive\n\n');
+          options.onKeepAlive?.();
+        }
+        this.#wroteSinceTick = false;
+      }, options.keepAliveMs);
+      this.#timer.unref();
+    }
+    res.once('close', () => {
+      this.stop();
+      options.onClose?.();
+    });
   }
 
   get closed(): boolean {
-    return this.#closed || this.#res.destroyed;
+    return this.#closed || this.#res.writableEnded || this.#res.destroyed;
   }
 
   /** Writes at once; returns a promise only when the client is slow and the caller must wait. */
@@ -106,6 +138,32 @@ export class SseWriter {
     return this.#res.write(text) ? undefined : drained(this.#res);
   }
 
+  /**
+   * Sends one event from a source that cannot wait; false when the stream is closed. A client
+   * that leaves more than MAX_UNREAD_BYTES unread is disconnected.
+   */
+  event(name: string, data: string): boolean {
+    if (this.closed) return false;
+    void this.write(formatEvent(name, data));
+    if (this.#res.writableLength > MAX_UNREAD_BYTES) {
+      this.stop();
+      this.#res.destroy();
+      return false;
+    }
+    return true;
+  }
+
+  message(message: JsonRpcMessage): boolean {
+    return this.event('message', JSON.stringify(message));
+  }
+
+  /** Stops the keep-alives and ends the response. */
+  end(): void {
+    this.stop();
+    if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
+  }
+
+  /** Stops the keep-alives; the response stays open for its owner to end. */
   stop(): void {
     this.#closed = true;
     clearInterval(this.#timer);

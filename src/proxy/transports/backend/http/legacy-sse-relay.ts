@@ -12,11 +12,11 @@ import {
   sessionNotFound,
   writeRejection,
   ProxyRejection,
-} from '../../pipeline/errors.js';
-import { readMessage } from '../../pipeline/message.js';
-import { applyClientPolicies } from '../../pipeline/client-policies.js';
-import { type EdgeRequest, type SessionRecord } from '../../types.js';
-import { errorMessage } from '../../../util/errors.js';
+} from '../../../pipeline/errors.js';
+import { readMessage } from '../../../pipeline/message.js';
+import { applyClientPolicies } from '../../../pipeline/client-policies.js';
+import { type EdgeRequest, type SessionRecord } from '../../../types.js';
+import { errorMessage } from '../../../../util/errors.js';
 import {
   abortOnClientClose,
   endSession,
@@ -27,9 +27,9 @@ import {
   type ForwarderContext,
 } from './context.js';
 import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
-import { formatEvent, SseWriter, withData, type SseEvent } from './sse.js';
-import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream.js';
-import { isRequest, RPC, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
+import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
+import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
+import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
 
 const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
 
@@ -95,8 +95,11 @@ export class LegacySseForwarder {
     res.writeHead(200, outHeaders);
 
     let sessionId: string | undefined;
-    const writer = new SseWriter(res, fc.options.keepAliveMs, () => {
-      if (sessionId) touchSession(fc, sessionId);
+    const writer = new SseWriter(res, {
+      keepAliveMs: fc.options.keepAliveMs,
+      onKeepAlive: () => {
+        if (sessionId) touchSession(fc, sessionId);
+      },
     });
     let policyRewrite: EventRewriter | undefined;
     const rewrite = async (event: SseEvent): Promise<string> => {

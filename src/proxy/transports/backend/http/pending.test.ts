@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PendingRequests } from './pending.js';
-import type { JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import type { JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 
 const request = (id: number | string): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/list' });
 

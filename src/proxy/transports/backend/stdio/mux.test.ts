@@ -6,8 +6,8 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeSession, Multiplexer, type RequestSink } from './mux.js';
-import type { JsonRpcMessage, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../mcp/policy.js';
+import type { JsonRpcMessage, JsonRpcResponse } from '../../../../mcp/jsonrpc.js';
+import type { MessageContext } from '../../../../mcp/policy.js';
 
 const ctx: MessageContext = {
   identity: { subject: 'local', groups: [], claims: {}, local: true },

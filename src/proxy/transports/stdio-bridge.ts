@@ -8,17 +8,18 @@
  * HTTP+SSE pair `/sse` + `<endpoint_prefix>/messages`. The edge has already checked origin, body
  * size, content type, protocol version and the stateless method rules.
  */
-import { DEFAULTS } from '../../../config/defaults.js';
-import { runtimeError, errorMessage } from '../../../util/errors.js';
-import type { HealthReport, StdioBackend, TransportOptions } from '../../index.js';
-import { reject } from '../../pipeline/errors.js';
-import { type EdgeRequest, type TransportHandler } from '../../types.js';
-import { BridgeCore } from './core.js';
-import { LegacySseEndpoint, messagesPath } from './legacy-sse.js';
-import { Multiplexer } from './mux.js';
-import { StreamableEndpoint } from './streamable.js';
-import { StdioUpstream } from './upstream.js';
-import { RPC } from '../../../mcp/jsonrpc.js';
+import { DEFAULTS } from '../../config/defaults.js';
+import { runtimeError, errorMessage } from '../../util/errors.js';
+import type { StdioBackend, TransportOptions } from '../types.js';
+import type { HealthReport } from '../edge/server.js';
+import { reject } from '../pipeline/errors.js';
+import { type EdgeRequest, type TransportHandler } from '../types.js';
+import { ClientSessions } from './client/sessions.js';
+import { LegacySseEndpoint, messagesPath } from './client/legacy-sse.js';
+import { Multiplexer } from './backend/stdio/mux.js';
+import { StreamableEndpoint } from './client/streamable-http.js';
+import { StdioUpstream } from './backend/stdio/attach.js';
+import { RPC } from '../../mcp/jsonrpc.js';
 
 export interface StdioBridgeOptions extends TransportOptions {
   /** How long a request may wait for the server's answer (default 60 s; progress restarts it). */
@@ -65,7 +66,7 @@ export async function createStdioBridge(
     throw runtimeError(`Could not attach to the stdio MCP server: ${errorMessage(err)}`, { cause: err });
   }
 
-  const core = new BridgeCore({
+  const core = new ClientSessions({
     mux,
     store: options.sessions,
     policies: options.policies,

@@ -4,10 +4,10 @@
  * still run. Messages written while re-attaching wait in a bounded queue.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../../../util/errors.js';
+import { errorMessage } from '../../../../util/errors.js';
 import { LineSplitter } from './framing.js';
-import { tryParseJsonRpc, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
-import type { StdioPipes } from '../../../mcp/stdio.js';
+import { tryParseJsonRpc, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
+import type { StdioPipes } from '../../../../mcp/stdio.js';
 
 export interface UpstreamOptions {
   connect(): Promise<StdioPipes>;
