@@ -11,8 +11,10 @@ if (tooOld) {
 
 const args = process.argv.slice(2);
 
-// The long-lived supervisor skips the command tree (see supervise.ts); everything else gets it.
+// The long-lived processes skip the command tree (see supervise.ts, proxy.ts); everything else gets it.
 process.exitCode =
   args[0] === 'supervise'
     ? await (await import('./supervise.js')).runSupervise(args.slice(1))
-    : await (await import('./program.js')).runCli(args);
+    : args[0] === 'proxy'
+      ? await (await import('./proxy.js')).runProxyCommand(args.slice(1))
+      : await (await import('./program.js')).runCli(args);

@@ -51,6 +51,11 @@ export function buildProgram(io: CliIO): Command {
   ]) {
     program.addCommand(lifecycle(io));
   }
+  // `moat proxy` is routed before the tree is built (main.ts): listed here so help names it.
+  program.addHelpText(
+    'after',
+    "\nAlso: moat proxy --config <file>  run a remote server's proxy in the foreground (Kubernetes pods)",
+  );
   reportThroughRunCli(program, io);
   return program;
 }

@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
+import { remoteBackend } from '../proxy/backend.js';
 import type { BackendSpec } from '../proxy/types.js';
 import { httpTarget } from '../runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
@@ -104,12 +105,7 @@ async function superviseRemote(
   record: Recorder,
 ): Promise<SuperviseResult> {
   await record({ status: 'starting', context: `starting proxy to ${config.remote_url}` });
-  const backend: BackendSpec = {
-    kind: 'http',
-    url: config.remote_url as string,
-    transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
-    remote: true,
-  };
+  const backend = remoteBackend(config);
   let loginNeeded = false;
   const proxy = await platform.startProxy(config, backend, {
     // Say so in the status instead of retrying a login that needs a person.
