@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
-import type * as PlatformModule from '../src/workloads/platform.js';
+import type * as DriversModule from '../src/workloads/drivers.js';
 import type * as LogModule from '../src/util/log.js';
 import type { BackendSpec } from '../src/proxy/types.js';
 import type { StdioPipes } from '../src/mcp/stdio.js';
@@ -62,10 +62,11 @@ async function start(): Promise<{ url: string; close(): Promise<void> }> {
   if (embed === 'library') {
     const { startProxy } = (await import(dist('proxy/index.js'))) as typeof ProxyModule;
     const proxy = await startProxy(config, backend, { logger: createLogger(false) });
-    return { url: `${proxy.url}/mcp`, close: () => proxy.close() };
+    return { url: proxy.endpoint, close: () => proxy.close() };
   }
-  const { platform } = (await import(dist('workloads/platform.js'))) as typeof PlatformModule;
-  return platform.startProxy(config, backend);
+  const { drivers } = (await import(dist('workloads/drivers.js'))) as typeof DriversModule;
+  const proxy = await drivers.startProxy(config, backend);
+  return { url: proxy.endpoint, close: () => proxy.close() };
 }
 const proxy = await start();
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
-import { platform } from './platform.js';
+import { drivers } from './drivers.js';
 import { isSupervisorProcess } from './process.js';
 import { reconcileStatus, type Observation, type ReconciledStatus, type StatusRecord } from './status.js';
 import type { WorkloadStore } from './store.js';
@@ -171,7 +171,7 @@ export async function removeWorkload(
 /** Connects to the runtime once, on first use. */
 export function lazyRuntime(): () => Promise<ContainerRuntime> {
   let connecting: Promise<ContainerRuntime> | undefined;
-  return () => (connecting ??= platform.connectRuntime());
+  return () => (connecting ??= drivers.connectRuntime());
 }
 
 /**

@@ -15,7 +15,7 @@ import { errorMessage, runtimeError } from '../util/errors.js';
 import { log, setDebug } from '../util/log.js';
 import { containerEnvironment } from './env.js';
 import { isWorkloadContainer } from './lifecycle.js';
-import { platform, type RunningProxy } from './platform.js';
+import { drivers, type RunningProxy } from './drivers.js';
 import { watchRemote } from './remote-check.js';
 import { processStartTime } from './process.js';
 import type { StatusChange } from './status.js';
@@ -107,7 +107,7 @@ async function superviseRemote(
   await record({ status: 'starting', context: `starting proxy to ${config.remote_url}` });
   const backend = remoteBackend(config);
   let loginNeeded = false;
-  const proxy = await platform.startProxy(config, backend, {
+  const proxy = await drivers.startProxy(config, backend, {
     // Say so in the status instead of retrying a login that needs a person.
     onAuthStatus: (auth) => {
       const change =
@@ -195,13 +195,13 @@ async function superviseContainer(
   const policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
   const containerName = config.container_name ?? config.name;
   await record({ status: 'starting', context: `preparing image ${config.image}` });
-  const runtime = await platform.connectRuntime();
+  const runtime = await drivers.connectRuntime();
   // `moat run`/`moat start` already pulled or found the image on the terminal; do not pull twice.
   const prepared =
     process.env[IMAGE_PREPARED_ENV] === config.image && (await runtime.findImage(config.image));
   if (!prepared) await runtime.ensureImage(config.image, { signal });
   await removeLeftoverContainer(runtime, containerName, config.name);
-  const spec = platform.containerSpec(config, await containerEnvironment(config));
+  const spec = drivers.containerSpec(config, await containerEnvironment(config));
 
   const current = new CurrentContainer();
   let proxy: RunningProxy | undefined;
@@ -237,7 +237,7 @@ async function superviseContainer(
       }
       if (!proxy) {
         if (!startingProxy) {
-          startingProxy = platform.startProxy(config, backendFor(config, runtime, current, backendUrl));
+          startingProxy = drivers.startProxy(config, backendFor(config, runtime, current, backendUrl));
           startingProxy.catch(() => undefined); // awaited below or on the next round
           proxyBackendUrl = backendUrl;
         }

@@ -10,7 +10,7 @@ import { deleteFlagSecrets } from '../../secrets/refs.js';
 import { usesSecrets } from '../../secrets/workload.js';
 import { errorMessage } from '../../util/errors.js';
 import { log } from '../../util/log.js';
-import { createUpstreamAuth, forgetRemoteAuth, type RemoteAuthStatus } from './index.js';
+import { createUpstreamAuth, forgetRemoteAuth, type RemoteAuthStatus } from './upstream-auth.js';
 import { remoteOAuthRequested } from './oauth-settings.js';
 import type { UpstreamAuth } from './types.js';
 

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamAuth } from '../../../src/auth/outbound/index.js';
+import { createUpstreamAuth } from '../../../src/auth/outbound/upstream-auth.js';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { storeFlagSecret } from '../../../src/secrets/refs.js';

@@ -13,7 +13,7 @@ import {
   createUpstreamAuth,
   forgetRemoteAuth,
   type RemoteAuthStatus,
-} from '../../../src/auth/outbound/index.js';
+} from '../../../src/auth/outbound/upstream-auth.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { startProxy } from '../../../src/proxy/index.js';

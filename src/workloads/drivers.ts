@@ -13,7 +13,7 @@ import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 
 export type { RunningProxy } from '../proxy/index.js';
 
-export interface Platform {
+export interface Drivers {
   connectRuntime(): Promise<ContainerRuntime>;
   /** The container to create for a RunConfig, with the resolved environment. */
   containerSpec(config: RunConfig, env: Record<string, string>): ContainerSpec;
@@ -25,7 +25,7 @@ export interface ProxyHooks {
   onAuthStatus?: (status: RemoteAuthStatus) => void;
 }
 
-export const platform: Platform = {
+export const drivers: Drivers = {
   connectRuntime: () => connectRuntime(),
   containerSpec: (config, env) => buildContainerSpec(config, env),
   startProxy: async (config, backend, hooks = {}) => {
