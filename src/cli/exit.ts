@@ -20,3 +20,25 @@ export function reportFailure(err: unknown, io: CliIO): number {
   if (debugFromEnv()) io.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
   return 1;
 }
+
+/**
+ * Runs a long-lived command (the supervisor, the pod's proxy) with a signal that SIGTERM or SIGINT
+ * aborts; a failure ends it as every command ends.
+ */
+export async function runUntilStopped(
+  command: (stopped: AbortSignal) => Promise<number>,
+  io: CliIO,
+): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    return await command(controller.signal);
+  } catch (err) {
+    return reportFailure(err, io);
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}

@@ -9,7 +9,7 @@ import { readRunConfigFile } from '../config/runconfig-file.js';
 import { usageError } from '../util/errors.js';
 import { processIO, type CliIO } from '../util/io.js';
 import { log } from '../util/log.js';
-import { reportFailure } from './exit.js';
+import { runUntilStopped } from './exit.js';
 
 export const PROXY_USAGE = `Usage: moat proxy --config <file>
 
@@ -37,12 +37,8 @@ export function proxyConfigPath(args: readonly string[]): string | undefined {
   return path;
 }
 
-export async function runProxyCommand(args: readonly string[], io: CliIO = processIO): Promise<number> {
-  const stopped = new AbortController();
-  const stop = () => stopped.abort();
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  try {
+export function runProxyCommand(args: readonly string[], io: CliIO = processIO): Promise<number> {
+  return runUntilStopped(async (stopped) => {
     const path = proxyConfigPath(args);
     if (path === undefined) {
       io.stdout.write(PROXY_USAGE);
@@ -60,16 +56,11 @@ export async function runProxyCommand(args: readonly string[], io: CliIO = proce
     ]);
     const proxy = await startProxy(config, remoteBackend(config), { interactiveAuth: false });
     log().info({ url: proxy.endpoint, remote: config.remote_url }, 'proxy ready');
-    if (!stopped.signal.aborted) {
-      await new Promise((resolve) => stopped.signal.addEventListener('abort', resolve, { once: true }));
+    if (!stopped.aborted) {
+      await new Promise((resolve) => stopped.addEventListener('abort', resolve, { once: true }));
     }
     log().info('stopping on request');
     await proxy.close();
     return 0;
-  } catch (err) {
-    return reportFailure(err, io);
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  }
+  }, io);
 }

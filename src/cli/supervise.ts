@@ -8,23 +8,14 @@ import { usageError } from '../util/errors.js';
 import { processIO, type CliIO } from '../util/io.js';
 import { WorkloadStore } from '../workloads/store.js';
 import { superviseWorkload } from '../workloads/supervisor.js';
-import { reportFailure } from './exit.js';
+import { runUntilStopped } from './exit.js';
 
-export async function runSupervise(args: readonly string[], io: CliIO = processIO): Promise<number> {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  try {
+export function runSupervise(args: readonly string[], io: CliIO = processIO): Promise<number> {
+  return runUntilStopped(async (signal) => {
     const [name, ...extra] = args;
     if (name === undefined || name.startsWith('-') || extra.length > 0)
       throw usageError('usage: moat supervise <name> (internal: moat run and moat start use it)');
-    await superviseWorkload({ store: new WorkloadStore(), name, signal: controller.signal });
+    await superviseWorkload({ store: new WorkloadStore(), name, signal });
     return 0;
-  } catch (err) {
-    return reportFailure(err, io);
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  }
+  }, io);
 }
