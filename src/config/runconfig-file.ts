@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { DEFAULTS } from './defaults.js';
 import { describeIssues } from './issues.js';
 import { runConfigSchema, type RunConfig } from './runconfig.js';
 
@@ -45,7 +46,7 @@ export function migrateRunConfig(data: unknown): unknown {
   const out: Record<string, unknown> = { ...data };
   // proxy_mode only means something for stdio; for HTTP transports it is the transport (as ToolHive reads it).
   if (out.transport === 'sse' || out.transport === 'streamable-http') out.proxy_mode = out.transport;
-  else if (out.transport === 'stdio' && out.proxy_mode === undefined) out.proxy_mode = 'streamable-http';
+  else if (out.transport === 'stdio' && out.proxy_mode === undefined) out.proxy_mode = DEFAULTS.proxyMode;
   const remote = out.remote_auth_config;
   if (isRecord(remote)) {
     out.remote_auth_config = Object.fromEntries(

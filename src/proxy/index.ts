@@ -5,13 +5,12 @@
  */
 import type { Logger } from 'pino';
 import { DEFAULTS } from '../config/defaults.js';
+import { clientTransport, proxyReadTimeoutMs, sessionTtlMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
-import { parseDuration } from '../util/duration.js';
-import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { createEdge, type EdgeRoute, type HealthReport } from './edge/server.js';
 import { buildPolicies } from './pipeline/build.js';
-import { createSessionStore, sessionTtlMs } from './sessions/index.js';
+import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/bridge/index.js';
 import { createHttpForwarder } from './transports/http/forwarder.js';
 import type {
@@ -65,30 +64,13 @@ export interface RunningProxy {
 
 const DEFAULT_KEEP_ALIVE_MS = 25_000;
 
-function readTimeoutMs(config: RunConfig): number {
-  if (config.proxy_read_timeout === undefined) return DEFAULTS.proxyReadTimeoutMs;
-  const ms = parseDuration(config.proxy_read_timeout);
-  if (ms === undefined || ms <= 0) {
-    throw usageError(
-      `proxy_read_timeout "${config.proxy_read_timeout}" is not a positive duration (e.g. 30s)`,
-    );
-  }
-  return ms;
-}
-
-/** The client-facing transport this proxy speaks, for /health. */
-function clientTransport(config: RunConfig, backend: BackendSpec): string {
-  if (backend.kind === 'http') return backend.transport;
-  return config.proxy_mode ?? DEFAULTS.proxyMode;
-}
-
 export async function startProxy(
   config: RunConfig,
   backend: BackendSpec,
   options: ProxyOptions = {},
 ): Promise<RunningProxy> {
   const logger = options.logger ?? log();
-  const readTimeout = readTimeoutMs(config);
+  const readTimeout = proxyReadTimeoutMs(config);
   const ttl = sessionTtlMs(config);
   const policies = [...buildPolicies(config), ...(options.policies ?? [])];
   const sessions = options.sessions ?? (await createSessionStore(config, { logger }));
@@ -112,7 +94,7 @@ export async function startProxy(
   }
 
   const started = Date.now();
-  const transport = clientTransport(config, backend);
+  const transport = clientTransport(config);
   const edge = createEdge({
     host: config.host,
     port: config.port,

@@ -4,6 +4,7 @@
  * wiring.
  */
 import type { RemoteAuthStatus } from '../auth/outbound/index.js';
+import { clientPath, clientTransport } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { RunningProxy as ListeningProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
@@ -36,12 +37,7 @@ export interface ProxyHooks {
  * a remote workload keeps the remote URL's path (the proxy forwards every path there).
  */
 export function clientUrl(config: RunConfig, base: string): string {
-  if (config.remote_url) {
-    const path = new URL(config.remote_url).pathname;
-    return `${base}${path === '/' ? '/mcp' : path}`;
-  }
-  const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
-  return `${base}${mode === 'sse' ? '/sse' : '/mcp'}`;
+  return `${base}${clientPath(config)}`;
 }
 
 export const platform: Platform = {
@@ -53,10 +49,9 @@ export const platform: Platform = {
       import('../proxy/index.js'),
       import('../proxy/security.js'),
     ]);
-    const mode = config.transport === 'stdio' ? (config.proxy_mode ?? 'streamable-http') : config.transport;
     const security = await createInboundSecurity(config, {
-      mcpPath: new URL(clientUrl(config, 'http://proxy')).pathname,
-      transport: mode === 'sse' ? 'sse' : 'streamable-http',
+      mcpPath: clientPath(config),
+      transport: clientTransport(config),
     });
     let proxy: ListeningProxy;
     try {

@@ -6,6 +6,7 @@
  * background `moat supervise <name>` process; `moat run -f` runs it in-process.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clientTransport } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { BackendSpec, StdioPipes } from '../proxy/types.js';
 import { httpTarget } from '../runtime/container-spec.js';
@@ -106,7 +107,7 @@ async function superviseRemote(
   const backend: BackendSpec = {
     kind: 'http',
     url: config.remote_url as string,
-    transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
+    transport: clientTransport(config),
     remote: true,
   };
   let loginNeeded = false;
@@ -332,7 +333,7 @@ function backendFor(
     return {
       kind: 'http',
       url: httpUrl,
-      transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
+      transport: clientTransport(config),
       remote: false,
     };
   }
