@@ -75,7 +75,13 @@ export interface RunFlagSpec {
   readonly max?: number;
   readonly help: string;
   readonly section: SectionId;
-  /** RunConfig field(s) the flag fills (dotted paths); empty when it fills none. */
+  /**
+   * RunConfig field(s) the flag fills or decides (dotted paths); empty when it fills none. The
+   * builder (run-build.ts) is the one place that maps flags to the RunConfig; this column is its
+   * index the other way round (field → flag), for the feature gate on --from-config files, for
+   * errors that name a flag and for docs/cli.md. run-build.test.ts checks that each flag changes
+   * exactly these fields.
+   */
   readonly runConfig: readonly string[];
   /** The feature the flag selects (gated while pending). */
   readonly feature?: FeatureId;
@@ -147,7 +153,8 @@ export const RUN_FLAGS = [
     defaultText: DEFAULTS.transport,
     help: 'Transport of the MCP server',
     section: 'identity',
-    runConfig: ['transport'],
+    // stdio has no target port or host.
+    runConfig: ['transport', 'target_port', 'target_host'],
   },
   {
     long: 'proxy-mode',
@@ -311,7 +318,8 @@ export const RUN_FLAGS = [
     defaultText: 'bridge',
     help: 'Network to connect to (bridge, host, none or a network name); host and none drop isolation',
     section: 'isolation',
-    runConfig: ['permission_profile.network.mode'],
+    // Isolation needs bridge networking; other modes turn it off.
+    runConfig: ['permission_profile.network.mode', 'isolate_network'],
   },
   {
     long: 'isolate-network',
@@ -397,7 +405,7 @@ export const RUN_FLAGS = [
     value: '<path>',
     help: "CA certificate bundle for moat's own HTTP requests (JWKS, OIDC discovery)",
     section: 'build',
-    runConfig: ['thv_ca_bundle'],
+    runConfig: ['thv_ca_bundle', 'oidc_config.CACertPath'],
     feature: 'inbound-security',
   },
 
@@ -851,7 +859,7 @@ export const RUN_FLAGS = [
     defaultText: 'replaces the Authorization header',
     help: 'Custom header that carries the exchanged token',
     section: 'tokenExchange',
-    runConfig: ['token_exchange_config.external_token_header_name'],
+    runConfig: ['token_exchange_config.external_token_header_name', 'token_exchange_config.header_strategy'],
     feature: 'outbound-auth',
   },
   {
