@@ -244,7 +244,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
   if (explicit.has('proxy-mode') && flags.proxyMode === 'sse') {
     ctx.warn(
-      "the 'sse' proxy mode is deprecated and will be removed in a future release; use 'streamable-http' (the default)",
+      `the 'sse' proxy mode is deprecated and will be removed in a future release; use '${DEFAULTS.proxyMode}' (the default)`,
     );
   }
   if (flags.endpointPrefix !== undefined && !flags.endpointPrefix.startsWith('/')) {

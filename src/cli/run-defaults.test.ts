@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DEFAULTS as RealDefaults } from '../config/defaults.js';
 
 /** Every key of DEFAULTS, each with another value. */
-const OTHER: Record<keyof typeof RealDefaults, string | number> = {
+const OTHER: Record<keyof typeof RealDefaults, string | number | string[]> = {
   host: '10.1.2.3',
   targetHost: '10.9.8.7',
   group: 'team-x',
@@ -16,6 +16,9 @@ const OTHER: Record<keyof typeof RealDefaults, string | number> = {
   maxRequestBodySize: 3 * 1024 * 1024,
   proxyReadTimeoutMs: 45_000,
   sessionTtlMs: 90 * 60 * 1000,
+  imageVerification: 'enabled',
+  oidcScopes: ['openid', 'groups'],
+  remoteAuthOidcScopes: ['openid', 'offline_access'],
   otelSamplingRate: 0.25,
   remoteAuthCallbackPort: 9999,
   remoteAuthTimeoutMs: 60_000,
@@ -33,6 +36,9 @@ const EXPECTED: [flag: string, shown: string][] = [
   ['max-request-body-size', '3 MiB'],
   ['proxy-read-timeout', '45s'],
   ['session-ttl', '1h30m'],
+  ['image-verification', 'enabled'],
+  ['oidc-scopes', 'openid,groups'],
+  ['remote-auth-scopes', 'openid,offline_access with OIDC'],
   ['otel-sampling-rate', '0.25'],
   ['remote-auth-callback-port', '9999'],
   ['remote-auth-timeout', '1m'],

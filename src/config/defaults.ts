@@ -24,6 +24,11 @@ export const DEFAULTS = {
   maxRequestBodySize: 8 * 1024 * 1024,
   proxyReadTimeoutMs: 30_000,
   sessionTtlMs: 2 * 60 * 60 * 1000,
+  imageVerification: 'warn',
+  /** Scopes the protected-resource metadata advertises when --oidc-scopes is not given. */
+  oidcScopes: ['openid'],
+  /** Scopes asked of an OpenID provider when --remote-auth-scopes is not given. */
+  remoteAuthOidcScopes: ['openid', 'profile', 'email'],
   otelSamplingRate: 0.1,
   remoteAuthCallbackPort: 8666,
   remoteAuthTimeoutMs: 30_000,
