@@ -4,17 +4,19 @@
  * explicitly so a typo in --group fails instead of silently making a new group.
  */
 import { Command } from 'commander';
+import { DEFAULTS } from '../config/defaults.js';
+import { groupOf } from '../config/derived.js';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { loadWorkload } from '../workloads/lifecycle.js';
 import { assertValidName } from '../workloads/names.js';
-import { DEFAULT_GROUP, WorkloadStore } from '../workloads/store.js';
+import { WorkloadStore } from '../workloads/store.js';
 
 async function membersOf(store: WorkloadStore, group: string): Promise<string[]> {
   const members: string[] = [];
   for (const name of await store.workloadNames()) {
     const workload = await loadWorkload(store, name).catch(() => undefined);
-    if ((workload?.config?.group ?? DEFAULT_GROUP) === group) members.push(name);
+    if (groupOf(workload?.config) === group) members.push(name);
   }
   return members;
 }
@@ -36,7 +38,7 @@ export function groupCommand(io: CliIO): Command {
     .description('List groups')
     .action(async () => {
       const store = new WorkloadStore();
-      await store.createGroup(DEFAULT_GROUP);
+      await store.createGroup(DEFAULTS.group);
       for (const name of await store.groupNames()) io.stdout.write(`${name}\n`);
     });
   group
@@ -46,7 +48,7 @@ export function groupCommand(io: CliIO): Command {
     .action(async (name: string) => {
       const store = new WorkloadStore();
       assertValidName(name, 'group name');
-      if (name === DEFAULT_GROUP) throw usageError('the default group cannot be removed');
+      if (name === DEFAULTS.group) throw usageError('the default group cannot be removed');
       if (!(await store.readGroup(name))) throw usageError(`group "${name}" does not exist`);
       const members = await membersOf(store, name);
       if (members.length > 0) {

@@ -6,11 +6,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isMoatError } from '../util/errors.js';
 import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
 import { parseRunArgv } from './run-command.js';
-import { RUN_FLAGS, type RunFlagName } from './run-flags.js';
+import { RUN_FLAGS, type RunFlagName, type RunFlagSpec } from './run-flags.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'moat-run-build-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -958,6 +959,19 @@ function typeInvalid(flag: RunFlagName): [string[], RegExp][] {
   }
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Dotted paths where two RunConfigs differ (a section present in only one is one path). */
+function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
+  if (isRecord(a) && isRecord(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].flatMap((key) => changedFields(a[key], b[key], prefix ? `${prefix}.${key}` : key));
+  }
+  return isDeepStrictEqual(a, b) ? [] : [prefix];
+}
+
 function expectValues(built: Built, expected: Record<string, unknown>): void {
   for (const [path, value] of Object.entries(expected)) {
     expect(pick(built, path), path).toEqual(value);
@@ -983,6 +997,20 @@ describe.each(CASES)('--$flag', (c) => {
 
   it('valid value', () => {
     expectValues(build([...base, ...c.valid], target), c.expect);
+  });
+
+  it('fills exactly the RunConfig fields its runConfig column names', () => {
+    const columnOf = (long: string): readonly string[] =>
+      (RUN_FLAGS as readonly RunFlagSpec[]).find((r) => r.long === long)?.runConfig ?? [];
+    const fields = columnOf(c.flag);
+    // Other flags the valid case needs (e.g. --oidc-issuer next to --thv-ca-bundle) fill their own fields.
+    const others = c.valid.filter((arg) => /^--[a-z]/.test(arg) && arg.split('=')[0] !== `--${c.flag}`);
+    const allowed = [...fields, ...others.flatMap((arg) => columnOf(arg.slice(2).split('=')[0]!))];
+    const changed = changedFields(build(base, target).config, build([...base, ...c.valid], target).config);
+    const related = (a: string, b: string): boolean =>
+      a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
+    expect(changed.filter((path) => !allowed.some((f) => related(path, f)))).toEqual([]);
+    expect(fields.filter((f) => !changed.some((path) => related(path, f)))).toEqual([]);
   });
 
   const invalid = [...(c.invalid ?? []), ...typeInvalid(c.flag)];

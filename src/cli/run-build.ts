@@ -10,6 +10,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { z } from 'zod';
+import { DEFAULTS } from '../config/defaults.js';
 import { parseToolsOverride, parseWebhookFiles } from '../config/inputs.js';
 import {
   runConfigSchema,
@@ -25,11 +27,11 @@ import { parsePermissionProfile } from '../config/permission-profile.js';
 import { builtinProfile, parseVolume } from '../runtime/permissions.js';
 import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
 import type { SecretToStore } from '../secrets/workload.js';
-import { formatDuration } from '../util/duration.js';
+import { NS_PER_MS, formatDuration } from '../util/duration.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
 import type { ParsedRun } from './run-command.js';
-import type { RunFlagName } from './run-flags.js';
+import { RUN_FLAGS, type RunFlagName } from './run-flags.js';
 import { defaultWorkloadName, detectTarget, type Target } from './run-target.js';
 import {
   ENV_KEY,
@@ -145,16 +147,14 @@ const OIDC: readonly RunFlagName[] = [
   'jwks-allow-private-ip',
   'resource-url',
 ];
-/** Pairs where a value and a file holding it are alternatives. */
+/**
+ * Flags that exclude each other. "A secret or a file holding it" is a rule of the RunConfig
+ * schema instead (a hand-written config must obey it too); see invalidDraft.
+ */
 const EXCLUSIVE_PAIRS: readonly (readonly [RunFlagName, RunFlagName])[] = [
-  ['remote-auth-client-secret', 'remote-auth-client-secret-file'],
-  ['remote-auth-bearer-token', 'remote-auth-bearer-token-file'],
-  ['token-exchange-client-secret', 'token-exchange-client-secret-file'],
   ['remote-auth-issuer', 'remote-auth-authorize-url'],
   ['remote-auth-issuer', 'remote-auth-token-url'],
 ];
-
-const NS_PER_MS = 1_000_000;
 
 function describeTarget(target: Target): string {
   if (target.kind === 'remote') return `a remote URL (${target.url})`;
@@ -229,7 +229,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
   assertValidName(flags.group, 'group name (--group)');
 
-  const transport = flags.transport ?? 'streamable-http';
+  const transport = flags.transport ?? DEFAULTS.transport;
   const http = transport !== 'stdio';
   if (target.kind === 'remote' && !http) {
     throw usageError('--transport stdio cannot reach a remote URL; use streamable-http or sse');
@@ -244,7 +244,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
   if (explicit.has('proxy-mode') && flags.proxyMode === 'sse') {
     ctx.warn(
-      "the 'sse' proxy mode is deprecated and will be removed in a future release; use 'streamable-http' (the default)",
+      `the 'sse' proxy mode is deprecated and will be removed in a future release; use '${DEFAULTS.proxyMode}' (the default)`,
     );
   }
   if (flags.endpointPrefix !== undefined && !flags.endpointPrefix.startsWith('/')) {
@@ -329,11 +329,29 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...(container ? { image_verification: flags.imageVerification } : {}),
   };
   const result = runConfigSchema.safeParse(draft);
-  if (!result.success) {
-    // The flags were checked above, so this is a bug in the mapping, not a user mistake.
-    throw new Error(`internal error: the RunConfig built from the flags is invalid: ${result.error.message}`);
-  }
+  if (!result.success) throw invalidDraft(result.error);
   return { config: result.data, secretsToStore };
+}
+
+/** The flag that fills a RunConfig field (the flag table's runConfig column). */
+function flagFilling(path: readonly PropertyKey[]): RunFlagName | undefined {
+  const field = path.join('.');
+  return RUN_FLAGS.find((row) => (row.runConfig as readonly string[]).includes(field))?.long;
+}
+
+/**
+ * A schema rule the flags broke, named by flag: "a secret or a file holding it" conflicts name
+ * both flags. Anything else is a bug in the mapping (the flags were checked above).
+ */
+function invalidDraft(error: z.ZodError): Error {
+  for (const issue of error.issues) {
+    const alternative =
+      issue.code === 'custom' ? (issue.params?.alternative as string | undefined) : undefined;
+    const file = flagFilling(issue.path);
+    const value = alternative && flagFilling([...issue.path.slice(0, -1), alternative]);
+    if (file && value) return usageError(`--${value} and --${file} cannot be used together`);
+  }
+  return new Error(`internal error: the RunConfig built from the flags is invalid: ${error.message}`);
 }
 
 function defined<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -350,7 +368,7 @@ function permissionProfile(
   ctx: BuildContext,
   abs: (path: string) => string,
 ): Pick<RunConfigInput, 'permission_profile' | 'permission_profile_name_or_path'> {
-  const chosen = flags.permissionProfile ?? 'network';
+  const chosen = flags.permissionProfile ?? DEFAULTS.permissionProfile;
   let profile = builtinProfile(chosen);
   if (profile === undefined) {
     const path = abs(chosen);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { TRANSPORTS } from '../config/runconfig.js';
 import { normalizeBoolAssignments, parseRunArgv } from './run-command.js';
-import { RUN_FLAGS, attributeName, defaultRunFlags } from './run-flags.js';
+import { RUN_FLAGS, attributeName, defaultRunFlags, flagRow, type RunFlagSpec } from './run-flags.js';
 
 const BOOLS = RUN_FLAGS.filter((r) => r.type === 'bool' && r.long !== 'help');
 
@@ -110,5 +111,11 @@ describe('normalizeBoolAssignments', () => {
     expect(
       normalizeBoolAssignments(['--stateless=false', '--name=a', '--debug=1', '--', '--stateless=false']),
     ).toEqual(['--no-stateless', '--name=a', '--debug', '--', '--stateless=false']);
+  });
+});
+
+describe('flag choices', () => {
+  it('--transport offers exactly the RunConfig transports (in the spec order)', () => {
+    expect([...((flagRow('transport') as RunFlagSpec).choices ?? [])].sort()).toEqual([...TRANSPORTS].sort());
   });
 });

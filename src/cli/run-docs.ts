@@ -61,6 +61,11 @@ export function renderRunFlagsMarkdown(): string {
     'A flag marked *not implemented yet* fails when it is set, never silently ignored; a flag left at its',
     'default, and a boolean set to `false`, always pass. The same check applies to the fields of a',
     '`--from-config` file.',
+    '',
+    'A `--from-config` file is checked whole before anything is saved or started (exit code 2, naming the',
+    'field): durations such as `session_ttl` and `proxy_read_timeout` are Go durations greater than zero',
+    '(`30s`, `2h0m0s`), a secret and a file holding it (`client_secret` and `client_secret_file`,',
+    '`bearer_token` and `bearer_token_file`) cannot both be set, and a `remote_url` needs an HTTP transport.',
   ];
   for (const [id, title] of Object.entries(SECTIONS) as [SectionId, string][]) {
     lines.push(

@@ -2,8 +2,12 @@
  * The flags of `moat run` as data: one row per flag of spec §2.1, with its type, default, help
  * text, help section, the RunConfig field it fills and the feature it selects. The command
  * (run-command.ts), the RunConfig builder (run-build.ts), the feature gate (run-gate.ts) and
- * docs/cli.md are all driven by this table.
+ * docs/cli.md are all driven by this table. Defaults come from DEFAULTS (config/defaults.ts),
+ * never written here, so the help and the docs show what the code uses.
  */
+import { DEFAULTS } from '../config/defaults.js';
+import { PROXY_MODES } from '../config/runconfig.js';
+import { formatDurationShort } from '../util/duration.js';
 
 export type FlagType = 'string' | 'stringArray' | 'strings' | 'int' | 'float' | 'duration' | 'bool';
 
@@ -71,7 +75,13 @@ export interface RunFlagSpec {
   readonly max?: number;
   readonly help: string;
   readonly section: SectionId;
-  /** RunConfig field(s) the flag fills (dotted paths); empty when it fills none. */
+  /**
+   * RunConfig field(s) the flag fills or decides (dotted paths); empty when it fills none. The
+   * builder (run-build.ts) is the one place that maps flags to the RunConfig; this column is its
+   * index the other way round (field → flag), for the feature gate on --from-config files, for
+   * errors that name a flag and for docs/cli.md. run-build.test.ts checks that each flag changes
+   * exactly these fields.
+   */
   readonly runConfig: readonly string[];
   /** The feature the flag selects (gated while pending). */
   readonly feature?: FeatureId;
@@ -82,6 +92,11 @@ export interface RunFlagSpec {
 }
 
 const PORT = { min: 1, max: 65535 } as const;
+
+/** 8388608 → "8 MiB" (help text). */
+function mebibytes(bytes: number): string {
+  return `${bytes / (1024 * 1024)} MiB`;
+}
 
 export const RUN_FLAGS = [
   // Workload identity, process and transport
@@ -98,7 +113,7 @@ export const RUN_FLAGS = [
     long: 'group',
     type: 'string',
     value: '<group>',
-    default: 'default',
+    default: DEFAULTS.group,
     help: 'Group the workload belongs to',
     section: 'identity',
     runConfig: ['group'],
@@ -133,18 +148,20 @@ export const RUN_FLAGS = [
     long: 'transport',
     type: 'string',
     value: '<transport>',
+    // The spec's order; run-command.test.ts checks it is the schema's TRANSPORTS.
     choices: ['sse', 'streamable-http', 'stdio'],
-    defaultText: 'streamable-http',
+    defaultText: DEFAULTS.transport,
     help: 'Transport of the MCP server',
     section: 'identity',
-    runConfig: ['transport'],
+    // stdio has no target port or host.
+    runConfig: ['transport', 'target_port', 'target_host'],
   },
   {
     long: 'proxy-mode',
     type: 'string',
     value: '<mode>',
-    choices: ['streamable-http', 'sse'],
-    default: 'streamable-http',
+    choices: PROXY_MODES,
+    default: DEFAULTS.proxyMode,
     help: 'Proxy mode for stdio (sse is deprecated and will be removed)',
     section: 'identity',
     runConfig: ['proxy_mode'],
@@ -163,7 +180,7 @@ export const RUN_FLAGS = [
     long: 'host',
     type: 'string',
     value: '<host>',
-    default: '127.0.0.1',
+    default: DEFAULTS.host,
     help: 'IPv4 address or hostname the HTTP proxy listens on',
     section: 'identity',
     runConfig: ['host'],
@@ -172,7 +189,7 @@ export const RUN_FLAGS = [
     long: 'target-host',
     type: 'string',
     value: '<host>',
-    default: '127.0.0.1',
+    default: DEFAULTS.targetHost,
     help: 'Host traffic is forwarded to; only for sse or streamable-http transport',
     section: 'identity',
     runConfig: ['target_host'],
@@ -301,7 +318,8 @@ export const RUN_FLAGS = [
     defaultText: 'bridge',
     help: 'Network to connect to (bridge, host, none or a network name); host and none drop isolation',
     section: 'isolation',
-    runConfig: ['permission_profile.network.mode'],
+    // Isolation needs bridge networking; other modes turn it off.
+    runConfig: ['permission_profile.network.mode', 'isolate_network'],
   },
   {
     long: 'isolate-network',
@@ -325,7 +343,7 @@ export const RUN_FLAGS = [
     long: 'permission-profile',
     type: 'string',
     value: '<profile>',
-    defaultText: 'network',
+    defaultText: DEFAULTS.permissionProfile,
     help: 'Permission profile: none, network, or the path of a JSON profile',
     section: 'isolation',
     runConfig: ['permission_profile_name_or_path', 'permission_profile'],
@@ -335,7 +353,7 @@ export const RUN_FLAGS = [
     type: 'string',
     value: '<mode>',
     choices: ['warn', 'enabled', 'disabled'],
-    default: 'warn',
+    default: DEFAULTS.imageVerification,
     help: 'Image signature verification',
     section: 'isolation',
     runConfig: ['image_verification'],
@@ -387,7 +405,7 @@ export const RUN_FLAGS = [
     value: '<path>',
     help: "CA certificate bundle for moat's own HTTP requests (JWKS, OIDC discovery)",
     section: 'build',
-    runConfig: ['thv_ca_bundle'],
+    runConfig: ['thv_ca_bundle', 'oidc_config.CACertPath'],
     feature: 'inbound-security',
   },
 
@@ -417,7 +435,7 @@ export const RUN_FLAGS = [
     value: '<bytes>',
     min: 0,
     default: 0,
-    defaultText: '8 MiB',
+    defaultText: mebibytes(DEFAULTS.maxRequestBodySize),
     help: 'Maximum inbound request body size in bytes; 0 uses the default',
     section: 'proxy',
     runConfig: ['max_request_body_size'],
@@ -428,7 +446,7 @@ export const RUN_FLAGS = [
     type: 'duration',
     value: '<duration>',
     default: 0,
-    defaultText: '30s',
+    defaultText: formatDurationShort(DEFAULTS.proxyReadTimeoutMs),
     help: 'Maximum time to read a full request; 0 uses the default',
     section: 'proxy',
     runConfig: ['proxy_read_timeout'],
@@ -439,7 +457,7 @@ export const RUN_FLAGS = [
     type: 'duration',
     value: '<duration>',
     default: 0,
-    defaultText: '2h',
+    defaultText: formatDurationShort(DEFAULTS.sessionTtlMs),
     help: 'Session inactivity timeout; 0 uses the default',
     section: 'proxy',
     runConfig: ['session_ttl'],
@@ -582,7 +600,7 @@ export const RUN_FLAGS = [
     long: 'oidc-scopes',
     type: 'strings',
     value: '<scopes>',
-    defaultText: 'openid',
+    defaultText: DEFAULTS.oidcScopes.join(','),
     help: 'Scopes advertised in the protected-resource metadata (RFC 9728), comma-separated',
     section: 'oidc',
     runConfig: ['oidc_config.Scopes'],
@@ -713,7 +731,7 @@ export const RUN_FLAGS = [
     long: 'remote-auth-scopes',
     type: 'strings',
     value: '<scopes>',
-    defaultText: 'openid,profile,email with OIDC',
+    defaultText: `${DEFAULTS.remoteAuthOidcScopes.join(',')} with OIDC`,
     help: 'Scopes to request, comma-separated',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.scopes'],
@@ -742,7 +760,7 @@ export const RUN_FLAGS = [
     type: 'int',
     value: '<port>',
     ...PORT,
-    default: 8666,
+    default: DEFAULTS.remoteAuthCallbackPort,
     help: 'Port of the OAuth callback server',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.callback_port'],
@@ -761,8 +779,8 @@ export const RUN_FLAGS = [
     long: 'remote-auth-timeout',
     type: 'duration',
     value: '<duration>',
-    default: 30_000,
-    defaultText: '30s',
+    default: DEFAULTS.remoteAuthTimeoutMs,
+    defaultText: formatDurationShort(DEFAULTS.remoteAuthTimeoutMs),
     help: 'Timeout of the OAuth authentication flow',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.timeout'],
@@ -841,7 +859,7 @@ export const RUN_FLAGS = [
     defaultText: 'replaces the Authorization header',
     help: 'Custom header that carries the exchanged token',
     section: 'tokenExchange',
-    runConfig: ['token_exchange_config.external_token_header_name'],
+    runConfig: ['token_exchange_config.external_token_header_name', 'token_exchange_config.header_strategy'],
     feature: 'outbound-auth',
   },
   {
@@ -928,7 +946,7 @@ export const RUN_FLAGS = [
     value: '<rate>',
     min: 0,
     max: 1,
-    default: 0.1,
+    default: DEFAULTS.otelSamplingRate,
     help: 'Trace sampling rate, 0.0 to 1.0',
     section: 'telemetry',
     runConfig: ['telemetry_config.samplingRate'],

@@ -8,6 +8,7 @@
  * never trips the gate.
  */
 import type { RunConfig } from '../config/runconfig.js';
+import { NS_PER_MS } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import type { ParsedRun } from './run-command.js';
 import {
@@ -110,8 +111,6 @@ function valueAt(config: RunConfig, path: string): unknown {
   }
   return value;
 }
-
-const NS_PER_MS = 1_000_000;
 
 /** How a flag's default looks in a RunConfig (fields at their default select nothing). */
 function configDefault(row: RunFlagSpec): unknown {

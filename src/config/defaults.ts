@@ -1,8 +1,10 @@
 /**
  * RunConfig defaults, format version and the secret-reference pattern, without the schema: the
  * proxy and the supervisor read these, and importing them must not load zod (about 5 MB resident).
+ * DEFAULTS is the one source of every default: the flag table, `moat run --help`, docs/cli.md and
+ * the functions of derived.ts read it.
  */
-import type { ProxyMode } from './runconfig.js';
+import type { ProxyMode, Transport } from './runconfig.js';
 
 /** The RunConfig format version (ToolHive's). */
 export const SCHEMA_VERSION = 'v0.1.0';
@@ -14,11 +16,21 @@ export const DEFAULTS = {
   host: '127.0.0.1',
   targetHost: '127.0.0.1',
   group: 'default',
+  transport: 'streamable-http' as Transport,
+  /** The client side of a stdio server. */
   proxyMode: 'streamable-http' as ProxyMode,
+  /** A builtin profile name (runtime/permissions.ts). */
+  permissionProfile: 'network',
   maxRequestBodySize: 8 * 1024 * 1024,
   proxyReadTimeoutMs: 30_000,
   sessionTtlMs: 2 * 60 * 60 * 1000,
+  imageVerification: 'warn',
+  /** Scopes the protected-resource metadata advertises when --oidc-scopes is not given. */
+  oidcScopes: ['openid'],
+  /** Scopes asked of an OpenID provider when --remote-auth-scopes is not given. */
+  remoteAuthOidcScopes: ['openid', 'profile', 'email'],
   otelSamplingRate: 0.1,
   remoteAuthCallbackPort: 8666,
   remoteAuthTimeoutMs: 30_000,
+  webhookTimeoutMs: 10_000,
 } as const;

@@ -1,11 +1,14 @@
 /**
- * Facts derived from a RunConfig, each with its default applied, one function each.
- * (Placeholder of the arch-config branch's module of the same name; that branch's version wins.)
+ * Facts derived from a RunConfig, each with its default applied, one function each, so the CLI,
+ * the supervisor, `moat list` and the proxy cannot disagree. Durations come back in
+ * milliseconds: the file keeps Go duration strings and nanoseconds (ToolHive's forms), and the
+ * schema has already refused values these functions could not read. Like defaults.ts, this
+ * module does not load zod.
  */
-import { parseDuration } from '../util/duration.js';
+import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import { DEFAULTS } from './defaults.js';
-import type { ProxyMode, RunConfig } from './runconfig.js';
+import type { ProxyMode, RemoteAuthConfig, RunConfig, Webhook } from './runconfig.js';
 
 /** Client paths of the two HTTP transports. */
 export const STREAMABLE_HTTP_PATH = '/mcp';
@@ -32,14 +35,25 @@ export function clientPath(config: Pick<RunConfig, 'transport' | 'proxy_mode' | 
   return clientTransport(config) === 'sse' ? SSE_PATH : STREAMABLE_HTTP_PATH;
 }
 
+/** The workload's group; a workload without a readable config is in the default group. */
+export function groupOf(config: Pick<RunConfig, 'group'> | undefined): string {
+  return config?.group ?? DEFAULTS.group;
+}
+
+/** What a duration field of the RunConfig allows (the schema's message too). */
+export const DURATION_FORM = 'expected a positive duration such as 30s, 5m or 2h0m0s';
+
+/** A Go duration string greater than zero. */
+export function isPositiveDuration(text: string): boolean {
+  const ms = parseDuration(text);
+  return ms !== undefined && ms > 0;
+}
+
 function durationMs(field: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0) {
-    throw usageError(
-      `${field} ${JSON.stringify(text)}: expected a positive duration such as 30s, 5m or 2h0m0s`,
-    );
-  }
+  // Only a config that skipped the schema gets here with a bad value.
+  if (ms === undefined || ms <= 0) throw usageError(`${field} ${JSON.stringify(text)}: ${DURATION_FORM}`);
   return ms;
 }
 
@@ -51,4 +65,14 @@ export function sessionTtlMs(config: Pick<RunConfig, 'session_ttl'>): number {
 /** How long the edge waits for a whole request (`proxy_read_timeout`, default 30s). */
 export function proxyReadTimeoutMs(config: Pick<RunConfig, 'proxy_read_timeout'>): number {
   return durationMs('proxy_read_timeout', config.proxy_read_timeout, DEFAULTS.proxyReadTimeoutMs);
+}
+
+/** The OAuth flow timeout (`remote_auth_config.timeout`, nanoseconds; absent or 0 means 30s). */
+export function remoteAuthTimeoutMs(auth: Pick<RemoteAuthConfig, 'timeout'> | undefined): number {
+  return auth?.timeout ? Math.round(auth.timeout / NS_PER_MS) : DEFAULTS.remoteAuthTimeoutMs;
+}
+
+/** One webhook call's timeout (`timeout`, nanoseconds; absent or 0 means 10s). */
+export function webhookTimeoutMs(hook: Pick<Webhook, 'timeout'>): number {
+  return hook.timeout ? hook.timeout / NS_PER_MS : DEFAULTS.webhookTimeoutMs;
 }

@@ -5,7 +5,8 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseDuration } from '../util/duration.js';
+import { NS_PER_MS, parseDuration } from '../util/duration.js';
+import { DEFAULTS } from './defaults.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { describeIssues } from './issues.js';
 import { toolOverrideSchema, webhookSchema, type ToolOverride, type Webhook } from './runconfig.js';
@@ -39,9 +40,6 @@ export function parseToolsOverride(text: string, source: string): Record<string,
   if (Object.keys(file.toolsOverride).length === 0) throw usageError(`${source}: toolsOverride is empty`);
   return file.toolsOverride;
 }
-
-const NS_PER_MS = 1_000_000;
-const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 const webhookTimeout = z.union([z.string(), z.number().int()]).transform((value, ctx) => {
   // A number is nanoseconds, as ToolHive writes it; a string is a duration ("5s").
@@ -89,5 +87,5 @@ export function parseWebhookFiles(files: readonly { path: string; text: string }
 }
 
 function withDefaultTimeout(w: Webhook): Webhook {
-  return { ...w, timeout: w.timeout ?? DEFAULT_WEBHOOK_TIMEOUT_MS * NS_PER_MS };
+  return { ...w, timeout: w.timeout ?? DEFAULTS.webhookTimeoutMs * NS_PER_MS };
 }

@@ -181,6 +181,44 @@ describe('RunConfig files', () => {
     ).toThrow(/field remote_auth_config\.client_secret: must be a secret reference NAME,target=TARGET/);
   });
 
+  it.each([
+    [{ session_ttl: '2 hours' }, /field session_ttl: expected a positive duration such as 30s, 5m or 2h0m0s/],
+    [{ session_ttl: '0s' }, /field session_ttl: expected a positive duration/],
+    [{ proxy_read_timeout: '30' }, /field proxy_read_timeout: expected a positive duration/],
+    [
+      { remote_auth_config: { client_secret: 'S,target=oauth_secret', client_secret_file: '/s' } },
+      /field remote_auth_config\.client_secret_file: cannot be set together with client_secret: give the secret or a file holding it, not both/,
+    ],
+    [
+      { remote_auth_config: { bearer_token: 'B,target=bearer_token', bearer_token_file: '/b' } },
+      /field remote_auth_config\.bearer_token_file: cannot be set together with bearer_token/,
+    ],
+    [
+      {
+        token_exchange_config: {
+          token_url: 'https://sts/token',
+          client_secret: 'T,target=token_exchange_client_secret',
+          client_secret_file: '/t',
+        },
+      },
+      /field token_exchange_config\.client_secret_file: cannot be set together with client_secret/,
+    ],
+    [
+      { transport: 'stdio', remote_url: 'https://api.example.com/mcp' },
+      /field transport: a remote_url server needs transport sse or streamable-http/,
+    ],
+  ])('refuses %j when the file is read, naming the field and what is allowed', (fields, error) => {
+    expect(() => parseRunConfig({ ...TOOLHIVE_EXAMPLE, ...fields }, 'f.json')).toThrow(error);
+  });
+
+  it('keeps Go duration strings as written (ToolHive reads them)', () => {
+    const config = parseRunConfig(
+      { ...TOOLHIVE_EXAMPLE, session_ttl: '90m', proxy_read_timeout: '1m30s' },
+      'f',
+    );
+    expect(config).toMatchObject({ session_ttl: '90m', proxy_read_timeout: '1m30s' });
+  });
+
   it('migrates the old capitalised remote_auth_config keys', () => {
     const config = parseRunConfig(
       { ...TOOLHIVE_EXAMPLE, remote_auth_config: { ClientID: 'cid', Timeout: 5, CallbackPort: 8666 } },

@@ -7,8 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { clientTransport } from './derived.js';
 import { describeIssues } from './issues.js';
-import { runConfigSchema, type RunConfig } from './runconfig.js';
+import { TRANSPORTS, runConfigSchema, type RunConfig, type Transport } from './runconfig.js';
 
 /**
  * Old ToolHive configs wrote remote_auth_config without JSON tags (Go field names); current
@@ -43,9 +44,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function migrateRunConfig(data: unknown): unknown {
   if (!isRecord(data)) return data;
   const out: Record<string, unknown> = { ...data };
-  // proxy_mode only means something for stdio; for HTTP transports it is the transport (as ToolHive reads it).
-  if (out.transport === 'sse' || out.transport === 'streamable-http') out.proxy_mode = out.transport;
-  else if (out.transport === 'stdio' && out.proxy_mode === undefined) out.proxy_mode = 'streamable-http';
+  // proxy_mode is written out as the proxy serves it: for HTTP transports it is the transport (as ToolHive reads it).
+  if (TRANSPORTS.includes(out.transport as Transport))
+    out.proxy_mode = clientTransport(out as Pick<RunConfig, 'transport' | 'proxy_mode'>);
   const remote = out.remote_auth_config;
   if (isRecord(remote)) {
     out.remote_auth_config = Object.fromEntries(

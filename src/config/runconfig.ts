@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { SCHEMA_VERSION, SECRET_REF } from './defaults.js';
+import { DURATION_FORM, isPositiveDuration } from './derived.js';
 
 export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
@@ -17,6 +18,29 @@ export const PROXY_MODES = ['streamable-http', 'sse'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
 
 const stringMap = z.record(z.string(), z.string());
+
+/** A Go duration string ("30s", "2h0m0s"), as ToolHive writes durations; checked when the file is read. */
+const goDuration = z.string().refine(isPositiveDuration, { message: DURATION_FORM });
+
+/**
+ * "A secret or a file holding it, not both", for each [value, file] pair of a section. The issue
+ * sits on the file field and names the value field in `params.alternative`, so the CLI can
+ * name both flags.
+ */
+function secretOrFile(pairs: readonly (readonly [string, string])[]) {
+  return (section: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    for (const [value, file] of pairs) {
+      if (section[value] !== undefined && section[file] !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [file],
+          message: `cannot be set together with ${value}: give the secret or a file holding it, not both`,
+          params: { alternative: value },
+        });
+      }
+    }
+  };
+}
 
 export const permissionProfileSchema = z.strictObject({
   name: z.string().optional(),
@@ -57,7 +81,7 @@ export const oidcConfigSchema = z.strictObject({
 });
 export type OidcConfig = z.infer<typeof oidcConfigSchema>;
 
-export const remoteAuthConfigSchema = z.strictObject({
+const remoteAuthConfigFields = z.strictObject({
   client_id: z.string().optional(),
   client_secret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
   client_secret_file: z.string().optional(),
@@ -90,9 +114,15 @@ export const remoteAuthConfigSchema = z.strictObject({
   cached_token_auth_method: z.string().optional(),
   cached_dcr_callback_port: z.number().int().optional(),
 });
+export const remoteAuthConfigSchema = remoteAuthConfigFields.superRefine(
+  secretOrFile([
+    ['client_secret', 'client_secret_file'],
+    ['bearer_token', 'bearer_token_file'],
+  ]),
+);
 export type RemoteAuthConfig = z.infer<typeof remoteAuthConfigSchema>;
 
-export const tokenExchangeConfigSchema = z.strictObject({
+const tokenExchangeConfigFields = z.strictObject({
   token_url: z.string(),
   client_id: z.string().optional(),
   client_secret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
@@ -103,6 +133,9 @@ export const tokenExchangeConfigSchema = z.strictObject({
   header_strategy: z.enum(['replace', 'custom']).optional(),
   external_token_header_name: z.string().optional(),
 });
+export const tokenExchangeConfigSchema = tokenExchangeConfigFields.superRefine(
+  secretOrFile([['client_secret', 'client_secret_file']]),
+);
 export type TokenExchangeConfig = z.infer<typeof tokenExchangeConfigSchema>;
 
 export const telemetryConfigSchema = z.strictObject({
@@ -186,7 +219,7 @@ export const sessionRedisSchema = z.strictObject({
 });
 export type SessionRedis = z.infer<typeof sessionRedisSchema>;
 
-export const runConfigSchema = z.strictObject({
+const runConfigFields = z.strictObject({
   schema_version: z.string().default(SCHEMA_VERSION),
   mcpserver_generation: z.number().int().optional(),
   image: z.string(),
@@ -236,8 +269,8 @@ export const runConfigSchema = z.strictObject({
   trust_proxy_headers: z.boolean().optional(),
   strict_protocol_validation: z.boolean().optional(),
   stateless: z.boolean().optional(),
-  /** Go duration string ("2h0m0s"); absent means the default (2h). */
-  session_ttl: z.string().optional(),
+  /** Go duration string ("2h0m0s"); absent means the default (derived.ts sessionTtlMs). */
+  session_ttl: goDuration.optional(),
   proxy_mode: z.enum(PROXY_MODES).optional(),
   thv_ca_bundle: z.string().optional(),
   jwks_auth_token_file: z.string().optional(),
@@ -264,16 +297,25 @@ export const runConfigSchema = z.strictObject({
     .optional(),
 
   // Moat's own fields (ToolHive has no equivalent in its RunConfig).
-  /** Maximum inbound request body in bytes; absent means 8 MiB. */
+  /** Maximum inbound request body in bytes; absent means DEFAULTS.maxRequestBodySize. */
   max_request_body_size: z.number().int().positive().optional(),
-  /** Go duration string; absent means 30s. */
-  proxy_read_timeout: z.string().optional(),
+  /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */
+  proxy_read_timeout: goDuration.optional(),
   /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
   protocol_target: z.string().optional(),
   image_verification: z.enum(['warn', 'enabled', 'disabled']).optional(),
   /** Ports moat picked at the first start (requested as 0): kept for restarts, not exported. */
   auto_ports: z.array(z.enum(['port', 'target_port'])).optional(),
 });
+
+export const runConfigSchema = runConfigFields.refine(
+  (config) => !(config.remote_url && config.transport === 'stdio'),
+  {
+    // The proxy speaks the remote server's own HTTP transport (derived.ts clientTransport).
+    message: 'a remote_url server needs transport sse or streamable-http',
+    path: ['transport'],
+  },
+);
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
 

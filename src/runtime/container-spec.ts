@@ -19,16 +19,12 @@
  * port is published on 127.0.0.1 only, at a host port the engine picks (read it back with
  * `httpTarget`). With `--network host` there is no namespace: the server binds `target_host`.
  */
+import { DEFAULTS } from '../config/defaults.js';
+import { groupOf } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
-import {
-  builtinProfile,
-  collectMounts,
-  DEFAULT_PROFILE,
-  networkModeOf,
-  outboundPolicy,
-} from './permissions.js';
+import { builtinProfile, collectMounts, networkModeOf, outboundPolicy } from './permissions.js';
 import { LABELS, type ContainerInfo, type ContainerSpec, type PortBinding } from './types.js';
 import type { PermissionProfile } from '../config/runconfig.js';
 
@@ -69,7 +65,7 @@ export function validateLabel(key: string, value: string): void {
 /** The profile in effect: the stored one, else the named builtin, else `network`. */
 export function effectiveProfile(config: RunConfig): PermissionProfile {
   if (config.permission_profile) return config.permission_profile;
-  const name = config.permission_profile_name_or_path ?? DEFAULT_PROFILE;
+  const name = config.permission_profile_name_or_path ?? DEFAULTS.permissionProfile;
   const builtin = builtinProfile(name);
   if (!builtin)
     throw usageError(
@@ -159,7 +155,7 @@ export function buildContainerSpec(
     [LABELS.baseName]: config.base_name ?? config.name,
     [LABELS.transport]: config.transport,
     [LABELS.port]: String(config.port),
-    [LABELS.group]: config.group ?? 'default',
+    [LABELS.group]: groupOf(config),
   };
 
   const transportEnv: Record<string, string> = { MCP_TRANSPORT: config.transport };
@@ -172,7 +168,7 @@ export function buildContainerSpec(
     Object.assign(transportEnv, {
       MCP_PORT: String(targetPort),
       FASTMCP_PORT: String(targetPort),
-      MCP_HOST: onHost ? (config.target_host ?? '127.0.0.1') : '0.0.0.0',
+      MCP_HOST: onHost ? (config.target_host ?? DEFAULTS.targetHost) : '0.0.0.0',
     });
     if (!onHost && !network.internalNetwork)
       ports.push({ containerPort: targetPort, hostIp: '127.0.0.1', hostPort: 0 });
@@ -220,7 +216,7 @@ export function httpTarget(
   spec: Pick<ContainerSpec, 'networkMode' | 'internalNetwork'>,
   info: ContainerInfo,
   targetPort: number,
-  targetHost = '127.0.0.1',
+  targetHost: string = DEFAULTS.targetHost,
 ): { host: string; port: number } | undefined {
   if (spec.networkMode === 'host') return { host: targetHost, port: targetPort };
   if (spec.internalNetwork) {

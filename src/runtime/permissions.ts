@@ -17,8 +17,6 @@ const BUILTIN_PROFILES: Readonly<Record<string, PermissionProfile>> = {
 };
 const ALIASES: Readonly<Record<string, string>> = { stdio: 'none' };
 
-export const DEFAULT_PROFILE = 'network';
-
 export function builtinProfile(name: string): PermissionProfile | undefined {
   const profile = BUILTIN_PROFILES[ALIASES[name] ?? name];
   return profile && structuredClone(profile);

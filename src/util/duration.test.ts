@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, formatDurationShort, parseDuration } from './duration.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -26,4 +26,19 @@ describe('formatDuration', () => {
     [500, '500ms'],
     [0, '0s'],
   ])('%d ms → %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+});
+
+describe('formatDurationShort', () => {
+  it.each([
+    [7_200_000, '2h'],
+    [5_400_000, '1h30m'],
+    [3_630_000, '1h0m30s'],
+    [60_000, '1m'],
+    [30_000, '30s'],
+    [500, '500ms'],
+    [0, '0s'],
+  ])('%d ms → %s', (ms, text) => {
+    expect(formatDurationShort(ms)).toBe(text);
+    expect(parseDuration(text)).toBe(ms);
+  });
 });

@@ -14,6 +14,9 @@ const UNIT_MS: Record<string, number> = {
 
 const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
 
+/** RunConfig nanosecond fields (ToolHive's time.Duration as a number) per millisecond. */
+export const NS_PER_MS = 1_000_000;
+
 /** Parses a duration into milliseconds; returns undefined when the text is not a duration. */
 export function parseDuration(text: string): number | undefined {
   const s = text.trim();
@@ -41,4 +44,11 @@ export function formatDuration(ms: number): string {
   if (h > 0) return `${h}h${m}m${s}s`;
   if (m > 0) return `${m}m${s}s`;
   return `${s}s`;
+}
+
+/** The shortest Go-style form, for people to read ("2h", "1h30m", "30s", "500ms"). */
+export function formatDurationShort(ms: number): string {
+  return formatDuration(ms)
+    .replace(/(?<=[hm])0s$/, '')
+    .replace(/(?<=h)0m$/, '');
 }

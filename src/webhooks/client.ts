@@ -10,12 +10,12 @@ import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { Agent, request } from 'undici';
+import { webhookTimeoutMs } from '../config/derived.js';
 import type { Webhook } from '../config/runconfig.js';
 import { errorMessage, usageError } from '../util/errors.js';
 
 export const WEBHOOK_PROTOCOL_VERSION = 'v0.1.0';
 const MAX_BYTES = 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface WebhookReview {
   version?: string;
@@ -76,7 +76,7 @@ export async function createWebhookClient(
     },
   });
   const secret = hook.hmac_secret_ref ? await hmacSecret(hook.hmac_secret_ref, where, options) : undefined;
-  const timeoutMs = hook.timeout ? hook.timeout / 1_000_000 : DEFAULT_TIMEOUT_MS;
+  const timeoutMs = webhookTimeoutMs(hook);
 
   return {
     name: hook.name,

@@ -2,11 +2,13 @@
  * What `moat list` shows: every workload with its truthful status (the status file reconciled
  * with the supervisor process and the container).
  */
+import { DEFAULTS } from '../config/defaults.js';
+import { clientTransport, groupOf } from '../config/derived.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { errorMessage } from '../util/errors.js';
 import { loadWorkload, observeStatus, isRemote, type Workload } from './lifecycle.js';
 import type { WorkloadStatus } from './status.js';
-import { DEFAULT_GROUP, type WorkloadStore } from './store.js';
+import { type WorkloadStore } from './store.js';
 
 /** One row of `moat list --format json` (documented in docs/workloads.md). */
 export interface WorkloadSummary {
@@ -64,10 +66,10 @@ export async function listWorkloads(
         status: seen.status,
         status_context: seen.context,
         transport: config?.transport ?? '',
-        proxy_mode: config?.transport === 'sse' ? 'sse' : (config?.proxy_mode ?? 'streamable-http'),
+        proxy_mode: config ? clientTransport(config) : DEFAULTS.proxyMode,
         url: w.status?.url ?? '',
         port: w.status?.port ?? config?.port ?? 0,
-        group: config?.group ?? DEFAULT_GROUP,
+        group: groupOf(config),
         package: config?.remote_url ?? config?.image ?? '',
         remote: isRemote(w),
         created_at: w.status?.created_at ?? '',

@@ -9,6 +9,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULTS } from '../config/defaults.js';
+import { groupOf } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { loginBeforeDetach } from '../auth/outbound/workload.js';
 import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.js';
@@ -27,7 +29,7 @@ import { assertValidName, sanitizeWorkloadName } from './names.js';
 import { resolveProxyPort } from './ports.js';
 import { checkRemoteReachable } from './remote-check.js';
 import { applyStatusChange, type StatusRecord } from './status.js';
-import { DEFAULT_GROUP, WorkloadStore } from './store.js';
+import { WorkloadStore } from './store.js';
 import { IMAGE_PREPARED_ENV, superviseWorkload } from './supervisor.js';
 
 export interface RunRequest {
@@ -162,14 +164,14 @@ function normalizeName(config: RunConfig, stderr: NodeJS.WritableStream): RunCon
     name,
     container_name: renamed || !config.container_name ? name : config.container_name,
     base_name: renamed || !config.base_name ? name : config.base_name,
-    group: config.group ?? DEFAULT_GROUP,
+    group: groupOf(config),
   };
 }
 
 /** The group must exist; `default` is created on first use. */
 async function ensureGroup(store: WorkloadStore, group: string): Promise<void> {
   assertValidName(group, 'group name');
-  if (group === DEFAULT_GROUP) {
+  if (group === DEFAULTS.group) {
     await store.createGroup(group);
   } else if (!(await store.readGroup(group))) {
     throw usageError(`group "${group}" does not exist; create it with "moat group create ${group}"`);

@@ -1,7 +1,8 @@
 /** Which workloads a multi-workload command (stop, start, rm) acts on: names, --all or --group. */
 import { usageError } from '../util/errors.js';
 import { loadWorkload } from './lifecycle.js';
-import { DEFAULT_GROUP, type WorkloadStore } from './store.js';
+import { groupOf } from '../config/derived.js';
+import { type WorkloadStore } from './store.js';
 
 export interface Selection {
   names: string[];
@@ -33,7 +34,7 @@ export async function selectWorkloads(
   const inGroup: string[] = [];
   for (const name of known) {
     const workload = await loadWorkload(store, name).catch(() => undefined);
-    if ((workload?.config?.group ?? DEFAULT_GROUP) === group) inGroup.push(name);
+    if (groupOf(workload?.config) === group) inGroup.push(name);
   }
   return inGroup;
 }

@@ -17,8 +17,6 @@ import { readJsonFile, withLock, writeFileAtomic } from './files.js';
 import { assertValidName } from './names.js';
 import { applyStatusChange, parseStatusRecord, type StatusChange, type StatusRecord } from './status.js';
 
-export const DEFAULT_GROUP = 'default';
-
 export interface GroupRecord {
   name: string;
   registered_clients: string[];

@@ -6,6 +6,7 @@
  * background `moat supervise <name>` process; `moat run -f` runs it in-process.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clientTransport } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { remoteBackend } from '../proxy/backend.js';
 import type { BackendSpec } from '../proxy/types.js';
@@ -338,7 +339,7 @@ function backendFor(
     return {
       kind: 'http',
       url: httpUrl,
-      transport: config.transport === 'sse' ? 'sse' : 'streamable-http',
+      transport: clientTransport(config),
       remote: false,
     };
   }

@@ -69,6 +69,42 @@ describe('moat run (built binary)', () => {
     );
   });
 
+  it.each([
+    [{ session_ttl: '2 hours' }, 'field session_ttl: expected a positive duration such as 30s, 5m or 2h0m0s'],
+    [{ proxy_read_timeout: '0s' }, 'field proxy_read_timeout: expected a positive duration'],
+    [
+      { remote_auth_config: { bearer_token: 'T,target=bearer_token', bearer_token_file: '/t' } },
+      'field remote_auth_config.bearer_token_file: cannot be set together with bearer_token',
+    ],
+  ])('--from-config refuses %j before anything is saved or started', async (fields, message) => {
+    const file = join(home, 'late.json');
+    const remote = 'http://127.0.0.1:9/mcp';
+    const config = { image: remote, remote_url: remote, name: 'late', transport: 'streamable-http' };
+    writeFileSync(file, JSON.stringify({ ...config, host: '127.0.0.1', port: 0, ...fields }));
+    const result = await moat(home, ['run', '--from-config', file, '--skip-remote-check']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const list = await moat(home, ['list', '--all', '--format', 'json']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toContain('"late"');
+  });
+
+  it('--from-config with the same file minus the bad field saves the workload (the check above can fail)', async () => {
+    const file = join(home, 'fine.json');
+    const remote = 'http://127.0.0.1:9/mcp';
+    const config = { image: remote, remote_url: remote, name: 'fine', transport: 'streamable-http' };
+    writeFileSync(file, JSON.stringify({ ...config, host: '127.0.0.1', port: 0, session_ttl: '2h0m0s' }));
+    try {
+      const result = await moat(home, ['run', '--from-config', file, '--skip-remote-check']);
+      expect(result.stderr).not.toMatch(/session_ttl/);
+      const list = await moat(home, ['list', '--all', '--format', 'json']);
+      expect(list.stdout).toContain('"fine"');
+    } finally {
+      await moat(home, ['rm', 'fine']);
+    }
+  });
+
   it('moat version prints the version', async () => {
     const result = await moat(home, ['version']);
     expect(result.code).toBe(0);

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { OidcConfig, RunConfig } from '../../config/runconfig.js';
 import { errorMessage, usageError } from '../../util/errors.js';
 import { isPrivateAddress } from './private-address.js';
@@ -42,7 +43,6 @@ export interface ResolveOptions {
   roleClaimName?: string;
 }
 
-export const DEFAULT_SCOPES = ['openid'];
 /** Environment fallback for the introspection client secret (ToolHive: TOOLHIVE_OIDC_CLIENT_SECRET). */
 export const CLIENT_SECRET_ENV = 'MOAT_OIDC_CLIENT_SECRET';
 
@@ -100,7 +100,7 @@ export async function resolveInboundAuth(
     clientId: oidc.ClientID || undefined,
     clientSecret,
     resourceUrl,
-    scopesSupported: scopes.length > 0 ? scopes : DEFAULT_SCOPES,
+    scopesSupported: scopes.length > 0 ? scopes : [...DEFAULTS.oidcScopes],
     requiredScopes: scopes,
     allowHttp,
     allowPrivateIp,

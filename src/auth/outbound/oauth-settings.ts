@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DEFAULTS } from '../../config/defaults.js';
+import { remoteAuthTimeoutMs } from '../../config/derived.js';
 import type { RunConfig } from '../../config/runconfig.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import type { SecretsProvider } from '../../secrets/types.js';
@@ -84,9 +85,6 @@ export async function resolveRemoteOAuthSettings(
       '--remote-auth-authorize-url/--remote-auth-token-url need --remote-auth-client-id (no registration endpoint is known)',
     );
   }
-  if (auth.client_secret && auth.client_secret_file) {
-    throw usageError('give --remote-auth-client-secret or --remote-auth-client-secret-file, not both');
-  }
   let clientSecret: string | undefined;
   if (auth.client_secret)
     clientSecret = await resolveSecretRef(auth.client_secret, secrets, '--remote-auth-client-secret');
@@ -107,7 +105,7 @@ export async function resolveRemoteOAuthSettings(
     resource: checkUrl(auth.resource, '--remote-auth-resource') ?? undefined,
     callbackPort: auth.callback_port ?? DEFAULTS.remoteAuthCallbackPort,
     skipBrowser: auth.skip_browser === true,
-    timeoutMs: auth.timeout ? Math.round(auth.timeout / 1e6) : DEFAULTS.remoteAuthTimeoutMs,
+    timeoutMs: remoteAuthTimeoutMs(auth),
     extraParams: auth.oauth_params ?? {},
   };
 }

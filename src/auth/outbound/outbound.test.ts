@@ -124,7 +124,6 @@ describe('remote OAuth settings', () => {
     [{ authorize_url: 'https://as/a', token_url: 'https://as/t' }, /need --remote-auth-client-id/],
     [{ issuer: 'ftp://as' }, /--remote-auth-issuer: ftp:\/\/as must be an https URL/],
     [{ issuer: 'nope' }, /--remote-auth-issuer: "nope" is not a valid URL/],
-    [{ client_id: 'c', client_secret: 'CS,target=x', client_secret_file: '/f' }, /not both/],
     [
       { client_id: 'c', client_secret_file: '/does/not/exist' },
       /--remote-auth-client-secret-file: cannot read \/does\/not\/exist: ENOENT/,

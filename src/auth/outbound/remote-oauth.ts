@@ -7,6 +7,7 @@
  * `reauth_required` once and requests fail fast instead of looping through refresh attempts.
  */
 import * as oidc from 'openid-client';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { MoatError } from '../../util/errors.js';
 import { errorMessage, isMoatError, runtimeError } from '../../util/errors.js';
 import { log } from '../../util/log.js';
@@ -42,7 +43,6 @@ export interface RemoteOAuthDeps {
   autoLogin?: boolean;
 }
 
-const OIDC_DEFAULT_SCOPES = ['openid', 'profile', 'email'];
 /** Refresh this long before the access token expires. */
 const REFRESH_MARGIN_MS = 60_000;
 
@@ -401,7 +401,7 @@ async function resolveServer(
     return {
       metadata: found.metadata,
       resource: settings.resource,
-      scopes: settings.scopes ?? (isOidc ? OIDC_DEFAULT_SCOPES : []),
+      scopes: settings.scopes ?? (isOidc ? [...DEFAULTS.remoteAuthOidcScopes] : []),
     };
   }
   const discovered = await discoverResource(remoteUrl, fetchImpl);

@@ -56,9 +56,6 @@ export async function resolveBearerToken(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string | undefined> {
   const auth = config.remote_auth_config;
-  if (auth?.bearer_token && auth.bearer_token_file) {
-    throw usageError('give --remote-auth-bearer-token or --remote-auth-bearer-token-file, not both');
-  }
   if (auth?.bearer_token) return resolveSecretRef(auth.bearer_token, secrets, '--remote-auth-bearer-token');
   if (auth?.bearer_token_file)
     return readSecretFile(auth.bearer_token_file, '--remote-auth-bearer-token-file');

@@ -52,9 +52,6 @@ export async function resolveTokenExchangeSettings(
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw usageError('--token-exchange-url must be an https URL');
-  if (te.client_secret && te.client_secret_file) {
-    throw usageError('give --token-exchange-client-secret or --token-exchange-client-secret-file, not both');
-  }
   let clientSecret: string | undefined;
   if (te.client_secret)
     clientSecret = await resolveSecretRef(te.client_secret, secrets, '--token-exchange-client-secret');

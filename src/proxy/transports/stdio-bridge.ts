@@ -8,7 +8,7 @@
  * HTTP+SSE pair `/sse` + `<endpoint_prefix>/messages`. The edge has already checked origin, body
  * size, content type, protocol version and the stateless method rules.
  */
-import { DEFAULTS } from '../../config/defaults.js';
+import { SSE_PATH, STREAMABLE_HTTP_PATH, clientPath, clientTransport } from '../../config/derived.js';
 import { runtimeError, errorMessage } from '../../util/errors.js';
 import type { StdioBackend, TransportOptions } from '../types.js';
 import type { HealthReport } from '../edge/server.js';
@@ -75,7 +75,7 @@ export async function createStdioBridge(
     keepAliveMs: options.keepAliveMs,
     logger: log,
   });
-  const mode = config.proxy_mode ?? DEFAULTS.proxyMode;
+  const mode = clientTransport(config);
   const streamable = new StreamableEndpoint(core, config.stateless === true);
   const legacy = new LegacySseEndpoint(core, config.endpoint_prefix);
   const legacyMessages = messagesPath(config.endpoint_prefix);
@@ -93,14 +93,14 @@ export async function createStdioBridge(
     async handle(request: EdgeRequest): Promise<void> {
       const path = new URL(request.req.url ?? '/', 'http://localhost').pathname;
       if (mode === 'streamable-http') {
-        if (path === '/mcp') return streamable.handle(request);
-      } else if (path === '/sse') {
+        if (path === STREAMABLE_HTTP_PATH) return streamable.handle(request);
+      } else if (path === SSE_PATH) {
         return legacy.openStream(request);
       } else if (path === '/messages' || path === legacyMessages) {
         // The prefix is for clients behind a path-stripping ingress; both forms reach us.
         return legacy.postMessage(request);
       }
-      const where = mode === 'streamable-http' ? '/mcp' : '/sse';
+      const where = clientPath(config);
       throw reject(404, RPC.invalidRequest, `Not found: ${path} (this MCP server is served at ${where})`);
     },
     backendHealth(): Promise<BackendHealth> {
