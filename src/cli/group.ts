@@ -5,21 +5,11 @@
  */
 import { Command } from 'commander';
 import { DEFAULTS } from '../config/defaults.js';
-import { groupOf } from '../config/derived.js';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
-import { loadWorkload } from '../workloads/lifecycle.js';
+import { workloadsInGroup } from '../workloads/select.js';
 import { assertValidName } from '../workloads/names.js';
 import { WorkloadStore } from '../workloads/store.js';
-
-async function membersOf(store: WorkloadStore, group: string): Promise<string[]> {
-  const members: string[] = [];
-  for (const name of await store.workloadNames()) {
-    const workload = await loadWorkload(store, name).catch(() => undefined);
-    if (groupOf(workload?.config) === group) members.push(name);
-  }
-  return members;
-}
 
 export function groupCommand(io: CliIO): Command {
   const group = new Command('group').description('Manage workload groups');
@@ -50,7 +40,7 @@ export function groupCommand(io: CliIO): Command {
       assertValidName(name, 'group name');
       if (name === DEFAULTS.group) throw usageError('the default group cannot be removed');
       if (!(await store.readGroup(name))) throw usageError(`group "${name}" does not exist`);
-      const members = await membersOf(store, name);
+      const members = await workloadsInGroup(store, name);
       if (members.length > 0) {
         throw usageError(
           `group "${name}" still has workloads (${members.join(', ')}); remove them first with "moat rm --group ${name}"`,

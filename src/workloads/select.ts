@@ -31,10 +31,19 @@ export async function selectWorkloads(
   if (all) return known;
   if (group && !(await store.readGroup(group)))
     throw usageError(`group "${group}" does not exist ("moat group list" shows the groups)`);
-  const inGroup: string[] = [];
-  for (const name of known) {
+  return workloadsInGroup(store, group as string, known);
+}
+
+/** The workloads of a group; one whose config cannot be read counts as in the default group. */
+export async function workloadsInGroup(
+  store: WorkloadStore,
+  group: string,
+  known?: readonly string[],
+): Promise<string[]> {
+  const members: string[] = [];
+  for (const name of known ?? (await store.workloadNames())) {
     const workload = await loadWorkload(store, name).catch(() => undefined);
-    if (groupOf(workload?.config) === group) inGroup.push(name);
+    if (groupOf(workload?.config) === group) members.push(name);
   }
-  return inGroup;
+  return members;
 }
