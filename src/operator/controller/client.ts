@@ -43,7 +43,11 @@ export interface KubeList<T> {
 }
 
 export class KubeClient {
-  constructor(readonly kubeConfig: KubeConfig) {}
+  /** `timeoutMs` bounds each request that does not set its own bound. */
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    private readonly timeoutMs = 30_000,
+  ) {}
 
   async request<T>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
     const server = this.kubeConfig.getCurrentCluster()?.server;
@@ -66,7 +70,7 @@ export class KubeClient {
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         dispatcher: ctx.getDispatcher(),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+        signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs),
       });
     } catch (err) {
       throw new KubeApiError(
