@@ -104,7 +104,7 @@ export class KubeClient {
     return this.request<KubeList<T>>(HttpMethod.GET, path, { query: { labelSelector } });
   }
 
-  create<T extends KubeObject>(path: string, body: T): Promise<T> {
+  create<T extends KubeObject = KubeObject>(path: string, body: KubeObject): Promise<T> {
     return this.request<T>(HttpMethod.POST, path, { body, query: { fieldManager: FIELD_MANAGER } });
   }
 
