@@ -131,9 +131,16 @@ async function updateFinalizers(
   const { name, namespace } = nameOf(obj);
   const path = objectPath(type, namespace, name);
   let current = obj;
+  let fresh = false;
   for (let attempt = 0; ; attempt++) {
     const next = change(current.metadata?.finalizers ?? []);
-    if (!next) return current;
+    if (!next) {
+      // The caller's copy (often from a cache) may be stale: confirm "nothing to do" on a fresh read.
+      if (fresh) return current;
+      current = await client.get(path);
+      fresh = true;
+      continue;
+    }
     try {
       // resourceVersion in a merge patch makes it conditional: 409 when the object moved on.
       return await client.mergePatch(path, {
@@ -142,6 +149,7 @@ async function updateFinalizers(
     } catch (err) {
       if (!isStatus(err, 409) || attempt >= CONFLICT_RETRIES) throw err;
       current = await client.get(path);
+      fresh = true;
     }
   }
 }
