@@ -11,6 +11,7 @@ import {
   headerName,
   int32,
   int64,
+  listMap,
   objectName,
   secretKeyRefSchema,
   stringMap,
@@ -107,10 +108,7 @@ export const headerForwardSchema = withRules(
     addPlaintextHeaders: stringMap()
       .optional()
       .describe('Header name to literal value; visible to anyone who can read this object, so no secrets.'),
-    addHeadersFromSecret: z
-      .array(headerFromSecretSchema)
-      .max(64)
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['headerName'] })
+    addHeadersFromSecret: listMap(headerFromSecretSchema, ['headerName'], 64)
       .optional()
       .describe('Headers whose values come from Secrets.'),
   }),
@@ -217,10 +215,7 @@ export const envVarSchema = z.object({
 export const proxyDeploymentOverridesSchema = z.object({
   ...labelsAndAnnotations(),
   podTemplateMetadataOverrides: z.object(labelsAndAnnotations()).optional(),
-  env: z
-    .array(envVarSchema)
-    .max(128)
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+  env: listMap(envVarSchema, ['name'], 128)
     .optional()
     .describe('Environment of the moat container; MOAT_DEBUG=true enables debug logging.'),
   imagePullSecrets: z

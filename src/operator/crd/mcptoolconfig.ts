@@ -1,7 +1,7 @@
 /** MCPToolConfig: which of the remote server's tools are exposed, and under what name and description. */
 import { z } from 'zod';
 import { defineKind } from './kind.js';
-import { configStatusSchema, withRules } from './schema-parts.js';
+import { configStatusSchema, stringSet, withRules } from './schema-parts.js';
 
 const toolName = () => z.string().min(1).max(128);
 
@@ -24,10 +24,7 @@ export const toolOverrideSchema = withRules(
 );
 
 export const mcpToolConfigSpecSchema = z.object({
-  toolsFilter: z
-    .array(toolName())
-    .max(1024)
-    .meta({ 'x-kubernetes-list-type': 'set' })
+  toolsFilter: stringSet(toolName(), 1024)
     .optional()
     .describe('Tools exposed (by original name); empty or unset exposes every tool.'),
   toolsOverride: z

@@ -35,6 +35,39 @@ export function withRules<S extends z.ZodType>(schema: S, rules: CelRule<z.outpu
     });
 }
 
+/**
+ * A list the API server merges by key (`x-kubernetes-list-type: map`): items must be unique by those keys,
+ * which zod parsing checks too.
+ */
+export function listMap<I extends z.ZodType>(
+  item: I,
+  keys: (keyof z.output<I> & string)[],
+  maxItems: number,
+) {
+  return z
+    .array(item)
+    .max(maxItems)
+    .superRefine((items, ctx) => {
+      const seen = new Set<string>();
+      items.forEach((value, index) => {
+        const id = JSON.stringify(keys.map((k) => (value as Record<string, unknown>)[k]));
+        if (seen.has(id))
+          ctx.addIssue({ code: 'custom', message: `duplicate ${keys.join('/')} ${id}`, path: [index] });
+        seen.add(id);
+      });
+    })
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys });
+}
+
+/** A list of unique strings (`x-kubernetes-list-type: set`). */
+export function stringSet(item: z.ZodString, maxItems: number) {
+  return z
+    .array(item)
+    .max(maxItems)
+    .refine((items) => new Set(items).size === items.length, 'items must be unique')
+    .meta({ 'x-kubernetes-list-type': 'set' });
+}
+
 /** Kubernetes object names (DNS subdomain): what a reference may name. */
 export const objectName = () => z.string().min(1).max(253);
 
@@ -69,6 +102,8 @@ export const httpUrl = () =>
     .max(2048)
     .regex(/^https?:\/\/\S+$/);
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 /** metav1.Condition with the API server's own limits. */
 export const conditionSchema = z.object({
   type: z
@@ -82,6 +117,7 @@ export const conditionSchema = z.object({
   observedGeneration: int64().min(0).optional(),
   lastTransitionTime: z
     .string()
+    .refine((t) => RFC3339.test(t) && !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time')
     .meta({ format: 'date-time' })
     .describe('When the condition last changed status.'),
   reason: z
@@ -94,10 +130,7 @@ export const conditionSchema = z.object({
 });
 export type Condition = z.output<typeof conditionSchema>;
 
-export const conditionsSchema = z
-  .array(conditionSchema)
-  .max(64)
-  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+export const conditionsSchema = listMap(conditionSchema, ['type'], 64);
 
 /** A workload that references a config object; listed in the config's status and blocks its deletion. */
 export const workloadReferenceSchema = z.object({
@@ -115,10 +148,7 @@ export const configStatusSchema = z.object({
     .max(128)
     .optional()
     .describe('Hash of the spec; referencing proxies roll when it changes.'),
-  referencingWorkloads: z
-    .array(workloadReferenceSchema)
-    .max(1024)
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['kind', 'name'] })
+  referencingWorkloads: listMap(workloadReferenceSchema, ['kind', 'name'], 1024)
     .optional()
     .describe('Workloads in this namespace that reference this object; it cannot be deleted while any do.'),
 });
