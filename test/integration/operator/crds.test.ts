@@ -691,6 +691,22 @@ describe('generated CRDs on the API server', () => {
     expect(spec.properties!.podTemplateSpec!.x_kubernetes_preserve_unknown_fields).toBe(true);
   });
 
+  it('requires spec on MCPRemoteProxy, prunes unknown fields and keeps podTemplateSpec as written', async () => {
+    const noSpec = await objects.create(mcpRemoteProxyKind, {});
+    expect(noSpec.ok ? 'accepted' : noSpec.message).toContain('spec: Required value');
+    const podTemplateSpec = {
+      metadata: { labels: { a: 'b' } },
+      spec: { priorityClassName: 'mcp', futureField: { x: 1 } },
+    };
+    const outcome = await objects.create(mcpRemoteProxyKind, {
+      spec: { remoteUrl: URL_, unknownField: 'dropped', podTemplateSpec },
+    });
+    if (!outcome.ok) throw new Error(outcome.message);
+    created.push({ kind: mcpRemoteProxyKind, name: outcome.object.metadata.name });
+    expect(outcome.object.spec).not.toHaveProperty('unknownField');
+    expect(outcome.object.spec?.podTemplateSpec).toEqual(podTemplateSpec);
+  });
+
   it('installing twice is harmless', async () => {
     await expect(installCrds(kc)).resolves.toHaveLength(ALL_KINDS.length);
   }, 60_000);
