@@ -22,11 +22,6 @@ function check(
   return (type: string): CheckResult | undefined => results.find((r) => r.type === type);
 }
 
-const oidcConfig = makeConfig('MCPOIDCConfig', mcpOidcConfigSpecSchema, 'idp', {
-  type: 'inline',
-  inline: { issuer: 'https://idp.example.com' },
-});
-
 describe('validateProxy', () => {
   it('a minimal proxy has only the remote URL check and the session advisory', () => {
     const results = validateProxy(makeInputs({ remoteUrl: REMOTE }));
