@@ -61,6 +61,15 @@ describe('validateProxy', () => {
       expect(result?.message).toMatch(/cedar\.policies\[1\].*does not parse/);
     });
 
+    it('gives the same verdict when the same policies are checked again', () => {
+      const spec = {
+        authzConfig: { type: 'inline' as const, inline: { policies: ['permit(principal action resource)'] } },
+      };
+      const first = check(spec)('AuthzConfigValid');
+      expect(first?.status).toBe('False');
+      expect(check(spec)('AuthzConfigValid')).toEqual(first);
+    });
+
     it('reports bad static entities', () => {
       const result = check({
         authzConfig: {
