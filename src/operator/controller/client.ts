@@ -29,6 +29,16 @@ export function isStatus(err: unknown, status: number): boolean {
   return err instanceof KubeApiError && err.status === status;
 }
 
+/** An error body is the API server's Status object, but a proxy in between may answer with anything. */
+function parseJson(text: string): object {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
@@ -82,9 +92,8 @@ export class KubeClient {
       );
     }
     const text = await response.text();
-    const json = text ? (JSON.parse(text) as unknown) : undefined;
     if (!response.ok) {
-      const status = (json ?? {}) as { reason?: string; message?: string };
+      const status = parseJson(text) as { reason?: string; message?: string };
       throw new KubeApiError(
         method,
         path,
@@ -93,7 +102,7 @@ export class KubeClient {
         status.message ?? (text || response.statusText),
       );
     }
-    return json as T;
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   get<T extends KubeObject>(path: string): Promise<T> {

@@ -92,10 +92,9 @@ export class LeaderElector {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    if (this.leading) {
-      this.setLeading(false);
-      await this.release();
-    }
+    if (this.leading) this.setLeading(false);
+    // Even when not yet told we lead, the last round may have taken the Lease: release() checks.
+    await this.release();
   }
 
   private async run(): Promise<void> {

@@ -110,10 +110,9 @@ export async function runController(options: ControllerOptions): Promise<Control
           events,
           log: log.child({ key }),
         });
-        metrics.reconciles.inc({
-          controller: name,
-          result: result?.requeueAfter !== undefined ? 'requeue' : 'success',
-        });
+        const outcome = result?.requeueAfter !== undefined ? 'requeue' : 'success';
+        metrics.reconciles.inc({ controller: name, result: outcome });
+        log.debug({ key, result: outcome, ms: Math.round(performance.now() - started) }, 'reconciled');
         return result;
       } catch (err) {
         metrics.reconciles.inc({ controller: name, result: 'error' });
