@@ -110,7 +110,7 @@ describe('leader election on a Lease', () => {
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 20_000, 100).catch(
+    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 40_000, 100).catch(
       (err: unknown) => {
         throw new Error(`the child controller did not lead: ${String(err)}\n${output}`);
       },
@@ -129,7 +129,7 @@ describe('leader election on a Lease', () => {
     expect(tookMs).toBeLessThan(FAST_ELECTION.leaseDurationMs + 2_000);
     const lease = await adminClient().get<Lease>(objectPath(LEASES, ns, 'elect'));
     expect(lease.spec).toMatchObject({ holderIdentity: 'survivor', leaseTransitions: 1 });
-  });
+  }, 90_000);
 
   it('a graceful SIGTERM of the leader process releases the lease', async () => {
     const ns = await createNamespace('elect-term');
@@ -143,12 +143,12 @@ describe('leader election on a Lease', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 20_000, 100);
+    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 40_000, 100);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     process.kill(child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
     expect(await holder(ns, 'elect')).toBe('');
-  });
+  }, 90_000);
   it('a leader that cannot renew within the renew deadline stops leading and stops reconciling', async () => {
     const ns = await createNamespace('elect-lose');
     const configMaps = { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] };
