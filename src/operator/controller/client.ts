@@ -53,6 +53,8 @@ export interface KubeList<T> {
 }
 
 export class KubeClient {
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+
   /** `timeoutMs` bounds each request that does not set its own bound. */
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -66,7 +68,10 @@ export class KubeClient {
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), method);
+    // Headers (a token that may rotate) are applied per request; the TLS dispatcher is kept so
+    // connections are reused instead of one new connection pool per request.
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    this.dispatcher ??= ctx.getDispatcher();
     let response;
     try {
       response = await fetch(url, {
@@ -79,7 +84,7 @@ export class KubeClient {
             : { 'content-type': options.contentType ?? 'application/json' }),
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        dispatcher: ctx.getDispatcher(),
+        dispatcher: this.dispatcher,
         signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs),
       });
     } catch (err) {
