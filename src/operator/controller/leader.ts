@@ -195,6 +195,8 @@ export class LeaderElector {
       });
       this.options.log.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
+      if (isStatus(err, 404)) return; // never created: nothing to release
+      // The lease then expires by itself after its duration.
       this.options.log.warn({ lease: this.options.name, err: String(err) }, 'could not release the lease');
     }
   }
