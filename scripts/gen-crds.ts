@@ -1,8 +1,16 @@
-/** Writes deploy/crds/<group>_<plural>.yaml for every operator kind (run with `npm run gen:crds`). */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+/**
+ * Writes deploy/crds/<group>_<plural>.yaml for every operator kind and the generated field reference in
+ * docs/operator-resources.md (run with `npm run gen:crds`).
+ */
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ALL_KINDS } from '../src/operator/crd/index.js';
 import { CRD_DIRECTORY, crdFileName, renderCrdYaml } from '../src/operator/crd/crd-manifest.js';
+import {
+  REFERENCE_DOCUMENT,
+  renderFieldReference,
+  replaceFieldReference,
+} from '../src/operator/crd/field-reference.js';
 
 await mkdir(CRD_DIRECTORY, { recursive: true });
 const wanted = new Set(ALL_KINDS.map(crdFileName));
@@ -15,3 +23,6 @@ for (const kind of ALL_KINDS) {
   await writeFile(file, renderCrdYaml(kind));
   console.log(`wrote ${file}`);
 }
+const document = await readFile(REFERENCE_DOCUMENT, 'utf8');
+await writeFile(REFERENCE_DOCUMENT, replaceFieldReference(document, renderFieldReference(ALL_KINDS)));
+console.log(`updated ${REFERENCE_DOCUMENT}`);

@@ -29,6 +29,16 @@ export function isStatus(err: unknown, status: number): boolean {
   return err instanceof KubeApiError && err.status === status;
 }
 
+/** An error body is the API server's Status object, but a proxy in between may answer with anything. */
+function parseJson(text: string): object {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
@@ -43,6 +53,8 @@ export interface KubeList<T> {
 }
 
 export class KubeClient {
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+
   /** `timeoutMs` bounds each request that does not set its own bound. */
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -56,7 +68,10 @@ export class KubeClient {
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), method);
+    // Headers (a token that may rotate) are applied per request; the TLS dispatcher is kept so
+    // connections are reused instead of one new connection pool per request.
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    this.dispatcher ??= ctx.getDispatcher();
     let response;
     try {
       response = await fetch(url, {
@@ -69,7 +84,7 @@ export class KubeClient {
             : { 'content-type': options.contentType ?? 'application/json' }),
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        dispatcher: ctx.getDispatcher(),
+        dispatcher: this.dispatcher,
         signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs),
       });
     } catch (err) {
@@ -82,9 +97,8 @@ export class KubeClient {
       );
     }
     const text = await response.text();
-    const json = text ? (JSON.parse(text) as unknown) : undefined;
     if (!response.ok) {
-      const status = (json ?? {}) as { reason?: string; message?: string };
+      const status = parseJson(text) as { reason?: string; message?: string };
       throw new KubeApiError(
         method,
         path,
@@ -93,7 +107,7 @@ export class KubeClient {
         status.message ?? (text || response.statusText),
       );
     }
-    return json as T;
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   get<T extends KubeObject>(path: string): Promise<T> {

@@ -37,13 +37,15 @@ export function microTime(date = new Date()): string {
 export class EventRecorder {
   // A Map keeps insertion order: re-inserting on use makes it a small LRU.
   private readonly written = new Map<string, Written>();
+  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly maxRemembered: number;
 
   constructor(private readonly options: EventRecorderOptions) {
     this.maxRemembered = options.maxRemembered ?? 1000;
   }
 
-  async record(
+  /** Records one occurrence; repeats of one Event are written one after another, never racing to create two. */
+  record(
     involved: KubeObject,
     type: EventType,
     reason: string,
@@ -54,6 +56,25 @@ export class EventRecorder {
     const namespace = meta.namespace ?? 'default';
     const note = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;
     const id = [meta.uid ?? `${namespace}/${meta.name}`, type, reason, note].join('\u0000');
+    const write = (this.inFlight.get(id) ?? Promise.resolve()).then(() =>
+      this.write(id, involved, namespace, type, reason, note, action),
+    );
+    this.inFlight.set(id, write);
+    return write.finally(() => {
+      if (this.inFlight.get(id) === write) this.inFlight.delete(id);
+    });
+  }
+
+  private async write(
+    id: string,
+    involved: KubeObject,
+    namespace: string,
+    type: EventType,
+    reason: string,
+    note: string,
+    action: string,
+  ): Promise<void> {
+    const meta = involved.metadata ?? {};
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     try {
       const seen = this.written.get(id);

@@ -92,10 +92,9 @@ export class LeaderElector {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    if (this.leading) {
-      this.setLeading(false);
-      await this.release();
-    }
+    if (this.leading) this.setLeading(false);
+    // Even when not yet told we lead, the last round may have taken the Lease: release() checks.
+    await this.release();
   }
 
   private async run(): Promise<void> {
@@ -196,6 +195,8 @@ export class LeaderElector {
       });
       this.options.log.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
+      if (isStatus(err, 404)) return; // never created: nothing to release
+      // The lease then expires by itself after its duration.
       this.options.log.warn({ lease: this.options.name, err: String(err) }, 'could not release the lease');
     }
   }

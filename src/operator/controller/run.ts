@@ -85,7 +85,29 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Throws a message naming the field and what is allowed; nothing has started yet. */
+function checkOptions(options: ControllerOptions): void {
+  const { namespaces } = options;
+  if (namespaces && namespaces.length === 0) {
+    throw new Error('namespaces: list at least one namespace, or leave it unset to watch all');
+  }
+  const bad = namespaces?.find((ns) => !DNS_LABEL.test(ns));
+  if (bad !== undefined) {
+    throw new Error(
+      `namespaces: "${bad}" is not a namespace name (lower-case letters, digits and "-", at most 63)`,
+    );
+  }
+  if (!DNS_LABEL.test(options.name)) {
+    throw new Error(
+      `name: "${options.name}" must be lower-case letters, digits and "-" (it names the Lease)`,
+    );
+  }
+}
+
 export async function runController(options: ControllerOptions): Promise<Controller> {
+  checkOptions(options);
   const { name, primary } = options;
   const log = (options.log ?? rootLog()).child({ controller: name });
   const election = options.leaderElection;
@@ -110,10 +132,9 @@ export async function runController(options: ControllerOptions): Promise<Control
           events,
           log: log.child({ key }),
         });
-        metrics.reconciles.inc({
-          controller: name,
-          result: result?.requeueAfter !== undefined ? 'requeue' : 'success',
-        });
+        const outcome = result?.requeueAfter !== undefined ? 'requeue' : 'success';
+        metrics.reconciles.inc({ controller: name, result: outcome });
+        log.debug({ key, result: outcome, ms: Math.round(performance.now() - started) }, 'reconciled');
         return result;
       } catch (err) {
         metrics.reconciles.inc({ controller: name, result: 'error' });

@@ -108,8 +108,10 @@ class RestartingInformer {
     if (this.stopped) return;
     const attempt = ++this.attempt;
     await this.informer.start();
+    // client-node opens the watch even if stop() came during the list: close it now that it exists.
+    if (this.stopped) return this.informer.stop();
     // An error during the list or the first watch request has already been reported by now.
-    if (this.failedAttempt === attempt || this.stopped) return;
+    if (this.failedAttempt === attempt) return;
     this.failures = 0;
     this.lastError = undefined;
     if (!this.synced) this.log.debug({ path: this.path }, 'informer synced');

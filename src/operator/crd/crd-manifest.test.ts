@@ -3,6 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildCrd, crdFileName, renderCrdYaml, structuralSchema } from './crd-manifest.js';
+import {
+  REFERENCE_BEGIN,
+  REFERENCE_END,
+  renderFieldReference,
+  replaceFieldReference,
+} from './field-reference.js';
 import { ALL_KINDS } from './index.js';
 
 const crdDir = fileURLToPath(new URL('../../../deploy/crds/', import.meta.url));
@@ -24,6 +30,32 @@ describe('committed CRDs', () => {
     expect(files.sort(), 'deploy/crds has extra files: run `npm run gen:crds`').toEqual(
       ALL_KINDS.map(crdFileName).sort(),
     );
+  });
+});
+
+describe('field reference', () => {
+  it('docs/operator-resources.md holds the reference the schemas generate', () => {
+    const document = readFileSync(
+      fileURLToPath(new URL('../../../docs/operator-resources.md', import.meta.url)),
+      'utf8',
+    );
+    const fresh = replaceFieldReference(document, renderFieldReference(ALL_KINDS));
+    expect(document === fresh, 'docs/operator-resources.md is stale: run `npm run gen:crds`').toBe(true);
+  });
+
+  it('lists every field with its default, range and CEL rule messages', () => {
+    const reference = renderFieldReference(ALL_KINDS);
+    expect(reference).toContain('| `spec.proxyPort` | integer (int32) | no | default `8080`; 1 to 65535;');
+    expect(reference).toContain('| `spec.remoteUrl` | string | yes |');
+    expect(reference).toContain("rule: address is required when provider is 'redis'");
+    expect(reference).toContain('each: rule: operator must be Exists when key is empty');
+    expect(reference).toContain('| `status.conditions[].reason` | string | yes | 1 to 1024 characters;');
+    for (const kind of ALL_KINDS) expect(reference).toContain(`### ${kind.kind}`);
+  });
+
+  it('needs both markers in the document', () => {
+    expect(() => replaceFieldReference('# no markers', 'x')).toThrow(REFERENCE_BEGIN);
+    expect(replaceFieldReference(`a${REFERENCE_BEGIN}old${REFERENCE_END}b`, 'new')).toBe('anewb');
   });
 });
 

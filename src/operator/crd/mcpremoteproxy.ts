@@ -78,8 +78,11 @@ export const authzConfigSchema = withRules(
         name: objectName().describe('Name of the ConfigMap in the same namespace.'),
         key: z.string().min(1).max(253).default('authz.json').describe('Key holding the authz config.'),
       })
-      .optional(),
-    inline: inlineAuthzSchema.optional(),
+      .optional()
+      .describe(
+        "ConfigMap with a Cedar authz config file (Moat's --authz-config format); only with type configMap.",
+      ),
+    inline: inlineAuthzSchema.optional().describe('Cedar policies given here; only with type inline.'),
     ...cedarClaimFields,
   }),
   [
@@ -199,8 +202,8 @@ export const resourcesSchema = z.object({
 });
 
 const labelsAndAnnotations = () => ({
-  annotations: stringMap().optional(),
-  labels: stringMap().optional(),
+  annotations: stringMap().optional().describe('Added to, or overriding, the generated annotations.'),
+  labels: stringMap().optional().describe('Added to, or overriding, the generated labels.'),
 });
 
 export const envVarSchema = z.object({
@@ -214,7 +217,10 @@ export const envVarSchema = z.object({
 
 export const proxyDeploymentOverridesSchema = z.object({
   ...labelsAndAnnotations(),
-  podTemplateMetadataOverrides: z.object(labelsAndAnnotations()).optional(),
+  podTemplateMetadataOverrides: z
+    .object(labelsAndAnnotations())
+    .optional()
+    .describe('Labels and annotations of the pod template.'),
   env: listMap(envVarSchema, ['name'], 128)
     .optional()
     .describe('Environment of the moat container; MOAT_DEBUG=true enables debug logging.'),
@@ -237,8 +243,13 @@ export const proxyDeploymentOverridesSchema = z.object({
 });
 
 export const resourceOverridesSchema = z.object({
-  proxyDeployment: proxyDeploymentOverridesSchema.optional(),
-  proxyService: z.object(labelsAndAnnotations()).optional(),
+  proxyDeployment: proxyDeploymentOverridesSchema
+    .optional()
+    .describe('Overrides of the proxy Deployment and its pods.'),
+  proxyService: z
+    .object(labelsAndAnnotations())
+    .optional()
+    .describe('Labels and annotations added to (or overriding) those of the Service.'),
 });
 
 export const mcpRemoteProxySpecSchema = withRules(
@@ -273,11 +284,17 @@ export const mcpRemoteProxySpecSchema = withRules(
       .enum(['ClientIP', 'None'])
       .default('ClientIP')
       .describe('Service session affinity; None only with redis session storage.'),
-    sessionStorage: sessionStorageSchema.optional(),
+    sessionStorage: sessionStorageSchema
+      .optional()
+      .describe('Where MCP sessions live; unset means in pod memory (one replica, or ClientIP affinity).'),
     oidcConfigRef: oidcConfigRefSchema
       .optional()
       .describe('Incoming-token validation; unset means the proxy is UNAUTHENTICATED.'),
-    authServerRef: authServerRefSchema.optional(),
+    authServerRef: authServerRefSchema
+      .optional()
+      .describe(
+        'Embedded authorization server for clients (not implemented by Moat yet; reported as a condition).',
+      ),
     authzConfig: authzConfigSchema.optional().describe('Cedar authorization; exclusive with authzConfigRef.'),
     authzConfigRef: nameRef('MCPAuthzConfig')
       .optional()
@@ -285,16 +302,21 @@ export const mcpRemoteProxySpecSchema = withRules(
     externalAuthConfigRef: nameRef('MCPExternalAuthConfig')
       .optional()
       .describe('Authentication to the remote server.'),
-    groupRef: nameRef('MCPGroup').optional(),
-    telemetryConfigRef: telemetryConfigRefSchema.optional(),
+    groupRef: nameRef('MCPGroup').optional().describe('Group this proxy belongs to.'),
+    telemetryConfigRef: telemetryConfigRefSchema
+      .optional()
+      .describe('OpenTelemetry and Prometheus settings.'),
     toolConfigRef: nameRef('MCPToolConfig').optional().describe('Tool filter and overrides.'),
     audit: z
       .object({
         enabled: z.boolean().default(false).describe('Audit logging with the default configuration.'),
       })
-      .optional(),
-    headerForward: headerForwardSchema.optional(),
-    resourceOverrides: resourceOverridesSchema.optional(),
+      .optional()
+      .describe('Audit log of MCP requests, on the proxy log stream.'),
+    headerForward: headerForwardSchema.optional().describe('Headers added to requests to the remote server.'),
+    resourceOverrides: resourceOverridesSchema
+      .optional()
+      .describe('Labels, annotations, env and scheduling of the created objects.'),
     resources: resourcesSchema.optional().describe('Resource requirements of the moat container.'),
     podTemplateSpec: z
       .looseObject({})

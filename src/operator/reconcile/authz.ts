@@ -8,6 +8,7 @@ import { CedarAuthorizer } from '../../authz/cedar.js';
 import { parseAuthzConfig, type AuthzConfig } from '../../authz/config.js';
 import { errorMessage } from '../../util/errors.js';
 import type { MCPAuthzConfigSpec } from '../crd/index.js';
+import { configHash } from './hash.js';
 import type { ProxyInputs } from './inputs.js';
 
 export type AuthzResolution =
@@ -76,12 +77,25 @@ export function resolveAuthz(inputs: ProxyInputs): AuthzResolution | undefined {
   return undefined;
 }
 
+/**
+ * Verdicts by config hash. Each CedarAuthorizer keeps its parsed policy set inside the Cedar
+ * engine for good, and every reconcile validates again, so a config is checked once and the
+ * number of kept sets is bounded by the number of distinct configs (capped).
+ */
+const verdicts = new Map<string, string | undefined>();
+const MAX_VERDICTS = 256;
+
 /** Undefined when the Cedar engine accepts the policies and static entities; else its message. */
 export function cedarProblem(config: AuthzConfig, source: string): string | undefined {
+  const key = configHash({ config, source });
+  if (verdicts.has(key)) return verdicts.get(key);
+  let problem: string | undefined;
   try {
     new CedarAuthorizer(config, { source, lines: [] });
-    return undefined;
   } catch (err) {
-    return errorMessage(err);
+    problem = errorMessage(err);
   }
+  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+  verdicts.set(key, problem);
+  return problem;
 }

@@ -12,12 +12,17 @@ function shortHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 8);
 }
 
-/** `<prefix><name><suffix>`, with the name cut and a hash of it added when the result is too long. */
-function boundedName(prefix: string, name: string, suffix: string): string {
-  const full = `${prefix}${name}${suffix}`;
-  if (full.length <= MAX_NAME) return full;
+/**
+ * `<prefix><name><suffix>`, with the name cut and a hash of it added when the result is too long
+ * or when the name had to change (dots are not allowed in a Service name: `a.b` becomes `a-b-<hash>`,
+ * so it cannot collide with a proxy named `a-b`).
+ */
+function boundedName(prefix: string, name: string, suffix: string, label = false): string {
+  const safe = label ? name : name.replaceAll('.', '-');
+  const full = `${prefix}${safe}${suffix}`;
+  if (full.length <= MAX_NAME && safe === name) return full;
   const room = MAX_NAME - prefix.length - suffix.length - 9;
-  const head = name.slice(0, room).replace(/[-.]+$/, '');
+  const head = safe.slice(0, room).replace(/[-.]+$/, '');
   return `${prefix}${head}-${shortHash(name)}${suffix}`;
 }
 
@@ -40,7 +45,7 @@ export function proxyObjectNames(proxyName: string): ProxyObjectNames {
 
 /** A label value is at most 63 characters; longer proxy names are cut and hashed like object names. */
 function labelValue(name: string): string {
-  return boundedName('', name, '');
+  return boundedName('', name, '', true);
 }
 
 export const LABEL_NAME = 'app.kubernetes.io/name';

@@ -315,6 +315,18 @@ describe('desiredObjects, field by field', () => {
     expect(o.configMap.metadata!.labels).toEqual(LABELS);
   });
 
+  it('turns dots into dashes plus a hash, so a.b and a-b do not collide', () => {
+    const named = (name: string) => {
+      const inputs = makeInputs({ remoteUrl: REMOTE });
+      inputs.proxy.metadata.name = name;
+      return desiredObjects(inputs, OPTIONS);
+    };
+    const dotted = named('gh.prod');
+    expect(dotted.service.metadata!.name).toMatch(/^mcp-gh-prod-[0-9a-f]{8}-remote-proxy$/);
+    expect(dotted.service.metadata!.name).not.toBe(named('gh-prod').service.metadata!.name);
+    expect(dotted.deployment.spec!.selector.matchLabels!['app.kubernetes.io/instance']).toBe('gh.prod');
+  });
+
   it('cuts and hashes long names to fit 63 characters', () => {
     const inputs = makeInputs({ remoteUrl: REMOTE });
     inputs.proxy.metadata.name = 'a'.repeat(80);

@@ -21,6 +21,7 @@ import {
   captureLog,
   createNamespace,
   eventually,
+  serviceAccountToken,
 } from '../../support/kube-controller.js';
 
 const CHILD = fileURLToPath(new URL('../../support/kube-controller.ts', import.meta.url));
@@ -38,10 +39,15 @@ type Lease = KubeObject & { spec?: { holderIdentity?: string; leaseTransitions?:
 const holder = async (ns: string, lease: string) =>
   (await adminClient().get<Lease>(objectPath(LEASES, ns, lease))).spec?.holderIdentity;
 
-async function instance(ns: string, identity: string, reconciled: string[]): Promise<Controller> {
+async function instance(
+  ns: string,
+  identity: string,
+  reconciled: string[],
+  token?: string,
+): Promise<Controller> {
   const controller = await runController({
     name: 'elect',
-    kubeConfig: kubeConfig(),
+    kubeConfig: kubeConfig(token),
     primary: CONFIG_MAPS,
     namespaces: [ns],
     leaderElection: { namespace: ns, leaseName: 'elect', identity, ...FAST_ELECTION },
@@ -104,7 +110,7 @@ describe('leader election on a Lease', () => {
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 20_000, 100).catch(
+    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 40_000, 100).catch(
       (err: unknown) => {
         throw new Error(`the child controller did not lead: ${String(err)}\n${output}`);
       },
@@ -123,7 +129,7 @@ describe('leader election on a Lease', () => {
     expect(tookMs).toBeLessThan(FAST_ELECTION.leaseDurationMs + 2_000);
     const lease = await adminClient().get<Lease>(objectPath(LEASES, ns, 'elect'));
     expect(lease.spec).toMatchObject({ holderIdentity: 'survivor', leaseTransitions: 1 });
-  });
+  }, 90_000);
 
   it('a graceful SIGTERM of the leader process releases the lease', async () => {
     const ns = await createNamespace('elect-term');
@@ -137,10 +143,44 @@ describe('leader election on a Lease', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 20_000, 100);
+    await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 40_000, 100);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     process.kill(child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
     expect(await holder(ns, 'elect')).toBe('');
+  }, 90_000);
+  it('a leader that cannot renew within the renew deadline stops leading and stops reconciling', async () => {
+    const ns = await createNamespace('elect-lose');
+    const configMaps = { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] };
+    const token = await serviceAccountToken(ns, 'leader', [
+      configMaps,
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+    const seen: string[] = [];
+    const leader = await instance(ns, 'doomed', seen, token);
+    await eventually(() => expect(leader.isLeader()).toBe(true));
+    // Take the "update" verb away: every renewal is now refused by RBAC.
+    const roles = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      plural: 'roles',
+      namespaced: true,
+    };
+    const revoked = Date.now();
+    await adminClient().mergePatch(objectPath(roles, ns, 'leader'), {
+      rules: [configMaps, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }],
+    });
+    await eventually(() => expect(leader.isLeader()).toBe(false), 10_000, 20);
+    expect(Date.now() - revoked).toBeGreaterThanOrEqual(
+      FAST_ELECTION.renewDeadlineMs - FAST_ELECTION.retryPeriodMs,
+    );
+    expect(leader.metrics.leader.render().join('\n')).toContain('moat_operator_leader{controller="elect"} 0');
+    await adminClient().create(collectionPath(CONFIG_MAPS, ns), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'late' },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seen).not.toContain(`${ns}/late`);
   });
 });

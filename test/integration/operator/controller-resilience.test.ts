@@ -143,4 +143,23 @@ describe('informer recovery', () => {
     await controller.waitForSync(40_000);
     await eventually(() => expect(seen).toContain(`${ns}/waiting`));
   });
+  it('a stop while the first list is in flight leaves no watch running', async () => {
+    const ns = await createNamespace('ctl-early-stop');
+    const controller = await runController({
+      name: 'early',
+      kubeConfig: kubeConfig(),
+      primary: CONFIG_MAPS,
+      namespaces: [ns],
+      leaderElection: false,
+      probes: false,
+      log: captureLog().log,
+      reconcile: () => Promise.resolve(),
+    });
+    await controller.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    await adminClient().create(collectionPath(CONFIG_MAPS, ns), configMap('after-stop'));
+    await new Promise((r) => setTimeout(r, 500));
+    // A watch left open would have put the new object into the cache.
+    expect(controller.cache.list(CONFIG_MAPS, ns).map((cm) => cm.metadata?.name)).toEqual([]);
+  });
 });

@@ -5,6 +5,7 @@
  * missing permission.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { applyObject } from '../../../src/operator/controller/apply.js';
 import { KubeClient } from '../../../src/operator/controller/client.js';
 import {
   CONFIG_MAPS,
@@ -263,5 +264,18 @@ describe('controller under a ServiceAccount with RBAC', () => {
     expect(controller.metrics.reconciles.get({ controller: 'cm-test', result: 'error' })).toBeGreaterThan(0);
     const stored = await new KubeClient(kubeConfig()).get(objectPath(CONFIG_MAPS, ns, 'target'));
     expect(stored.metadata?.labels?.seen).toBeUndefined();
+  });
+  it('server-side apply of a new object needs "create" besides "patch"; an existing one only "patch"', async () => {
+    const ns = await createNamespace('ctl-ssa-rbac');
+    await adminClient().create(collectionPath(CONFIG_MAPS, ns), configMap(ns, 'exists', {}));
+    const token = await serviceAccountToken(ns, 'patch-only', [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] },
+    ]);
+    const client = new KubeClient(kubeConfig(token));
+    const updated = await applyObject(client, CONFIG_MAPS, configMap(ns, 'exists', { k: 'v' }));
+    expect(updated.data).toEqual({ k: 'v' });
+    await expect(applyObject(client, CONFIG_MAPS, configMap(ns, 'new', {}))).rejects.toThrow(
+      `cannot create resource "configmaps" in API group "" in the namespace "${ns}"`,
+    );
   });
 });

@@ -4,7 +4,9 @@
  * defaults, and keeps status behind its subresource. Each row is also parsed with the zod schema the CRD was
  * generated from, so the TypeScript side and the API server cannot disagree.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import {
   ALL_KINDS,
@@ -689,6 +691,22 @@ describe('generated CRDs on the API server', () => {
     expect(spec.properties!.podTemplateSpec!.x_kubernetes_preserve_unknown_fields).toBe(true);
   });
 
+  it('requires spec on MCPRemoteProxy, prunes unknown fields and keeps podTemplateSpec as written', async () => {
+    const noSpec = await objects.create(mcpRemoteProxyKind, {});
+    expect(noSpec.ok ? 'accepted' : noSpec.message).toContain('spec: Required value');
+    const podTemplateSpec = {
+      metadata: { labels: { a: 'b' } },
+      spec: { priorityClassName: 'mcp', futureField: { x: 1 } },
+    };
+    const outcome = await objects.create(mcpRemoteProxyKind, {
+      spec: { remoteUrl: URL_, unknownField: 'dropped', podTemplateSpec },
+    });
+    if (!outcome.ok) throw new Error(outcome.message);
+    created.push({ kind: mcpRemoteProxyKind, name: outcome.object.metadata.name });
+    expect(outcome.object.spec).not.toHaveProperty('unknownField');
+    expect(outcome.object.spec?.podTemplateSpec).toEqual(podTemplateSpec);
+  });
+
   it('installing twice is harmless', async () => {
     await expect(installCrds(kc)).resolves.toHaveLength(ALL_KINDS.length);
   }, 60_000);
@@ -1262,5 +1280,28 @@ describe('status subresource', () => {
       status: { ...status, referencingWorkloads: [{ kind: 'Deployment', name: 'a' }] },
     });
     expect(bad.ok ? 'accepted' : bad.message).toContain('status.referencingWorkloads[0].kind');
+  });
+});
+
+/** The YAML block after `<!-- example: NAME -->` in docs/operator-resources.md, one object per document. */
+function docExample(name: string): Record<string, unknown>[] {
+  const text = readFileSync(new URL('../../../docs/operator-resources.md', import.meta.url), 'utf8');
+  const match = new RegExp(`<!-- example: ${name} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\`\`\``).exec(text);
+  if (!match) throw new Error(`docs/operator-resources.md has no example "${name}"`);
+  return parseAllDocuments(match[1]!).map((d) => d.toJSON() as Record<string, unknown>);
+}
+
+describe('docs/operator-resources.md examples', () => {
+  it.each(['minimal', 'full'])('the %s example is accepted as written', async (name) => {
+    const documents = docExample(name);
+    expect(documents.at(-1)).toMatchObject({ kind: 'MCPRemoteProxy' });
+    for (const document of documents) {
+      const kind = ALL_KINDS.find((k) => k.kind === document.kind);
+      if (!kind) throw new Error(`example ${name}: unknown kind ${String(document.kind)}`);
+      expect(kind.spec.safeParse(document.spec).error?.issues ?? []).toEqual([]);
+      const outcome = await objects.create(kind, { spec: document.spec });
+      expect(outcome.ok ? 'accepted' : outcome.message).toBe('accepted');
+      if (outcome.ok) created.push({ kind, name: outcome.object.metadata.name });
+    }
   });
 });
