@@ -11,7 +11,7 @@ import type { ReconcileContext, Reconciler } from '../controller/run.js';
 import type { CacheReader, KeyMapper } from '../controller/watch.js';
 import type { ConfigStatus, MCPAuthzConfig } from '../crd/index.js';
 import { cedarProblem } from '../reconcile/authz.js';
-import { canonicalJson, configHash } from '../reconcile/hash.js';
+import { canonicalJson, configHash } from '../reconcile/index.js';
 import { stampConditions, type ConditionInput } from './conditions.js';
 import { AUTHZ_CONFIGS, REMOTE_PROXIES } from './kinds.js';
 import { parseCustom, parseProxy, proxyNames } from './references.js';
@@ -82,7 +82,7 @@ export function configKindReconciler(type: ResourceType): Reconciler {
 
 /** The `Valid` condition and the hash of the parsed spec. */
 function validity(obj: KubeObject): { valid: ConditionInput; hash?: string } {
-  const parsed = parseCustom(obj);
+  const parsed = parseCustom<{ spec: unknown }>(obj);
   if (!parsed.ok) {
     return { valid: { type: 'Valid', status: 'False', reason: 'InvalidSpec', message: parsed.message } };
   }

@@ -15,8 +15,12 @@ import {
   objectPath,
   type KubeObject,
 } from '../../../src/operator/controller/resource.js';
-import { RUNCONFIG_CHECKSUM, SECRETS_CHECKSUM } from '../../../src/operator/reconcile/deployment.js';
-import { proxyObjectNames } from '../../../src/operator/reconcile/names.js';
+import {
+  CONDITION,
+  RUNCONFIG_CHECKSUM,
+  SECRETS_CHECKSUM,
+  proxyObjectNames,
+} from '../../../src/operator/reconcile/index.js';
 import {
   CONFIG_MAPS,
   DEPLOYMENTS,
@@ -105,6 +109,7 @@ function statusEventually(name: string, check: (s: ProxyStatus) => void): Promis
     } catch (err) {
       throw new Error(
         `${(err as Error).message}\nstatus: ${JSON.stringify(status)}\nerrors: ${loggedErrors(env.logLines()).join('\n')}`,
+        { cause: err },
       );
     }
     return status;
@@ -167,8 +172,8 @@ describe('MCPRemoteProxy: create', () => {
     });
     expect(pending.url).toBe(`http://${names.service}.${env.namespace}.svc.cluster.local:8080`);
     expect(pending.observedGeneration).toBe(1);
-    expect(condition(pending, 'Ready')).toMatchObject({ status: 'False', reason: 'DeploymentNotAvailable' });
-    expect(condition(pending, 'RemoteURLValidated')).toMatchObject({ status: 'True' });
+    expect(condition(pending, 'Ready')).toMatchObject({ status: 'False', reason: 'DeploymentNotReady' });
+    expect(condition(pending, CONDITION.remoteUrl)).toMatchObject({ status: 'True' });
     expect(condition(pending, 'SessionStorageWarning')).toMatchObject({ status: 'False' });
     expect(condition(pending, 'AuthzPrimaryUpstreamProviderIgnored')).toBeUndefined();
     const stored = await admin.get(objectPath(REMOTE_PROXIES, env.namespace, 'basic'));
@@ -284,27 +289,25 @@ describe('MCPRemoteProxy: checks', () => {
   it('a blocked remoteUrl fails with the condition and an Event and makes no Deployment; fixing it recovers', async () => {
     await createProxy('blocked', { remoteUrl: 'http://169.254.169.254/latest' });
     const failed = await statusEventually('blocked', (s) => expect(s.phase).toBe('Failed'));
-    expect(condition(failed, 'RemoteURLValidated')).toMatchObject({
+    expect(condition(failed, CONDITION.remoteUrl)).toMatchObject({
       status: 'False',
-      reason: 'RemoteURLNotAllowed',
+      reason: 'RemoteURLBlocked',
     });
     expect(failed.message).toContain('spec.remoteUrl');
-    expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'RemoteURLNotAllowed' });
+    expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
     await expect(get(DEPLOYMENTS, proxyObjectNames('blocked').deployment)).rejects.toSatisfy((e) =>
       isStatus(e, 404),
     );
     await eventually(async () => {
       const events = await admin.list(collectionPath(EVENTS, env.namespace));
       const mine = events.items.filter((e) => (e.involvedObject as { name: string }).name === 'blocked');
-      expect(mine).toContainEqual(
-        expect.objectContaining({ type: 'Warning', reason: 'RemoteURLNotAllowed' }),
-      );
+      expect(mine).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'RemoteURLBlocked' }));
     }, WAIT_MS);
 
     await patchProxy('blocked', { remoteUrl: 'https://mcp.example.com/mcp' });
     await statusEventually('blocked', (s) => {
       expect(s.phase).toBe('Pending');
-      expect(condition(s, 'RemoteURLValidated')).toMatchObject({ status: 'True' });
+      expect(condition(s, CONDITION.remoteUrl)).toMatchObject({ status: 'True' });
     });
     await get(DEPLOYMENTS, proxyObjectNames('blocked').deployment);
   });
@@ -319,11 +322,11 @@ describe('MCPRemoteProxy: checks', () => {
       },
     });
     const failed = await statusEventually('headers', (s) => expect(s.phase).toBe('Failed'));
-    expect(condition(failed, 'SecretsValidated')).toMatchObject({
+    expect(condition(failed, CONDITION.secrets)).toMatchObject({
       status: 'False',
       reason: 'SecretNotFound',
     });
-    expect(condition(failed, 'SecretsValidated')?.message).toContain('api-key');
+    expect(condition(failed, CONDITION.secrets)?.message).toContain('api-key');
 
     await admin.create(collectionPath(SECRETS, env.namespace), {
       apiVersion: 'v1',
@@ -358,9 +361,9 @@ describe('MCPRemoteProxy: checks', () => {
       authzConfig: { type: 'inline', inline: { policies: ['permit(principal, action, resource'] } },
     });
     const failed = await statusEventually('cedar', (s) => expect(s.phase).toBe('Failed'));
-    expect(condition(failed, 'AuthzConfigValidated')).toMatchObject({
+    expect(condition(failed, CONDITION.authzConfig)).toMatchObject({
       status: 'False',
-      reason: 'AuthzPolicyInvalid',
+      reason: 'AuthzPolicySyntaxInvalid',
     });
 
     await patchProxy('cedar', {
@@ -370,7 +373,7 @@ describe('MCPRemoteProxy: checks', () => {
       },
     });
     const fixed = await statusEventually('cedar', (s) => expect(s.phase).toBe('Pending'));
-    expect(condition(fixed, 'AuthzConfigValidated')).toMatchObject({ status: 'True' });
+    expect(condition(fixed, CONDITION.authzConfig)).toMatchObject({ status: 'True' });
     expect(condition(fixed, 'AuthzPrimaryUpstreamProviderIgnored')).toMatchObject({
       status: 'True',
       reason: 'PrimaryUpstreamProviderIgnored',
