@@ -3,13 +3,13 @@
  * ServiceAccount token, bound to the rules shipped in deploy/rbac (the namespaced Role for the
  * test namespace, and the leader-election Role), so a verb missing there fails the test.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { startOperator, type Operator } from '../../src/operator/main.js';
 import type { KubeObject } from '../../src/operator/controller/resource.js';
 import { installCrds } from './operator-crds.js';
-import { kubeConfig } from './kube-cluster.js';
+import { kubeCluster, kubeConfig } from './kube-cluster.js';
 import { adminClient, captureLog, createNamespace, type PolicyRule } from './kube-controller.js';
 
 const RBAC_DIR = fileURLToPath(new URL('../../deploy/rbac/', import.meta.url));
@@ -67,11 +67,32 @@ export interface OperatorUnderTest {
   logLines: () => Record<string, unknown>[];
 }
 
-/** CRDs installed, a fresh namespace, and the operator watching it under the shipped RBAC. */
-export async function startTestOperator(prefix: string): Promise<OperatorUnderTest> {
+/** CRDs installed, a fresh namespace, and a token of the operator's ServiceAccount in it. */
+export async function prepareOperatorNamespace(
+  prefix: string,
+): Promise<{ namespace: string; token: string }> {
   await installCrds(kubeConfig());
   const namespace = await createNamespace(prefix);
-  const token = await operatorToken(namespace);
+  return { namespace, token: await operatorToken(namespace) };
+}
+
+/** A kubeconfig file for `token` on the test cluster (for `moat operator` as a process). */
+export function writeKubeconfig(path: string, token: string): void {
+  const { url, caFile } = kubeCluster();
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: { server: url, 'certificate-authority': caFile } }],
+    users: [{ name: 'operator', user: { token } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user: 'operator' } }],
+    'current-context': 'test',
+  };
+  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+}
+
+/** CRDs installed, a fresh namespace, and the operator watching it under the shipped RBAC. */
+export async function startTestOperator(prefix: string): Promise<OperatorUnderTest> {
+  const { namespace, token } = await prepareOperatorNamespace(prefix);
   const { log, lines } = captureLog();
   const operator = await startOperator({
     kubeConfig: kubeConfig(token),
