@@ -23,10 +23,3 @@ export function stampConditions(
     };
   });
 }
-
-export function findCondition(
-  conditions: readonly Condition[] | undefined,
-  type: string,
-): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
-}

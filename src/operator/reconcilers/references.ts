@@ -110,7 +110,7 @@ function describeSecret(secret: KubeObject): FoundSecret {
 
 function describeConfigMap(configMap: KubeObject): FoundConfigMap {
   const data = (configMap.data ?? {}) as Record<string, string>;
-  const binary = Object.fromEntries(Object.keys((configMap.binaryData ?? {})).map((k) => [k, '']));
+  const binary = Object.fromEntries(Object.keys(configMap.binaryData ?? {}).map((k) => [k, '']));
   return { data: { ...binary, ...data }, resourceVersion: configMap.metadata?.resourceVersion };
 }
 

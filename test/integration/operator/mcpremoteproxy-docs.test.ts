@@ -25,7 +25,12 @@ import {
   TOOL_CONFIGS,
 } from '../../../src/operator/reconcilers/kinds.js';
 import { adminClient, eventually } from '../../support/kube-controller.js';
-import { loggedErrors, startTestOperator, type OperatorUnderTest } from '../../support/moat-operator.js';
+import {
+  loggedErrors,
+  shippedRules,
+  startTestOperator,
+  type OperatorUnderTest,
+} from '../../support/moat-operator.js';
 
 const DOC = fileURLToPath(new URL('../../../docs/operator.md', import.meta.url));
 const WAIT_MS = 20_000;
@@ -138,5 +143,11 @@ describe('docs/operator.md examples', () => {
     expect(runConfig.tools_filter).toEqual(['search', 'fetch']);
     expect(runConfig.oidc_config).toMatchObject({ Issuer: 'https://sso.example.com', Audience: 'docs-full' });
     expect(runConfig.header_forward).toBeDefined();
+  });
+});
+
+describe('deploy/rbac', () => {
+  it('the namespaced Role grants exactly what the ClusterRole grants', () => {
+    expect(shippedRules('namespaced/role.yaml')).toEqual(shippedRules('cluster-role.yaml'));
   });
 });
