@@ -25,8 +25,6 @@ export interface OperatorSettings extends OperatorOptions {
   /** Port of /healthz, /readyz and /metrics; 0 picks a free one. */
   probePort: number;
   probeHost?: string;
-  /** Stop on SIGTERM/SIGINT and exit (the `moat operator` command). */
-  handleSignals?: boolean;
   log?: Logger;
   version: string;
 }
@@ -92,13 +90,5 @@ export async function startOperator(settings: OperatorSettings): Promise<Operato
   }
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= stopAll());
-  if (settings.handleSignals) {
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, 'operator shutting down');
-      void stop().then(() => process.exit(0));
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  }
   return { controllers, probePort: controllers[0]?.probePort, stop };
 }

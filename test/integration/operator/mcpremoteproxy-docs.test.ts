@@ -4,8 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { HttpMethod, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageVersion } from '../../../src/cli/version.js';
 import { runConfigSchema } from '../../../src/config/runconfig.js';
 import {
   collectionPath,
@@ -90,9 +91,10 @@ describe('docs/operator.md examples', () => {
     const names = proxyObjectNames('docs-minimal');
     expect(names.deployment).toBe('mcp-docs-minimal-remote-proxy');
     expect(names.configMap).toBe('mcp-docs-minimal-remote-proxy-config');
-    await eventually(() => get(DEPLOYMENTS, names.deployment), WAIT_MS);
+    // The Service is applied last in a pass: once it exists, so do the others.
+    await eventually(() => get(SERVICES, names.service), WAIT_MS);
     await Promise.all([
-      get(SERVICES, names.service),
+      get(DEPLOYMENTS, names.deployment),
       get(SERVICE_ACCOUNTS, names.serviceAccount),
       get(CONFIG_MAPS, names.configMap),
     ]);
@@ -146,8 +148,25 @@ describe('docs/operator.md examples', () => {
   });
 });
 
-describe('deploy/rbac', () => {
+describe('deploy/', () => {
   it('the namespaced Role grants exactly what the ClusterRole grants', () => {
     expect(shippedRules('namespaced/role.yaml')).toEqual(shippedRules('cluster-role.yaml'));
+  });
+
+  it("the operator's Deployment is accepted by the API server (server-side dry run)", async () => {
+    const file = fileURLToPath(new URL('../../../deploy/operator/deployment.yaml', import.meta.url));
+    const [deployment] = loadAllYaml(readFileSync(file, 'utf8')) as KubeObject[];
+    expect(deployment?.metadata?.namespace).toBe('moat-system');
+    const stored = await admin.request<KubeObject>(
+      HttpMethod.POST,
+      collectionPath(DEPLOYMENTS, env.namespace),
+      {
+        body: { ...deployment, metadata: { ...deployment!.metadata, namespace: env.namespace } },
+        query: { dryRun: 'All' },
+      },
+    );
+    expect(JSON.stringify(stored.spec)).toContain('"args":["operator"');
+    // The image tag follows the package version, like the operator's default proxy image.
+    expect(JSON.stringify(stored.spec)).toContain(`"image":"mcp-moat:${packageVersion()}"`);
   });
 });

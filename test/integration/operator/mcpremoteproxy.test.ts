@@ -140,7 +140,9 @@ describe('MCPRemoteProxy: create', () => {
     const proxy = await createProxy('basic', { remoteUrl: 'https://mcp.example.com/mcp' });
     const names = proxyObjectNames('basic');
 
-    const deployment = await eventually(() => get<Deployment>(DEPLOYMENTS, names.deployment), WAIT_MS);
+    // The Service is applied last in a pass: once it exists, so do the others.
+    await eventually(() => get(SERVICES, names.service), WAIT_MS);
+    const deployment = await get<Deployment>(DEPLOYMENTS, names.deployment);
     const [service, configMap, account] = await Promise.all([
       get<Service>(SERVICES, names.service),
       get(CONFIG_MAPS, names.configMap),
@@ -196,7 +198,9 @@ describe('MCPRemoteProxy: create', () => {
       },
     });
     const names = proxyObjectNames('fields');
-    const deployment = await eventually(() => get<Deployment>(DEPLOYMENTS, names.deployment), WAIT_MS);
+    // The Service is applied last in a pass: once it exists, so do the others.
+    await eventually(() => get(SERVICES, names.service), WAIT_MS);
+    const deployment = await get<Deployment>(DEPLOYMENTS, names.deployment);
     const service = await get<Service>(SERVICES, names.service);
     expect(service.spec.ports[0]).toMatchObject({ port: 9090 });
     expect(service.spec.sessionAffinity).toBe('None');
