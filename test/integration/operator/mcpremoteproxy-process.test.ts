@@ -69,6 +69,8 @@ describe('moat operator (process)', () => {
       20_000,
     );
     expect(JSON.stringify(deployment.spec)).toContain('example.test/moat:proc');
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/controller="moat-mcpremoteproxy"/);
 
     process.kill(child.pid!, 'SIGTERM');
     const code = await Promise.race([

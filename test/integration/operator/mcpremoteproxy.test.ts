@@ -385,6 +385,40 @@ describe('MCPRemoteProxy: checks', () => {
   });
 });
 
+describe('MCPRemoteProxy: a referenced ConfigMap', () => {
+  it('a missing authz ConfigMap fails the proxy; creating it recovers, and editing it rolls the pods', async () => {
+    await createProxy('authz-cm', {
+      remoteUrl: 'https://mcp.example.com/mcp',
+      authzConfig: { type: 'configMap', configMap: { name: 'policies', key: 'authz.json' } },
+    });
+    const failed = await statusEventually('authz-cm', (s) => expect(s.phase).toBe('Failed'));
+    expect(condition(failed, CONDITION.authzConfig)).toMatchObject({
+      status: 'False',
+      reason: 'AuthzConfigMapNotFound',
+    });
+
+    const policies = (...rules: string[]) =>
+      JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: rules, entities_json: '[]' } });
+    await admin.create(collectionPath(CONFIG_MAPS, env.namespace), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'policies' },
+      data: { 'authz.json': policies('permit(principal, action, resource);') },
+    });
+    await statusEventually('authz-cm', (s) => expect(s.phase).toBe('Pending'));
+    const { deployment } = proxyObjectNames('authz-cm');
+    const before = (await get<Deployment>(DEPLOYMENTS, deployment)).spec.template.metadata.annotations;
+
+    await admin.mergePatch(objectPath(CONFIG_MAPS, env.namespace, 'policies'), {
+      data: { 'authz.json': policies('forbid(principal, action, resource);') },
+    });
+    await eventually(async () => {
+      const after = (await get<Deployment>(DEPLOYMENTS, deployment)).spec.template.metadata.annotations;
+      expect(after?.[RUNCONFIG_CHECKSUM]).not.toBe(before?.[RUNCONFIG_CHECKSUM]);
+    }, WAIT_MS);
+  });
+});
+
 describe('MCPRemoteProxy: deletion', () => {
   it('reports Terminating, deletes its objects itself (no garbage collector runs) and then releases the proxy', async () => {
     await createProxy('gone', {
