@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { parseOperatorFlags } from './operator.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadKubeConfig, parseOperatorFlags } from './operator.js';
 import { packageVersion } from './version.js';
 
 describe('moat operator flags', () => {
@@ -59,5 +62,23 @@ describe('moat operator flags', () => {
     [['--watch-all'], /unknown option "--watch-all"/],
   ])('rejects %j with a message naming the flag', (args, message) => {
     expect(() => parseOperatorFlags(args, {})).toThrow(message);
+  });
+});
+
+describe('loadKubeConfig', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('refuses to fall back to localhost:8080 when there is no configuration at all', () => {
+    const home = mkdtempSync(join(tmpdir(), 'moat-no-kube-'));
+    try {
+      vi.stubEnv('HOME', home);
+      vi.stubEnv('KUBECONFIG', '');
+      vi.stubEnv('KUBERNETES_SERVICE_HOST', '');
+      expect(() => loadKubeConfig()).toThrow(/no Kubernetes configuration found/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -114,6 +114,23 @@ export function parseOperatorFlags(
   return flags;
 }
 
+/**
+ * client-node's default loading: $KUBECONFIG, ~/.kube/config, else the pod's ServiceAccount. When
+ * none exists it silently falls back to http://localhost:8080, which would only fail later and
+ * vaguely, so that case is a usage error here.
+ */
+export function loadKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster || (cluster.name === 'cluster' && cluster.server === 'http://localhost:8080')) {
+    throw usageError(
+      'moat operator: no Kubernetes configuration found; run it in a pod with a ServiceAccount, or set KUBECONFIG (or ~/.kube/config)',
+    );
+  }
+  return kubeConfig;
+}
+
 export function runOperatorCommand(args: readonly string[], io: CliIO = processIO): Promise<number> {
   return runUntilStopped(async (stopped) => {
     const flags = parseOperatorFlags(args);
@@ -124,8 +141,7 @@ export function runOperatorCommand(args: readonly string[], io: CliIO = processI
     const logger = createLogger(false);
     logger.level = flags.logLevel;
     setLogger(logger);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromDefault();
+    const kubeConfig = loadKubeConfig();
     const operator = await startOperator({
       kubeConfig,
       namespaces: flags.namespaces,
