@@ -31,6 +31,7 @@ import {
   type DesiredObjects,
   type OperatorOptions,
   type ProxyEvent,
+  validateProxy,
 } from '../reconcile/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { CONFIG_MAPS, DEPLOYMENTS, REMOTE_PROXIES, SERVICE_ACCOUNTS, SERVICES } from './kinds.js';
@@ -144,8 +145,7 @@ async function writeStatus(
 async function finalize(proxy: MCPRemoteProxy, ctx: ReconcileContext): Promise<void> {
   if (!proxy.metadata.finalizers?.includes(PROXY_FINALIZER)) return;
   const inputs = gatherInputs(proxy, ctx.cache);
-  const { checks } = planProxy(inputs, { proxyImage: '' });
-  const { status, events } = computeStatus({ inputs, checks, now: new Date() });
+  const { status, events } = computeStatus({ inputs, checks: validateProxy(inputs), now: new Date() });
   await writeStatus(proxy, status, events, ctx);
   await deleteOwned(proxy, ctx, PROXY_OWNED_TYPES);
   await removeFinalizer(ctx.client, REMOTE_PROXIES, proxy as unknown as KubeObject, PROXY_FINALIZER);
