@@ -257,6 +257,34 @@ describe('MCPRemoteProxy: create', () => {
   });
 });
 
+describe('MCPRemoteProxy: ServiceAccount', () => {
+  it('puts imagePullSecrets on the Deployment and the generated ServiceAccount; spec.serviceAccount replaces (and removes) the generated one', async () => {
+    await createProxy('accounts', {
+      remoteUrl: 'https://mcp.example.com/mcp',
+      resourceOverrides: { proxyDeployment: { imagePullSecrets: [{ name: 'registry-creds' }] } },
+    });
+    const names = proxyObjectNames('accounts');
+    await eventually(() => get(SERVICES, names.service), WAIT_MS);
+    const account = await get(SERVICE_ACCOUNTS, names.serviceAccount);
+    expect(account.imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+    const podSpec = (await get<Deployment>(DEPLOYMENTS, names.deployment)).spec.template.spec as {
+      serviceAccountName?: string;
+      imagePullSecrets?: { name: string }[];
+    };
+    expect(podSpec.imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+    expect(podSpec.serviceAccountName).toBe(names.serviceAccount);
+
+    await patchProxy('accounts', { serviceAccount: 'team-runner' });
+    await eventually(async () => {
+      const spec = (await get<Deployment>(DEPLOYMENTS, names.deployment)).spec.template.spec as {
+        serviceAccountName?: string;
+      };
+      expect(spec.serviceAccountName).toBe('team-runner');
+      await expect(get(SERVICE_ACCOUNTS, names.serviceAccount)).rejects.toSatisfy((e) => isStatus(e, 404));
+    }, WAIT_MS);
+  });
+});
+
 describe('MCPRemoteProxy: update and drift', () => {
   it('rolls the pods when the RunConfig changes (checksum annotation) and puts back a deleted Service and an edited Deployment', async () => {
     await createProxy('drift', { remoteUrl: 'https://mcp.example.com/mcp' });
