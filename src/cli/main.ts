@@ -17,4 +17,6 @@ process.exitCode =
     ? await (await import('./supervise.js')).runSupervise(args.slice(1))
     : args[0] === 'proxy'
       ? await (await import('./proxy.js')).runProxyCommand(args.slice(1))
-      : await (await import('./program.js')).runCli(args);
+      : args[0] === 'operator'
+        ? await (await import('./operator.js')).runOperatorCommand(args.slice(1))
+        : await (await import('./program.js')).runCli(args);

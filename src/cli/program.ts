@@ -51,10 +51,11 @@ export function buildProgram(io: CliIO): Command {
   ]) {
     program.addCommand(lifecycle(io));
   }
-  // `moat proxy` is routed before the tree is built (main.ts): listed here so help names it.
+  // `moat proxy` and `moat operator` are routed before the tree is built (main.ts): listed here so help names them.
   program.addHelpText(
     'after',
-    "\nAlso: moat proxy --config <file>  run a remote server's proxy in the foreground (Kubernetes pods)",
+    "\nAlso: moat proxy --config <file>  run a remote server's proxy in the foreground (Kubernetes pods)" +
+      '\n      moat operator [options]       run the Kubernetes operator for MCPRemoteProxy (docs/operator.md)',
   );
   reportThroughRunCli(program, io);
   return program;
