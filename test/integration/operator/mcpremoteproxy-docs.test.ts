@@ -2,7 +2,11 @@
  * The examples of docs/operator.md, applied as written (only the namespace changed to the test's)
  * with the operator running under the shipped RBAC: the objects and status the doc describes.
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { HttpMethod, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +35,9 @@ import {
   shippedRules,
   startTestOperator,
   type OperatorUnderTest,
+  writeKubeconfig,
 } from '../../support/moat-operator.js';
+import { kubeCluster } from '../../support/kube-cluster.js';
 
 const DOC = fileURLToPath(new URL('../../../docs/operator.md', import.meta.url));
 const WAIT_MS = 20_000;
@@ -54,15 +60,33 @@ function example(name: string): KubeObject[] {
   return loadAllYaml(match[1]!) as KubeObject[];
 }
 
+/** `kubectl apply` of the example, as a cluster user would run it (the admin's token). */
 async function apply(objects: KubeObject[]): Promise<void> {
   for (const obj of objects) {
-    const type = TYPES.find((t) => t.kind === obj.kind);
-    if (!type) throw new Error(`the example has a ${obj.kind}, which this test does not know`);
+    if (!TYPES.some((t) => t.kind === obj.kind)) {
+      throw new Error(`the example has a ${obj.kind}, which this test does not know`);
+    }
     expect(obj.metadata?.namespace).toBe('team-a');
-    await admin.create(collectionPath(type, env.namespace), {
-      ...obj,
-      metadata: { ...obj.metadata, namespace: env.namespace },
-    });
+  }
+  const items = objects.map((obj) => ({ ...obj, metadata: { ...obj.metadata, namespace: env.namespace } }));
+  const dir = mkdtempSync(join(tmpdir(), 'moat-kubectl-'));
+  try {
+    const kubeconfig = join(dir, 'config');
+    const manifest = join(dir, 'example.json');
+    writeKubeconfig(kubeconfig, kubeCluster().adminToken);
+    writeFileSync(manifest, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    const { stdout } = await promisify(execFile)(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, 'apply', '-f', manifest],
+      {
+        timeout: 30_000,
+      },
+    );
+    // One "<kind>/<name> created" line per object of the example.
+    expect(stdout.trim().split('\n')).toHaveLength(items.length);
+    expect(stdout).not.toMatch(/unchanged|configured/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
