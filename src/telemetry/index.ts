@@ -39,7 +39,10 @@ export interface Telemetry {
   observer: ExchangeObserver;
   /** For the HTTP forwarder, when spans are exported. */
   propagation?: TracePropagation;
-  /** Serves `/metrics` on the transport port too (the deprecated migration aid), when on. */
+  /**
+   * `/metrics` on the transport port when Prometheus is on: the metrics (the deprecated migration
+   * aid), or a 404 naming the diagnostics port when metricsOnTransportPort is false.
+   */
   transportMetrics?: MetricsHandler;
   /** The dedicated `/metrics` URL, once start() has run. */
   metricsUrl?: string;
@@ -147,7 +150,9 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
       },
     },
     ...(propagation ? { propagation } : {}),
-    ...(metricsHandler && settings.prometheus?.onTransportPort ? { transportMetrics: metricsHandler } : {}),
+    ...(metricsHandler
+      ? { transportMetrics: settings.prometheus?.onTransportPort ? metricsHandler : notOnThisPort }
+      : {}),
     async start() {
       if (!metricsHandler || !settings.prometheus || listener) return;
       listener = await listenForMetrics(
@@ -162,6 +167,12 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   };
   return telemetry;
 }
+
+const notOnThisPort: MetricsHandler = (_req, res) => {
+  res
+    .writeHead(404, { 'content-type': 'text/plain' })
+    .end('Not found: metrics are not served on this port; scrape /metrics on the diagnostics port\n');
+};
 
 function exporterConfig(otlp: OtlpSettings, signal: 'traces' | 'metrics') {
   return {
