@@ -9,6 +9,7 @@
  *     the container runtime client) and the proxy started the way the supervisor starts it
  *     (`platform.startProxy`: inbound security from the RunConfig, then the proxy);
  *   - "library": only `startProxy` from dist/proxy/index.js (a lower bound for the proxy itself).
+ * argv[4], optional, is JSON of further RunConfig fields (e.g. telemetry_config for the OTel cell).
  * Messages: {type:'memory'} → GC, then {rss, heapUsed}; {type:'stop'}.
  */
 import { spawn } from 'node:child_process';
@@ -57,6 +58,7 @@ const config: RunConfig = {
   schema_version: 'v0.1.0',
   permission_profile: null,
   proxy_mode: 'streamable-http',
+  ...(JSON.parse(process.argv[4] ?? '{}') as Partial<RunConfig>),
 };
 async function start(): Promise<{ url: string; close(): Promise<void> }> {
   if (embed === 'library') {

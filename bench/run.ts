@@ -9,12 +9,16 @@
  *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
  *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
  *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
- *   4. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
+ *   4. the HTTP forwarder with telemetry on (OTLP traces at sampling 0.1 and metrics), as a ratio
+ *      to direct and to telemetry off
+ *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
  *      after load; memory per idle session (10 000 sessions, memory store)
  * Prints a Markdown report. Every loop is bounded by request count and by time.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,6 +34,7 @@ const ROUNDS = 5;
 const SESSIONS = 10_000;
 const MB = 1024 * 1024;
 const RAW_PATH = 'streamable HTTP (Moat)';
+const OTEL_PATH = 'streamable HTTP (Moat), OTel on, sampling 0.1';
 const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
 
 interface LoadResult {
@@ -91,9 +96,13 @@ function proxyScript(): string {
 
 let script: string | undefined;
 
-async function startProxy(backend: object, embed: 'supervisor' | 'library'): Promise<ProxyProcess> {
+async function startProxy(
+  backend: object,
+  embed: 'supervisor' | 'library',
+  extraConfig: object = {},
+): Promise<ProxyProcess> {
   script ??= proxyScript();
-  const child = fork(script, [JSON.stringify(backend), embed], {
+  const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
     env: { ...process.env, MOAT_BENCH_DIST: pathToFileURL(here('../dist/')).href },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -111,6 +120,24 @@ async function startProxy(backend: object, embed: 'supervisor' | 'library'): Pro
       child.send({ type: 'stop' });
       await once(child, 'exit');
     },
+  };
+}
+
+/** An OTLP/HTTP receiver that accepts and drops everything (200, empty body). */
+async function startOtlpSink(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -236,6 +263,23 @@ async function main(): Promise<void> {
   const httpSessions = await sessionMemory(httpProxy);
   await httpProxy.stop();
 
+  // Telemetry on: spans (sampling 0.1) and metrics exported over OTLP/HTTP to a sink that
+  // accepts everything, the way a collector on the same host would.
+  const otlp = await startOtlpSink();
+  const otelProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor', {
+    telemetry_config: { endpoint: otlp.url, samplingRate: '0.1' },
+  });
+  const otelIdle = await otelProxy.memory();
+  for (const concurrency of [1, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
+        [OTEL_PATH, { target: 'http', url: otelProxy.url }],
+      ])),
+    );
+  }
+  await otelProxy.stop();
+  await otlp.close();
+
   const sdkBackendUrl = await startServer('./backend-sdk.ts');
   const sdkProxy = await startProxy({ kind: 'http', url: sdkBackendUrl }, 'supervisor');
   for (const concurrency of [1, 8, 32]) {
@@ -299,6 +343,9 @@ async function main(): Promise<void> {
   lines.push(
     `| idle RSS after start, proxy library alone (HTTP backend) | ${mb(libraryIdle.rss)} (heap ${mb(libraryIdle.heapUsed)}) |`,
   );
+  lines.push(
+    `| idle RSS after start, telemetry on (OTLP traces and metrics) | ${mb(otelIdle.rss)} (heap ${mb(otelIdle.heapUsed)}) |`,
+  );
   lines.push(`| RSS after the HTTP load runs | ${mb(afterLoad.rss)} (heap ${mb(afterLoad.heapUsed)}) |`);
   lines.push(
     `| per idle session, HTTP forwarder (${SESSIONS} sessions) | ${fmt(httpPer.heap / 1024)} KB heap, ${fmt(httpPer.rss / 1024)} KB RSS |`,
@@ -327,6 +374,10 @@ async function main(): Promise<void> {
     `| throughput ≥ 0.6× direct at concurrency 32, no policies | ${both(throughput, 32, (x) => x >= 0.6)}`,
   );
   lines.push(`| p50 at concurrency 1 ≤ 1.5× direct | ${both(p50, 1, (x) => x <= 1.5)}`);
+  const otelRatio = throughput(cell(OTEL_PATH, 32)) / throughput(cell(RAW_PATH, 32));
+  lines.push(
+    `| OTel on (sampling 0.1) vs off, throughput at concurrency 32 | ${fmt(otelRatio, 3)}× of telemetry off; p50 at concurrency 1: ${fmt(p50(cell(OTEL_PATH, 1)), 3)}× direct vs ${fmt(p50(cell(RAW_PATH, 1)), 3)}× off | (no target) |`,
+  );
   lines.push(
     `| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} as \`moat supervise\` runs it; ${mb(libraryIdle.rss)} for the proxy library alone | ${target(idle.rss <= 80 * MB)} |`,
   );

@@ -9,9 +9,10 @@ set -euo pipefail
 # (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
 # netavark runs iptables for every bridged container but does not declare it. The CNI plugins
 # are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
-# backend to prove moat names what that backend cannot do.
+# backend to prove moat names what that backend cannot do. prometheus scrapes /metrics in the
+# telemetry tests.
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
-  redis-server openssl debootstrap curl python3)
+  redis-server openssl debootstrap curl python3 prometheus)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

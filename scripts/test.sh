@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One command for a fresh machine: installs what the tests need, then runs typecheck, lint,
-# build and every test (unit, integration against real Podman/Redis/OIDC, conformance).
+# build and every test (unit, integration against real Podman/Redis/OIDC, an OpenTelemetry
+# Collector and Prometheus, conformance).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bash "$here/system-deps.sh"
 # shellcheck source=setup.sh
 source "$here/setup.sh"
 bash "$here/kube-tools.sh"
+bash "$here/otel-collector.sh"
 npm run check

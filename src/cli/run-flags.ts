@@ -37,7 +37,7 @@ export const FEATURES = {
   secrets: { issue: 6, title: 'the secrets manager' },
   'outbound-auth': { issue: 6, title: 'authentication to remote servers' },
   'secret-values': { issue: 6, title: 'secret values on the command line (they need the secrets manager)' },
-  telemetry: { issue: undefined, title: 'OpenTelemetry and Prometheus metrics' },
+  telemetry: { issue: 16, title: 'OpenTelemetry and Prometheus metrics' },
   'image-verification': { issue: undefined, title: 'image signature verification' },
   'protocol-builds': { issue: undefined, title: 'protocol-scheme builds (uvx://, npx://, go://)' },
   'ignore-files': { issue: undefined, title: 'ignore files and overlays' },
@@ -50,7 +50,6 @@ export type FeatureId = keyof typeof FEATURES;
  * flags that select it then pass the gate with no other change.
  */
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
-  'telemetry',
   'image-verification',
   'ignore-files',
   'network-isolation',

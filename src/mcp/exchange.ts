@@ -21,6 +21,11 @@ export interface ExchangeRecord {
   sessionId?: string;
   /** The final response to the client's request, when an observer asked for responses. */
   response?: JsonRpcResponse;
+  /**
+   * The W3C `traceparent` of this exchange's own span, when telemetry chose it before forwarding
+   * (to propagate it to the backend); the span is then made with exactly these IDs.
+   */
+  traceparent?: string;
 }
 
 /** Records what a client message is (method, target, id). */
@@ -54,6 +59,9 @@ export interface ExchangeSummary {
   responseBytes: number;
   /** The client's message as received, when the proxy read it. */
   requestBody?: Buffer;
+  /** The client's W3C trace context headers, when it sent them. */
+  traceparent?: string;
+  tracestate?: string;
   record: ExchangeRecord;
 }
 

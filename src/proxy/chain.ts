@@ -13,6 +13,9 @@
  * | message policy 4 | validating webhooks                    | `validating_webhooks`                 |
  * | message policy 5 | authorization (Cedar)                  | `authz_config`, `authz_config_path`   |
  * | observer         | audit                                  | `audit_config`, `audit_config_path`   |
+ * | observer         | telemetry (spans, metrics)             | `telemetry_config` with an endpoint   |
+ * |                  |                                        | or the Prometheus path                |
+ * | edge route       | `/metrics` on the transport port       | Prometheus path, metricsOnTransport   |
  * | upstream         | outbound credentials                   | a remote backend with remote auth     |
  *
  * Client messages pass the policies top to bottom, server answers bottom to top. Why this order:
@@ -27,6 +30,7 @@
 import type { Logger } from 'pino';
 import type { UpstreamAuth } from '../auth/outbound/types.js';
 import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
+import type { InboundAuth } from '../auth/inbound/authenticate.js';
 import { resolveInboundAuth } from '../auth/inbound/settings.js';
 import { SECRET_REF } from '../config/defaults.js';
 import { clientPath } from '../config/derived.js';
@@ -37,11 +41,14 @@ import { openSecretsProvider } from '../secrets/manager.js';
 import { resolveSecretRef } from '../secrets/refs.js';
 import { userSecrets } from '../secrets/scoped.js';
 import type { SecretsProvider } from '../secrets/types.js';
+import type { MetricsHandler, Telemetry } from '../telemetry/index.js';
+import { telemetrySettings } from '../telemetry/settings.js';
 import { runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { isLoopbackHost } from '../util/net.js';
 import { authenticationMiddleware } from './edge/authentication.js';
 import type { EdgeRoute } from './edge/server.js';
+import { writeJsonRpcError } from './pipeline/errors.js';
 import { responseTap } from './pipeline/response-tap.js';
 import { createToolFilter } from './pipeline/tool-filter.js';
 import type { EdgeMiddleware } from './types.js';
@@ -54,6 +61,8 @@ export interface Chain {
   observers: ExchangeObserver[];
   routes: EdgeRoute[];
   upstreamAuth?: UpstreamAuth;
+  /** Present when telemetry is configured. */
+  telemetry?: Telemetry;
   close(): Promise<void>;
 }
 
@@ -93,6 +102,12 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
         chain.observers.push(auditor);
       }
     }
+    const telemetry = await loadTelemetry(config, logger);
+    if (telemetry) {
+      closers.push(() => telemetry.close());
+      chain.observers.push(telemetry.observer);
+      chain.telemetry = telemetry;
+    }
     if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
 
     const toolFilter = createToolFilter(config.tools_filter, config.tools_override);
@@ -121,6 +136,8 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
       closers.push(() => inbound.close());
       chain.middlewares.push(authenticationMiddleware(inbound));
       chain.routes.push(inbound.route);
+      if (telemetry?.transportMetrics)
+        chain.routes.push(authenticatedMetrics(inbound, telemetry.transportMetrics));
       if (!auth.audience) {
         logger.warn(
           'no --oidc-audience: tokens the issuer minted for any other service are accepted too; set the audience to this server',
@@ -128,11 +145,15 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
       }
       if (!auth.issuer)
         logger.warn('no --oidc-issuer: the protected-resource metadata names no authorization server');
-    } else if (!isLoopbackHost(config.host)) {
-      logger.warn(
-        { host: config.host },
-        `UNAUTHENTICATED proxy on non-loopback address ${config.host}: anyone who can reach the port acts as the local user; configure --oidc-issuer (see docs/security.md)`,
-      );
+    } else {
+      const serve = telemetry?.transportMetrics;
+      if (serve) chain.routes.push({ prefix: METRICS_PATH, handle: (req, res) => serve(req, res) });
+      if (!isLoopbackHost(config.host)) {
+        logger.warn(
+          { host: config.host },
+          `UNAUTHENTICATED proxy on non-loopback address ${config.host}: anyone who can reach the port acts as the local user; configure --oidc-issuer (see docs/security.md)`,
+        );
+      }
     }
 
     // Outbound auth (openid-client) is loaded only for a remote server: local ones never use it.
@@ -149,6 +170,44 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
     await chain.close();
     throw err;
   }
+}
+
+const METRICS_PATH = '/metrics';
+
+/**
+ * `/metrics` on the MCP port asks for the same token as MCP: with OIDC on, that port serves
+ * nothing to an unauthenticated caller but discovery metadata, and metrics name tools and count
+ * sessions. Scrapers without tokens use the dedicated diagnostics port.
+ */
+function authenticatedMetrics(inbound: InboundAuth, serve: MetricsHandler): EdgeRoute {
+  return {
+    prefix: METRICS_PATH,
+    handle: async (req, res, base) => {
+      const outcome = await inbound.authenticate(req.headers.authorization, base);
+      if ('refusal' in outcome) {
+        const { status, error, headers } = outcome.refusal;
+        writeJsonRpcError(res, status, error, null, headers);
+        return;
+      }
+      serve(req, res);
+    },
+  };
+}
+
+/** Telemetry, with the OpenTelemetry SDK loaded only when the RunConfig asks for it. */
+async function loadTelemetry(config: RunConfig, logger: Logger): Promise<Telemetry | undefined> {
+  const settings = telemetrySettings(config);
+  if (!settings) return undefined;
+  const { createTelemetry } = await import('../telemetry/index.js');
+  const telemetry = createTelemetry(settings, { logger });
+  if (settings.prometheus && !settings.prometheus.onTransportPort) {
+    logger.info('Prometheus /metrics is served on the diagnostics port only');
+  } else if (settings.prometheus) {
+    logger.warn(
+      '/metrics on the transport port is deprecated and will be off by default: scrape the diagnostics port and set --otel-metrics-on-transport-port=false',
+    );
+  }
+  return telemetry;
 }
 
 async function loadWebhooks(config: RunConfig, secrets: () => Promise<SecretsProvider>) {

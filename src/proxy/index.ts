@@ -44,6 +44,8 @@ export interface RunningProxy {
   /** The URL MCP clients use: the base URL and the MCP endpoint path (`/mcp`, `/sse`, a remote's path). */
   endpoint: string;
   port: number;
+  /** The dedicated Prometheus `/metrics` URL, when telemetry serves one. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function startProxy(
       sessionTtlMs: ttl,
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
+      ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
     };
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =
@@ -123,15 +126,22 @@ export async function startProxy(
   let port: number;
   try {
     port = await edge.listen();
+    await chain.telemetry?.start();
   } catch (err) {
+    await edge.close();
     await closeOwned();
     throw err;
   }
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  logger.info({ url, transport, workload: config.name }, 'proxy listening');
+  const metricsUrl = chain.telemetry?.metricsUrl;
+  logger.info(
+    { url, transport, workload: config.name, ...(metricsUrl ? { metricsUrl } : {}) },
+    'proxy listening',
+  );
   return {
     url,
+    ...(metricsUrl ? { metricsUrl } : {}),
     endpoint: `${url}${clientPath(config)}`,
     port,
     close: async () => {

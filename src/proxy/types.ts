@@ -9,6 +9,7 @@ import type { ExchangeRecord } from '../mcp/exchange.js';
 import type { Identity } from '../mcp/identity.js';
 import type { MessagePolicy } from '../mcp/policy.js';
 import type { StdioPipes } from '../mcp/stdio.js';
+import type { TracePropagation } from '../telemetry/trace-context.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sessions
@@ -61,6 +62,8 @@ export interface TransportOptions {
   /** Interval of `:` keep-alive comments on idle SSE streams. */
   keepAliveMs: number;
   logger: Logger;
+  /** Trace context for HTTP backends, when spans are exported (absent: the hot path is unchanged). */
+  tracePropagation?: TracePropagation;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -264,6 +264,7 @@ export async function startDetached(
 
   const status = await waitUntilRunning(store, name, () => exitCode, io.stderr);
   io.stdout.write(`Workload "${name}" is running.\nURL: ${status.url ?? '(unknown)'}\n`);
+  if (status.metrics_url) io.stdout.write(`Metrics: ${status.metrics_url}\n`);
   if (status.status === 'unhealthy')
     warnUser(`workload "${name}" is unhealthy: ${status.status_context}`, io.stderr);
 }
@@ -335,8 +336,10 @@ export async function runForeground(
       store,
       name,
       signal: controller.signal,
-      onReady: (url) =>
-        io.stdout.write(`Workload "${name}" is running; press Ctrl-C to stop.\nURL: ${url}\n`),
+      onReady: (url, metricsUrl) =>
+        io.stdout.write(
+          `Workload "${name}" is running; press Ctrl-C to stop.\nURL: ${url}\n${metricsUrl ? `Metrics: ${metricsUrl}\n` : ''}`,
+        ),
     });
   } finally {
     process.off('SIGINT', stop);

@@ -39,6 +39,8 @@ export interface StatusRecord {
   url?: string;
   /** The proxy's port on the host. */
   port?: number;
+  /** The dedicated Prometheus `/metrics` URL, when telemetry serves one. */
+  metrics_url?: string;
   /** Container restarts after crashes since the supervisor started. */
   restarts: number;
   history: StatusHistoryEntry[];
@@ -106,10 +108,12 @@ export function parseStatusRecord(raw: unknown): StatusRecord {
   const containerId = optional(raw, 'container_id', isString, 'a string');
   const url = optional(raw, 'url', isString, 'a string');
   const port = optional(raw, 'port', isInteger, 'an integer');
+  const metricsUrl = optional(raw, 'metrics_url', isString, 'a string');
   if (processStart !== undefined) record.process_start = processStart;
   if (containerId !== undefined) record.container_id = containerId;
   if (url !== undefined) record.url = url;
   if (port !== undefined) record.port = port;
+  if (metricsUrl !== undefined) record.metrics_url = metricsUrl;
   return record;
 }
 
@@ -122,6 +126,7 @@ export interface StatusChange {
   container_id?: string;
   url?: string;
   port?: number;
+  metrics_url?: string;
   restarts?: number;
 }
 
@@ -142,7 +147,15 @@ export function applyStatusChange(
     history: [],
   };
   const next: StatusRecord = { ...base, updated_at: now };
-  for (const key of ['process_id', 'process_start', 'container_id', 'url', 'port', 'restarts'] as const) {
+  for (const key of [
+    'process_id',
+    'process_start',
+    'container_id',
+    'url',
+    'port',
+    'metrics_url',
+    'restarts',
+  ] as const) {
     if (change[key] !== undefined) Object.assign(next, { [key]: change[key] });
   }
   if (change.status !== undefined) {

@@ -54,7 +54,7 @@ export interface SuperviseOptions {
   /** Aborting stops the workload (proxy closed, container stopped). */
   signal: AbortSignal;
   /** Called once the proxy serves and the server runs. */
-  onReady?: (url: string) => void;
+  onReady?: (url: string, metricsUrl?: string) => void;
   restartPolicy?: RestartPolicy;
 }
 
@@ -123,9 +123,15 @@ async function superviseRemote(
   });
   try {
     const context = `proxying to ${config.remote_url}`;
-    await record({ status: 'running', context, url: proxy.endpoint, port: proxy.port });
+    await record({
+      status: 'running',
+      context,
+      url: proxy.endpoint,
+      port: proxy.port,
+      ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
+    });
     log().info({ workload: config.name, url: proxy.endpoint, remote: config.remote_url }, 'workload running');
-    options.onReady?.(proxy.endpoint);
+    options.onReady?.(proxy.endpoint, proxy.metricsUrl);
     await watchRemote(new URL('/health', proxy.endpoint).href, record, context, options.signal);
     await record({ status: 'stopping', context: 'stopping on request' });
   } finally {
@@ -245,7 +251,7 @@ async function superviseContainer(
         proxy = await Promise.race([startingProxy, exited.then(() => undefined)]);
         if (proxy) {
           startingProxy = undefined;
-          if (!announced) options.onReady?.(proxy.endpoint);
+          if (!announced) options.onReady?.(proxy.endpoint, proxy.metricsUrl);
           announced = true;
         }
       }
@@ -256,6 +262,7 @@ async function superviseContainer(
           context,
           url: proxy.endpoint,
           port: proxy.port,
+          ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
           restarts: attempt,
         });
         log().info(

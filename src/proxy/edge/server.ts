@@ -118,6 +118,15 @@ function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): 
   return record;
 }
 
+/** The client's W3C trace context, for observers that continue its trace. */
+function traceHeaders(req: IncomingMessage): { traceparent?: string; tracestate?: string } {
+  const { traceparent, tracestate } = req.headers;
+  return {
+    ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    ...(typeof tracestate === 'string' ? { tracestate } : {}),
+  };
+}
+
 export function createEdge(options: EdgeOptions): Edge {
   const { logger, handler } = options;
   let allowlist: Set<string> | undefined;
@@ -238,6 +247,7 @@ export function createEdge(options: EdgeOptions): Edge {
         transport: options.transport,
         responseBytes: responseBytes(),
         ...(requestBody ? { requestBody } : {}),
+        ...traceHeaders(req),
         record: completeRecord(request, requestBody),
       });
     }

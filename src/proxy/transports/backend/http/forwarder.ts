@@ -116,6 +116,11 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   if (message) mirrorHeaders(headers, message);
   if (session?.backendSessionId !== undefined) headers['mcp-session-id'] = session.backendSessionId;
   if (stateless) delete headers['last-event-id'];
+  if (fc.options.tracePropagation && body) {
+    const traced = fc.options.tracePropagation.outgoing(request.annotations, req.headers, body);
+    Object.assign(headers, traced.headers);
+    body = traced.body;
+  }
 
   const upstream = await fc.client.send({
     url: upstreamUrl(fc.backend, req.url ?? '/'),

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { ExchangeSummary } from '../mcp/exchange.js';
+import { errorType, metricAttributes, spanAttributes, spanName } from './attributes.js';
+
+const summary = (record: ExchangeSummary['record'], status = 200): ExchangeSummary => ({
+  httpMethod: 'POST',
+  path: '/mcp',
+  status,
+  started: 1000,
+  ended: 1250,
+  identity: { subject: 'local', groups: [], claims: {}, local: true },
+  clientAddress: '127.0.0.1',
+  transport: 'streamable-http',
+  responseBytes: 42,
+  requestBody: Buffer.from('{}'),
+  record,
+});
+
+describe('span names', () => {
+  it('names tools and prompts, never resource URIs', () => {
+    expect(spanName('tools/call', 'echo')).toBe('tools/call echo');
+    expect(spanName('prompts/get', 'greet')).toBe('prompts/get greet');
+    expect(spanName('resources/read', 'file:///x')).toBe('resources/read');
+    expect(spanName('initialize', undefined)).toBe('initialize');
+  });
+});
+
+describe('error.type', () => {
+  it('is the JSON-RPC code, tool_error for isError, the HTTP status of a refusal, or absent', () => {
+    expect(errorType(summary({ method: 'tools/call', rpcErrorCode: -32602 }))).toBe('-32602');
+    expect(
+      errorType(
+        summary({ method: 'tools/call', response: { jsonrpc: '2.0', id: 1, result: { isError: true } } }),
+      ),
+    ).toBe('tool_error');
+    expect(errorType(summary({ method: 'tools/call', deniedBy: 'authz' }, 403))).toBe('403');
+    expect(
+      errorType(summary({ method: 'tools/call', response: { jsonrpc: '2.0', id: 1, result: {} } })),
+    ).toBe(undefined);
+  });
+});
+
+describe('attributes', () => {
+  const s = summary({ method: 'tools/call', target: 'echo', id: 7, sessionId: 'sess-1' });
+
+  it('follow the MCP conventions, with the legacy names only when asked', () => {
+    const a = spanAttributes(s, undefined, false);
+    expect(a).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.operation.name': 'execute_tool',
+      'jsonrpc.request.id': '7',
+      'mcp.session.id': 'sess-1',
+      'http.response.status_code': 200,
+    });
+    expect(a['mcp.tool.name']).toBeUndefined();
+    expect(spanAttributes(s, undefined, true)).toMatchObject({
+      'mcp.method': 'tools/call',
+      'mcp.tool.name': 'echo',
+      'mcp.request.id': '7',
+      'http.status_code': 200,
+      'http.duration_ms': 250,
+    });
+  });
+
+  it('keep metric attributes low in cardinality (no session, no id, no resource URI)', () => {
+    expect(metricAttributes(s, 'tool_error')).toEqual({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'error.type': 'tool_error',
+      'network.transport': 'tcp',
+      'network.protocol.name': 'http',
+    });
+    expect(
+      metricAttributes(summary({ method: 'resources/read', target: 'file:///a' }), undefined),
+    ).not.toHaveProperty('mcp.resource.uri');
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * OpenTelemetry for the proxy, from the checked settings (settings.ts): an exchange observer that
+ * makes one span per MCP request after the answer ended (explicit start and end times) and records
+ * the metrics; trace propagation for HTTP backends; Prometheus `/metrics`. The chain imports this
+ * module only when telemetry is configured, so the SDK is never loaded otherwise.
+ */
+import { readFileSync } from 'node:fs';
+import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { parseTraceParent } from '@opentelemetry/core';
+import type { Logger } from 'pino';
+import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
+import { errorMessage, usageError } from '../util/errors.js';
+import { errorType, spanAttributes, spanName } from './attributes.js';
+import { proxyMetrics, type ProxyMetrics } from './metrics.js';
+import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
+import type { OtlpSettings, TelemetrySettings } from './settings.js';
+import {
+  parentContext,
+  PresetIdGenerator,
+  tracePropagation,
+  type TracePropagation,
+} from './trace-context.js';
+
+export type { TracePropagation } from './trace-context.js';
+export type { MetricsHandler } from './prometheus.js';
+
+export interface Telemetry {
+  observer: ExchangeObserver;
+  /** For the HTTP forwarder, when spans are exported. */
+  propagation?: TracePropagation;
+  /**
+   * `/metrics` on the transport port when Prometheus is on: the metrics (the deprecated migration
+   * aid), or a 404 naming the diagnostics port when metricsOnTransportPort is false.
+   */
+  transportMetrics?: MetricsHandler;
+  /** The dedicated `/metrics` URL, once start() has run. */
+  metricsUrl?: string;
+  /** Opens the dedicated diagnostics listener, when Prometheus is on. */
+  start(): Promise<void>;
+  /** Flushes what is pending and stops exporting. */
+  close(): Promise<void>;
+}
+
+export interface TelemetryOptions {
+  logger: Logger;
+  /** Time between OTLP metric exports (default 60 s; tests shorten it). */
+  metricExportIntervalMs?: number;
+}
+
+export function createTelemetry(settings: TelemetrySettings, options: TelemetryOptions): Telemetry {
+  const { logger } = options;
+  const resource = resourceFromAttributes({
+    ...settings.resourceAttributes,
+    'service.name': settings.serviceName,
+    ...(settings.serviceVersion ? { 'service.version': settings.serviceVersion } : {}),
+  });
+
+  let tracer: Tracer | undefined;
+  let tracerProvider: TracerProvider | undefined;
+  let propagation: TracePropagation | undefined;
+  const ids = new PresetIdGenerator();
+  if (settings.traces) {
+    const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
+    tracerProvider = new TracerProvider({
+      resource,
+      sampler,
+      idGenerator: ids,
+      spanProcessors: [
+        new BatchSpanProcessor({
+          exporter: new OTLPTraceExporter(exporterConfig(settings.traces, 'traces')),
+        }),
+      ],
+    });
+    tracer = tracerProvider.getTracer('moat');
+    propagation = tracePropagation(sampler);
+  }
+
+  const readers: MetricReader[] = [];
+  if (settings.metrics) {
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter(exporterConfig(settings.metrics, 'metrics')),
+        exportIntervalMillis: options.metricExportIntervalMs ?? 60_000,
+      }),
+    );
+  }
+  let prometheus: PrometheusExporter | undefined;
+  if (settings.prometheus) {
+    prometheus = new PrometheusExporter({ preventServerStart: true });
+    readers.push(prometheus);
+  }
+  const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
+  const metrics: ProxyMetrics | undefined = meterProvider && proxyMetrics(meterProvider.getMeter('moat'));
+  const metricsHandler: MetricsHandler | undefined =
+    prometheus && ((req, res) => prometheus.getMetricsRequestHandler(req, res));
+
+  function recordSpan(summary: ExchangeSummary, error: string | undefined): void {
+    const { record } = summary;
+    if (!tracer || record.method === undefined) return;
+    const parent = parentContext(summary, summary.requestBody);
+    const preset = record.traceparent ? parseTraceParent(record.traceparent) : null;
+    const span = ids.withIds(preset ?? undefined, () =>
+      tracer.startSpan(
+        spanName(record.method!, record.target),
+        {
+          kind: SpanKind.SERVER,
+          startTime: summary.started,
+          attributes: {
+            ...spanAttributes(summary, error, settings.useLegacyAttributes),
+            ...settings.environmentAttributes,
+          },
+        },
+        parent,
+      ),
+    );
+    if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+    span.end(summary.ended);
+  }
+
+  let listener: MetricsListener | undefined;
+  const telemetry: Telemetry = {
+    observer: {
+      // A tool result's isError is in the response, so tool calls need their answers parsed.
+      wantsResponses: true,
+      onExchange(summary) {
+        try {
+          const error = errorType(summary);
+          recordSpan(summary, error);
+          metrics?.record(summary, error);
+        } catch (err) {
+          logger.error({ err: errorMessage(err) }, 'could not record telemetry for an exchange');
+        }
+      },
+      close: async () => {
+        await listener?.close();
+        await Promise.all([tracerProvider?.shutdown(), meterProvider?.shutdown()]).catch((err: unknown) =>
+          logger.warn({ err: errorMessage(err) }, 'telemetry export at shutdown failed'),
+        );
+      },
+    },
+    ...(propagation ? { propagation } : {}),
+    ...(metricsHandler
+      ? { transportMetrics: settings.prometheus?.onTransportPort ? metricsHandler : notOnThisPort }
+      : {}),
+    async start() {
+      if (!metricsHandler || !settings.prometheus || listener) return;
+      listener = await listenForMetrics(
+        settings.prometheus.host,
+        settings.prometheus.port,
+        metricsHandler,
+        logger,
+      );
+      telemetry.metricsUrl = listener.url;
+    },
+    close: () => telemetry.observer.close(),
+  };
+  return telemetry;
+}
+
+const notOnThisPort: MetricsHandler = (_req, res) => {
+  res
+    .writeHead(404, { 'content-type': 'text/plain' })
+    .end('Not found: metrics are not served on this port; scrape /metrics on the diagnostics port\n');
+};
+
+function exporterConfig(otlp: OtlpSettings, signal: 'traces' | 'metrics') {
+  return {
+    url: `${otlp.baseUrl}/v1/${signal}`,
+    headers: otlp.headers,
+    ...(otlp.caCertPath ? { httpAgentOptions: { ca: readCa(otlp.caCertPath) } } : {}),
+  };
+}
+
+function readCa(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw usageError(`telemetry_config.caCertPath: cannot read ${path}: ${errorMessage(err)}`);
+  }
+}
