@@ -4,11 +4,10 @@
  * controller) while any controller's informer cannot list, until the RBAC gap is fixed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startOperator, type Operator } from '../../../src/operator/main.js';
+import type { Operator } from '../../../src/operator/main.js';
 import type { KubeObject } from '../../../src/operator/controller/resource.js';
-import { kubeConfig } from '../../support/kube-cluster.js';
-import { adminClient, captureLog, eventually, type PolicyRule } from '../../support/kube-controller.js';
-import { TEST_PROXY_IMAGE, prepareOperatorNamespace } from '../../support/moat-operator.js';
+import { adminClient, eventually, type PolicyRule } from '../../support/kube-controller.js';
+import { prepareOperatorNamespace, startOperatorIn } from '../../support/moat-operator.js';
 
 const started: Operator[] = [];
 afterEach(async () => {
@@ -16,16 +15,7 @@ afterEach(async () => {
 });
 
 async function start(namespace: string, token: string): Promise<Operator> {
-  const operator = await startOperator({
-    kubeConfig: kubeConfig(token),
-    namespaces: [namespace],
-    leaderElection: { namespace },
-    probePort: 0,
-    probeHost: '127.0.0.1',
-    proxyImage: TEST_PROXY_IMAGE,
-    log: captureLog().log,
-    version: 'test',
-  });
+  const { operator } = await startOperatorIn(namespace, token);
   started.push(operator);
   return operator;
 }
