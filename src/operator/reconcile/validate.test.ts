@@ -261,6 +261,22 @@ describe('validateProxy', () => {
       expect(result).toMatchObject({ status: 'False', reason: 'HeaderConflict' });
     });
 
+    it('refuses a headerInjection header the proxy would refuse at start', () => {
+      const result = check(
+        { externalAuthConfigRef: { name: 'x' } },
+        {
+          externalAuthConfig: makeConfig('MCPExternalAuthConfig', mcpExternalAuthConfigSpecSchema, 'x', {
+            type: 'headerInjection',
+            headerInjection: { headerName: 'Proxy-Authorization', valueSecretRef: { name: 's', key: 'k' } },
+          }),
+        },
+      )('ExternalAuthConfigRefValid');
+      expect(result).toMatchObject({ status: 'False', reason: 'HeaderNotAllowed' });
+      expect(result?.message).toMatch(
+        /headerInjection\.headerName: the Proxy-Authorization header cannot be set/,
+      );
+    });
+
     it.each([
       [{}, 'AuthServerRefNotFound'],
       [

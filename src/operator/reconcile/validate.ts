@@ -229,6 +229,15 @@ function checkExternalAuth(inputs: ProxyInputs, name: string): CheckResult {
   const injected = inputs.externalAuthConfig?.spec.headerInjection?.headerName;
   if (result.status !== 'True' || inputs.externalAuthConfig?.spec.type !== 'headerInjection' || !injected)
     return result;
+  // The injected header becomes a forwarded header, so the proxy's rule on names applies to it.
+  const problem = forwardHeaderNameProblem(injected);
+  if (problem) {
+    return fail(
+      type,
+      'HeaderNotAllowed',
+      `MCPExternalAuthConfig ${name} headerInjection.headerName: ${problem}`,
+    );
+  }
   const forward = inputs.proxy.spec.headerForward;
   const taken = [
     ...Object.keys(forward?.addPlaintextHeaders ?? {}),
