@@ -2,12 +2,14 @@
  * The operator process: one controller for MCPRemoteProxy and one per referenced kind, all in this
  * process on the controller machinery of ./controller. Each controller elects its own leader with
  * its own Lease (`moat-<kind>-leader`), so two operator replicas split nothing by accident: for
- * each kind exactly one reconciles. The MCPRemoteProxy controller serves /healthz, /readyz and
- * /metrics; its informers cover every kind the operator reads, so its readiness is the operator's.
+ * each kind exactly one reconciles. One probe server covers them all: /readyz waits for every
+ * controller's informers and /metrics shows every controller's series.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { log as rootLog } from '../util/log.js';
+import { startProbeServer, type ProbeServer } from './controller/http.js';
+import { controllerMetrics } from './controller/metrics.js';
 import { runController, type Controller, type LeaderElectionConfig } from './controller/run.js';
 import type { WatchSource } from './controller/watch.js';
 import type { OperatorOptions } from './reconcile/inputs.js';
@@ -31,7 +33,7 @@ export interface OperatorSettings extends OperatorOptions {
 
 export interface Operator {
   readonly controllers: readonly Controller[];
-  readonly probePort: number | undefined;
+  readonly probePort: number;
   stop(): Promise<void>;
 }
 
@@ -41,18 +43,22 @@ function watchOf(type: WatchSource['type']): WatchSource {
 
 export async function startOperator(settings: OperatorSettings): Promise<Operator> {
   const log = settings.log ?? rootLog();
+  const metrics = controllerMetrics(settings.version);
   const common = {
     kubeConfig: settings.kubeConfig,
     namespaces: settings.namespaces,
     log,
     version: settings.version,
+    metrics,
+    probes: false as const,
   };
   const election = (name: string) =>
     settings.leaderElection ? { ...settings.leaderElection, leaseName: `${name}-leader` } : (false as const);
   const controllers: Controller[] = [];
+  let probes: ProbeServer | undefined;
   const stopAll = async () => {
-    // Reverse order: the probe server (first controller) closes last.
     for (const c of [...controllers].reverse()) await c.stop();
+    await probes?.close();
   };
   try {
     controllers.push(
@@ -67,7 +73,6 @@ export async function startOperator(settings: OperatorSettings): Promise<Operato
           defaultImagePullSecrets: settings.defaultImagePullSecrets,
         }),
         leaderElection: election('moat-mcpremoteproxy'),
-        probes: { port: settings.probePort, host: settings.probeHost },
       }),
     );
     for (const type of REFERENCED_TYPES) {
@@ -80,15 +85,20 @@ export async function startOperator(settings: OperatorSettings): Promise<Operato
           watches: [{ type: REMOTE_PROXIES, toKeys: referencedBy(type) }],
           reconcile: configKindReconciler(type),
           leaderElection: election(name),
-          probes: false,
         }),
       );
     }
+    probes = await startProbeServer({
+      port: settings.probePort,
+      host: settings.probeHost,
+      registry: metrics.registry,
+      notReady: () => controllers.flatMap((c) => c.notReady().map((reason) => `${c.name}: ${reason}`)),
+    });
   } catch (err) {
     await stopAll();
     throw err;
   }
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= stopAll());
-  return { controllers, probePort: controllers[0]?.probePort, stop };
+  return { controllers, probePort: probes.port, stop };
 }

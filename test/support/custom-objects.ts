@@ -52,7 +52,7 @@ export class CustomObjects {
     return { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural: kind.plural };
   }
 
-  async create(kind: KindDefinition, body: Record<string, unknown>): Promise<Outcome> {
+  create(kind: KindDefinition, body: Record<string, unknown>): Promise<Outcome> {
     const name = this.uniqueName(kind.singular);
     const object = {
       apiVersion: `${API_GROUP}/${API_VERSION}`,
@@ -60,12 +60,13 @@ export class CustomObjects {
       metadata: { name },
       ...body,
     };
+    return this.attempt(() => this.api.createNamespacedCustomObject({ ...this.target(kind), body: object }));
+  }
+
+  /** The API server's answer as an outcome: the stored object, or the refusal's message and code. */
+  private async attempt(call: () => Promise<unknown>): Promise<Outcome> {
     try {
-      const created = (await this.api.createNamespacedCustomObject({
-        ...this.target(kind),
-        body: object,
-      })) as StoredObject;
-      return { ok: true, object: created };
+      return { ok: true, object: (await call()) as StoredObject };
     } catch (error) {
       return { ok: false, ...apiErrorMessage(error) };
     }
@@ -75,30 +76,24 @@ export class CustomObjects {
     return (await this.api.getNamespacedCustomObject({ ...this.target(kind), name })) as StoredObject;
   }
 
-  async replace(kind: KindDefinition, object: StoredObject): Promise<Outcome> {
-    try {
-      const body = (await this.api.replaceNamespacedCustomObject({
+  replace(kind: KindDefinition, object: StoredObject): Promise<Outcome> {
+    return this.attempt(() =>
+      this.api.replaceNamespacedCustomObject({
         ...this.target(kind),
         name: object.metadata.name,
         body: object,
-      })) as StoredObject;
-      return { ok: true, object: body };
-    } catch (error) {
-      return { ok: false, ...apiErrorMessage(error) };
-    }
+      }),
+    );
   }
 
-  async replaceStatus(kind: KindDefinition, object: StoredObject): Promise<Outcome> {
-    try {
-      const body = (await this.api.replaceNamespacedCustomObjectStatus({
+  replaceStatus(kind: KindDefinition, object: StoredObject): Promise<Outcome> {
+    return this.attempt(() =>
+      this.api.replaceNamespacedCustomObjectStatus({
         ...this.target(kind),
         name: object.metadata.name,
         body: object,
-      })) as StoredObject;
-      return { ok: true, object: body };
-    } catch (error) {
-      return { ok: false, ...apiErrorMessage(error) };
-    }
+      }),
+    );
   }
 
   async delete(kind: KindDefinition, name: string): Promise<void> {

@@ -93,6 +93,11 @@ export function writeKubeconfig(path: string, token: string): void {
 /** CRDs installed, a fresh namespace, and the operator watching it under the shipped RBAC. */
 export async function startTestOperator(prefix: string): Promise<OperatorUnderTest> {
   const { namespace, token } = await prepareOperatorNamespace(prefix);
+  return startOperatorIn(namespace, token);
+}
+
+/** The operator watching `namespace` as `token` (from prepareOperatorNamespace, its RBAC perhaps edited). */
+export async function startOperatorIn(namespace: string, token: string): Promise<OperatorUnderTest> {
   const { log, lines } = captureLog();
   const operator = await startOperator({
     kubeConfig: kubeConfig(token),

@@ -3,6 +3,7 @@
  * MOAT_REMOTE_AUTH_BEARER_TOKEN) and forwarded headers, literal or from the secrets manager. Secret
  * values are resolved once at start and only ever live in memory.
  */
+import { RESTRICTED_HEADERS, forwardHeaderNameProblem } from '../../config/header-names.js';
 import type { RunConfig } from '../../config/runconfig.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import { userSecrets } from '../../secrets/scoped.js';
@@ -12,37 +13,12 @@ import { readSecretFile } from './oauth-settings.js';
 
 export const BEARER_TOKEN_ENV = 'MOAT_REMOTE_AUTH_BEARER_TOKEN';
 
-/** Hop-by-hop, framing and forwarding headers a user may not inject (they would break or spoof the request). */
-export const RESTRICTED_HEADERS = new Set(
-  [
-    'Host',
-    'Connection',
-    'Keep-Alive',
-    'Te',
-    'Trailer',
-    'Upgrade',
-    'Http2-Settings',
-    'Proxy-Authorization',
-    'Proxy-Authenticate',
-    'Proxy-Connection',
-    'Transfer-Encoding',
-    'Content-Length',
-    'Forwarded',
-    'X-Forwarded-For',
-    'X-Forwarded-Host',
-    'X-Forwarded-Proto',
-    'X-Real-Ip',
-  ].map((h) => h.toLowerCase()),
-);
-
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export { RESTRICTED_HEADERS };
 
 /** Checks a header name given to --remote-forward-headers(-secret) or --token-exchange-header-name. */
 export function validateForwardHeaderName(name: string, flag: string): void {
-  if (!TOKEN.test(name)) throw usageError(`${flag}: ${JSON.stringify(name)} is not a valid HTTP header name`);
-  if (RESTRICTED_HEADERS.has(name.toLowerCase())) {
-    throw usageError(`${flag}: the ${name} header cannot be set (hop-by-hop, framing or forwarding header)`);
-  }
+  const problem = forwardHeaderNameProblem(name);
+  if (problem) throw usageError(`${flag}: ${problem}`);
 }
 
 function checkValue(name: string, value: string, flag: string): string {

@@ -149,8 +149,11 @@ export class Registry {
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** The controller's metrics, one registry per controller. */
-export function controllerMetrics(controller: string, version: string) {
+/**
+ * The controller metrics, labelled by controller: one set can serve every controller of a process,
+ * so a single /metrics shows them all.
+ */
+export function controllerMetrics(version: string) {
   const registry = new Registry();
   const metrics = {
     registry,
@@ -175,7 +178,6 @@ export function controllerMetrics(controller: string, version: string) {
       new Gauge('moat_operator_build_info', 'Always 1; the labels say what runs.'),
     ),
   };
-  metrics.leader.set(0, { controller });
   metrics.buildInfo.set(1, { version, node: process.version });
   return metrics;
 }

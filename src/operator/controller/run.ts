@@ -61,6 +61,11 @@ export interface ControllerOptions {
   backoff?: { baseMs?: number; maxMs?: number };
   /** false runs without election (a single replica, or tests). */
   leaderElection: LeaderElectionConfig | false;
+  /**
+   * Metrics shared with the other controllers of the process (their series differ by the
+   * `controller` label); a fresh set when unset.
+   */
+  metrics?: ControllerMetrics;
   /** The /healthz, /readyz and /metrics listener; false for none. Port 0 picks a free port. */
   probes?: { port: number; host?: string } | false;
   /** Bound on waiting for the informers before workers start; retried while leading. */
@@ -74,12 +79,15 @@ export interface ControllerOptions {
 }
 
 export interface Controller {
+  readonly name: string;
   readonly identity: string;
   readonly metrics: ControllerMetrics;
   readonly cache: CacheReader;
   /** The port /healthz, /readyz and /metrics listen on, when enabled. */
   readonly probePort: number | undefined;
   isLeader(): boolean;
+  /** Informers that have not listed and watched yet, one line each; empty when ready. */
+  notReady(): string[];
   /** Resolves when every informer has synced; rejects after `timeoutMs` naming those that have not. */
   waitForSync(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
@@ -113,7 +121,8 @@ export async function runController(options: ControllerOptions): Promise<Control
   const election = options.leaderElection;
   const identity = (election && election.identity) || defaultIdentity();
   const client = new KubeClient(options.kubeConfig);
-  const metrics = controllerMetrics(name, options.version ?? 'dev');
+  const metrics = options.metrics ?? controllerMetrics(options.version ?? 'dev');
+  metrics.leader.set(0, { controller: name });
   const events = new EventRecorder({ client, log, instance: identity });
   const syncTimeoutMs = options.syncTimeoutMs ?? 60_000;
   let stopping: Promise<void> | undefined;
@@ -253,11 +262,13 @@ export async function runController(options: ControllerOptions): Promise<Control
   }
 
   return {
+    name,
     identity,
     metrics,
     cache: watches,
     probePort: probes?.port,
     isLeader: () => leading,
+    notReady: () => watches.notSynced(),
     waitForSync: (timeoutMs) => watches.waitForSync(timeoutMs),
     stop,
   };

@@ -4,10 +4,26 @@
  * Lists are bounded so the CEL cost estimate stays within the API server's budget.
  */
 import { z } from 'zod';
-import { int32, int64, stringMap, withRules } from './schema-parts.js';
+import { int32, int64, stringMap, withRules, type CelRule } from './schema-parts.js';
 
 const labelKey = () => z.string().min(1).max(317);
 const labelValues = () => z.array(z.string().max(63)).max(64);
+
+/** The value-count rules node and label selector requirements share (In/NotIn, Exists/DoesNotExist). */
+const SET_OPERATOR_RULES: CelRule<{ operator: string; values?: string[] | undefined }>[] = [
+  {
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    message: 'values must be non-empty when operator is In or NotIn',
+    fieldPath: '.values',
+    holds: (r) => !['In', 'NotIn'].includes(r.operator) || (r.values?.length ?? 0) > 0,
+  },
+  {
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    message: 'values must be empty when operator is Exists or DoesNotExist',
+    fieldPath: '.values',
+    holds: (r) => !['Exists', 'DoesNotExist'].includes(r.operator) || (r.values?.length ?? 0) === 0,
+  },
+];
 
 export const tolerationSchema = withRules(
   z.object({
@@ -62,18 +78,7 @@ export const nodeSelectorRequirementSchema = withRules(
     values: labelValues().optional(),
   }),
   [
-    {
-      rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
-      message: 'values must be non-empty when operator is In or NotIn',
-      fieldPath: '.values',
-      holds: (r) => !['In', 'NotIn'].includes(r.operator) || (r.values?.length ?? 0) > 0,
-    },
-    {
-      rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
-      message: 'values must be empty when operator is Exists or DoesNotExist',
-      fieldPath: '.values',
-      holds: (r) => !['Exists', 'DoesNotExist'].includes(r.operator) || (r.values?.length ?? 0) === 0,
-    },
+    ...SET_OPERATOR_RULES,
     {
       rule: "!(self.operator in ['Gt', 'Lt']) || (has(self.values) && size(self.values) == 1 && self.values[0].matches('^-?[0-9]+$'))",
       message: 'values must be a single integer when operator is Gt or Lt',
@@ -96,20 +101,7 @@ export const labelSelectorRequirementSchema = withRules(
     operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
     values: labelValues().optional(),
   }),
-  [
-    {
-      rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
-      message: 'values must be non-empty when operator is In or NotIn',
-      fieldPath: '.values',
-      holds: (r) => !['In', 'NotIn'].includes(r.operator) || (r.values?.length ?? 0) > 0,
-    },
-    {
-      rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
-      message: 'values must be empty when operator is Exists or DoesNotExist',
-      fieldPath: '.values',
-      holds: (r) => !['Exists', 'DoesNotExist'].includes(r.operator) || (r.values?.length ?? 0) === 0,
-    },
-  ],
+  [...SET_OPERATOR_RULES],
 );
 
 export const labelSelectorSchema = z.object({

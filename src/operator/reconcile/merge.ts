@@ -306,6 +306,21 @@ function hardenPod(
   const path = 'podTemplateSpec.spec.securityContext';
   if (theirs?.runAsNonRoot === false) ignored.push(`${path}.runAsNonRoot`);
   merged.runAsNonRoot = true;
+  keepNonRootIdsAndSeccomp(ours, theirs, merged, path, ignored);
+  return merged;
+}
+
+/**
+ * Shared by the pod and container contexts: user or group 0 (root) and a seccomp profile other
+ * than RuntimeDefault or Localhost (i.e. Unconfined) fall back to ours.
+ */
+function keepNonRootIdsAndSeccomp<C extends V1PodSecurityContext | V1SecurityContext>(
+  ours: C,
+  theirs: C | undefined,
+  merged: C,
+  path: string,
+  ignored: string[],
+): void {
   for (const field of ['runAsUser', 'runAsGroup'] as const) {
     if (theirs?.[field] === 0) {
       ignored.push(`${path}.${field}`);
@@ -320,7 +335,6 @@ function hardenPod(
     ignored.push(`${path}.seccompProfile`);
     merged.seccompProfile = ours.seccompProfile;
   }
-  return merged;
 }
 
 /** A host path would give the pod the node's files: refused, like the host namespaces. */
@@ -369,20 +383,7 @@ function hardenContainer(
   if ((theirs?.capabilities?.add ?? []).length > 0) ignored.push(`${path}.capabilities.add`);
   if (strict) merged.capabilities = { drop: ['ALL'] };
   else if (merged.capabilities) merged.capabilities = { drop: merged.capabilities.drop };
-  for (const field of ['runAsUser', 'runAsGroup'] as const) {
-    if (theirs?.[field] === 0) {
-      ignored.push(`${path}.${field}`);
-      merged[field] = ours[field];
-    }
-  }
-  if (
-    theirs?.seccompProfile &&
-    theirs.seccompProfile.type !== 'RuntimeDefault' &&
-    theirs.seccompProfile.type !== 'Localhost'
-  ) {
-    ignored.push(`${path}.seccompProfile`);
-    merged.seccompProfile = ours.seccompProfile;
-  }
+  keepNonRootIdsAndSeccomp(ours, theirs, merged, path, ignored);
   if (theirs?.procMount !== undefined && theirs.procMount !== 'Default') {
     ignored.push(`${path}.procMount`);
     delete merged.procMount;

@@ -23,6 +23,27 @@ function check(
 }
 
 describe('validateProxy', () => {
+  it.each([
+    [{ addPlaintextHeaders: { 'X-Tenant': 'a' } }, 'True', 'HeaderNamesAllowed', /allowed/],
+    [
+      { addPlaintextHeaders: { Host: 'evil' } },
+      'False',
+      'HeaderNotAllowed',
+      /addPlaintextHeaders: the Host header/,
+    ],
+    [
+      { addHeadersFromSecret: [{ headerName: 'X-Forwarded-For', valueSecretRef: { name: 's', key: 'k' } }] },
+      'False',
+      'HeaderNotAllowed',
+      /addHeadersFromSecret: the X-Forwarded-For header cannot be set/,
+    ],
+    [{ addPlaintextHeaders: { 'transfer-encoding': 'x' } }, 'False', 'HeaderNotAllowed', /transfer-encoding/],
+  ])('headerForward %j → %s %s', (headerForward, status, reason, message) => {
+    const result = check({ headerForward }, { secrets: { s: secret('k') } })('HeaderForwardValid');
+    expect(result).toMatchObject({ status, reason, blocking: true });
+    expect(result?.message).toMatch(message);
+  });
+
   it('a minimal proxy has only the remote URL check and the session advisory', () => {
     const results = validateProxy(makeInputs({ remoteUrl: REMOTE }));
     expect(results.map((r) => [r.type, r.status, r.reason])).toEqual([
@@ -238,6 +259,22 @@ describe('validateProxy', () => {
         },
       )('ExternalAuthConfigRefValid');
       expect(result).toMatchObject({ status: 'False', reason: 'HeaderConflict' });
+    });
+
+    it('refuses a headerInjection header the proxy would refuse at start', () => {
+      const result = check(
+        { externalAuthConfigRef: { name: 'x' } },
+        {
+          externalAuthConfig: makeConfig('MCPExternalAuthConfig', mcpExternalAuthConfigSpecSchema, 'x', {
+            type: 'headerInjection',
+            headerInjection: { headerName: 'Proxy-Authorization', valueSecretRef: { name: 's', key: 'k' } },
+          }),
+        },
+      )('ExternalAuthConfigRefValid');
+      expect(result).toMatchObject({ status: 'False', reason: 'HeaderNotAllowed' });
+      expect(result?.message).toMatch(
+        /headerInjection\.headerName: the Proxy-Authorization header cannot be set/,
+      );
     });
 
     it.each([

@@ -4,7 +4,8 @@
  * referenced object not validated yet by its own controller) keeps the phase Pending. Advisory
  * results only inform.
  */
-import type { ConfigStatus, CustomResource } from '../crd/index.js';
+import { forwardHeaderNameProblem } from '../../config/header-names.js';
+import type { ConfigStatus, CustomResource, HeaderForward } from '../crd/index.js';
 import { cedarProblem, resolveAuthz } from './authz.js';
 import type { ProxyInputs } from './inputs.js';
 import { checkRemoteUrl } from './remote-url.js';
@@ -34,6 +35,7 @@ export const CONDITION = {
   groupRef: 'GroupRefValid',
   podTemplateSpec: 'PodTemplateSpecValid',
   secrets: 'SecretsFound',
+  headerForward: 'HeaderForwardValid',
   redisCa: 'RedisCASecretFound',
   sessionStorageWarning: 'SessionStorageWarning',
   primaryUpstreamProviderIgnored: 'AuthzPrimaryUpstreamProviderIgnored',
@@ -77,6 +79,7 @@ export function validateProxy(inputs: ProxyInputs): CheckResult[] {
       checkRef(inputs, CONDITION.groupRef, 'MCPGroup', 'GroupRef', spec.groupRef.name, inputs.group),
   );
   add(spec.podTemplateSpec && checkPodTemplateSpec(spec.podTemplateSpec));
+  add(spec.headerForward && checkHeaderForward(spec.headerForward));
   add(checkSecrets(inputs));
   add(checkRedisCa(inputs));
   add(sessionStorageWarning(inputs));
@@ -226,6 +229,15 @@ function checkExternalAuth(inputs: ProxyInputs, name: string): CheckResult {
   const injected = inputs.externalAuthConfig?.spec.headerInjection?.headerName;
   if (result.status !== 'True' || inputs.externalAuthConfig?.spec.type !== 'headerInjection' || !injected)
     return result;
+  // The injected header becomes a forwarded header, so the proxy's rule on names applies to it.
+  const problem = forwardHeaderNameProblem(injected);
+  if (problem) {
+    return fail(
+      type,
+      'HeaderNotAllowed',
+      `MCPExternalAuthConfig ${name} headerInjection.headerName: ${problem}`,
+    );
+  }
   const forward = inputs.proxy.spec.headerForward;
   const taken = [
     ...Object.keys(forward?.addPlaintextHeaders ?? {}),
@@ -239,6 +251,20 @@ function checkExternalAuth(inputs: ProxyInputs, name: string): CheckResult {
     );
   }
   return result;
+}
+
+/** The proxy refuses these header names at start, so a pod built with one would crash-loop. */
+function checkHeaderForward(forward: HeaderForward): CheckResult {
+  const named = [
+    ...Object.keys(forward.addPlaintextHeaders ?? {}).map((h) => [h, 'addPlaintextHeaders'] as const),
+    ...(forward.addHeadersFromSecret ?? []).map((h) => [h.headerName, 'addHeadersFromSecret'] as const),
+  ];
+  for (const [header, field] of named) {
+    const problem = forwardHeaderNameProblem(header);
+    if (problem)
+      return fail(CONDITION.headerForward, 'HeaderNotAllowed', `spec.headerForward.${field}: ${problem}`);
+  }
+  return ok(CONDITION.headerForward, 'HeaderNamesAllowed', 'every forwarded header name is allowed');
 }
 
 /** Moat has no embedded authorization server, so no MCPExternalAuthConfig can serve authServerRef. */

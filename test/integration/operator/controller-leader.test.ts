@@ -3,7 +3,8 @@
  * reconciles; a graceful stop releases the Lease so the standby takes over at once; a leader killed
  * by PID (in a child process) is replaced once its lease expires.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -34,6 +35,21 @@ afterEach(async () => {
   }
   await Promise.all(started.splice(0).map((c) => c.stop()));
 });
+
+/** A controller in a child process, leading Lease `elect` in `ns` as `child-process`; killed after each test. */
+function spawnLeaderChild(ns: string): ChildProcessByStdio<null, Readable, Readable> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: {
+      ...process.env,
+      MOAT_TEST_NAMESPACE: ns,
+      MOAT_TEST_LEASE: 'elect',
+      MOAT_TEST_IDENTITY: 'child-process',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return child;
+}
 
 type Lease = KubeObject & { spec?: { holderIdentity?: string; leaseTransitions?: number } };
 const holder = async (ns: string, lease: string) =>
@@ -97,16 +113,7 @@ describe('leader election on a Lease', () => {
 
   it('when the leader process is killed, the other takes over after the lease expires', async () => {
     const ns = await createNamespace('elect-kill');
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: {
-        ...process.env,
-        MOAT_TEST_NAMESPACE: ns,
-        MOAT_TEST_LEASE: 'elect',
-        MOAT_TEST_IDENTITY: 'child-process',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
+    const child = spawnLeaderChild(ns);
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
@@ -133,16 +140,7 @@ describe('leader election on a Lease', () => {
 
   it('a graceful SIGTERM of the leader process releases the lease', async () => {
     const ns = await createNamespace('elect-term');
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: {
-        ...process.env,
-        MOAT_TEST_NAMESPACE: ns,
-        MOAT_TEST_LEASE: 'elect',
-        MOAT_TEST_IDENTITY: 'child-process',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
+    const child = spawnLeaderChild(ns);
     await eventually(async () => expect(await holder(ns, 'elect')).toBe('child-process'), 40_000, 100);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     process.kill(child.pid!, 'SIGTERM');

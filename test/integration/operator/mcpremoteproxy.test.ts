@@ -344,6 +344,24 @@ describe('MCPRemoteProxy: checks', () => {
     await get(DEPLOYMENTS, proxyObjectNames('blocked').deployment);
   });
 
+  it('a forwarded header the proxy would refuse at start fails validation, naming the header, and makes no Deployment', async () => {
+    await createProxy('hop-header', {
+      remoteUrl: 'https://mcp.example.com/mcp',
+      headerForward: { addPlaintextHeaders: { Connection: 'close' } },
+    });
+    const failed = await statusEventually('hop-header', (s) => expect(s.phase).toBe('Failed'));
+    expect(condition(failed, CONDITION.headerForward)).toMatchObject({
+      status: 'False',
+      reason: 'HeaderNotAllowed',
+    });
+    expect(condition(failed, CONDITION.headerForward)?.message).toContain(
+      'the Connection header cannot be set',
+    );
+    await expect(get(DEPLOYMENTS, proxyObjectNames('hop-header').deployment)).rejects.toSatisfy((e) =>
+      isStatus(e, 404),
+    );
+  });
+
   it('a missing header Secret fails the proxy; the Secret appearing recovers it, and rotating it rolls the pods', async () => {
     await createProxy('headers', {
       remoteUrl: 'https://mcp.example.com/mcp',
