@@ -6,7 +6,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { SECRET_REF } from '../config/defaults.js';
 import { usageError } from '../util/errors.js';
-import { RESTRICTED_HEADERS } from '../auth/outbound/static-headers.js';
+import { RESTRICTED_HEADERS } from '../config/header-names.js';
 
 function bad(flag: string, value: string, allowed: string): never {
   throw usageError(`--${flag}: invalid value ${JSON.stringify(value)}: ${allowed}`);

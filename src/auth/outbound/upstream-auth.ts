@@ -16,7 +16,7 @@ import type { UpstreamAuth } from './types.js';
 import type { Identity } from '../../mcp/identity.js';
 
 export type { RemoteAuthStatus } from './remote-oauth.js';
-export { validateForwardHeaderName, RESTRICTED_HEADERS, BEARER_TOKEN_ENV } from './static-headers.js';
+export { validateForwardHeaderName, BEARER_TOKEN_ENV } from './static-headers.js';
 export { CLIENT_SECRET_ENV as TOKEN_EXCHANGE_CLIENT_SECRET_ENV } from './token-exchange.js';
 
 export interface UpstreamAuthDeps extends Omit<RemoteOAuthDeps, 'store'> {
