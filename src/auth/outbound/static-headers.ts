@@ -3,7 +3,7 @@
  * MOAT_REMOTE_AUTH_BEARER_TOKEN) and forwarded headers, literal or from the secrets manager. Secret
  * values are resolved once at start and only ever live in memory.
  */
-import { RESTRICTED_HEADERS, forwardHeaderNameProblem } from '../../config/header-names.js';
+import { forwardHeaderNameProblem } from '../../config/header-names.js';
 import type { RunConfig } from '../../config/runconfig.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import { userSecrets } from '../../secrets/scoped.js';
