@@ -13,7 +13,6 @@ import { readSecretFile } from './oauth-settings.js';
 
 export const BEARER_TOKEN_ENV = 'MOAT_REMOTE_AUTH_BEARER_TOKEN';
 
-
 /** Checks a header name given to --remote-forward-headers(-secret) or --token-exchange-header-name. */
 export function validateForwardHeaderName(name: string, flag: string): void {
   const problem = forwardHeaderNameProblem(name);
