@@ -27,10 +27,11 @@ describe('moat run (built binary)', () => {
   it.each([
     [['run', '--proxy-port', '0', 'img'], /--proxy-port.*expected an integer from 1 to 65535/, {}],
     [
-      ['run', '--otel-insecure', 'img'],
-      /--otel-insecure \(OpenTelemetry and Prometheus metrics\) is not implemented/,
+      ['run', '--allow-docker-gateway', 'img'],
+      /--allow-docker-gateway \(network isolation.*not implemented yet/,
       {},
     ],
+    [['run', '--otel-sampling-rate', '2', 'img'], /--otel-sampling-rate/, {}],
     [['run', '--tools', 'a,,b', 'img'], /--tools.*without empty items/, { MOAT_DEBUG: 'true' }],
   ])('%j exits 2 without a stack trace', async (args, message, env) => {
     const result = await moat(home, args, env);
