@@ -1,24 +1,17 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver and etcd from the Go module proxy once per machine, for the tests that need a
 # real Kubernetes API server (no prebuilt download works here). Cached by version; does nothing when
-# the binaries exist. Builds into a temp dir and renames, so an interrupted build leaves no half binary.
+# the binaries exist.
 set -euo pipefail
 KUBE_VERSION=v1.34.4
 ETCD_VERSION=v3.6.4
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/moat-test/kube/${KUBE_VERSION}-etcd-${ETCD_VERSION}"
 if [[ -x "$cache/kube-apiserver" && -x "$cache/etcd" ]]; then exit 0; fi
 
-go_bin=$(command -v go || true)
-[[ -z "$go_bin" && -x /usr/local/go/bin/go ]] && go_bin=/usr/local/go/bin/go
-if [[ -z "$go_bin" ]]; then
-  echo "kube-tools: Go is needed to build kube-apiserver and etcd (not on PATH nor at /usr/local/go/bin/go)" >&2
-  exit 1
-fi
-
-mkdir -p "$(dirname "$cache")"
-work=$(mktemp -d "$(dirname "$cache")/build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-export CGO_ENABLED=0 GOFLAGS="-mod=mod -p=2" GOTOOLCHAIN=local
+tool=kube-tools
+# shellcheck source=go-tool.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-tool.sh"
+export GOFLAGS="-mod=mod -p=2"
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
   cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api

@@ -9,18 +9,10 @@ OTELCOL_VERSION=v0.165.0
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/moat-test/otelcol/${OTELCOL_VERSION}"
 if [[ -x "$cache/otelcol" ]]; then exit 0; fi
 
-go_bin=$(command -v go || true)
-[[ -z "$go_bin" && -x /usr/local/go/bin/go ]] && go_bin=/usr/local/go/bin/go
-if [[ -z "$go_bin" ]]; then
-  echo "otel-collector: Go is needed to build the collector (not on PATH nor at /usr/local/go/bin/go)" >&2
-  exit 1
-fi
-export PATH="$(dirname "$go_bin"):$PATH"
-
-mkdir -p "$(dirname "$cache")"
-work=$(mktemp -d "$(dirname "$cache")/build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-export CGO_ENABLED=0 GOFLAGS="-p=2" GOTOOLCHAIN=local GOBIN="$work/bin"
+tool=otel-collector
+# shellcheck source=go-tool.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-tool.sh"
+export GOFLAGS="-p=2" GOBIN="$work/bin"
 
 echo "otel-collector: building the collector $OTELCOL_VERSION (minutes, once per machine)" >&2
 "$go_bin" install "go.opentelemetry.io/collector/cmd/builder@${OTELCOL_VERSION}"

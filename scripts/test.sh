@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a fresh machine: installs what the tests need, then runs typecheck, lint,
 # build and every test (unit, integration against real Podman/Redis/OIDC, an OpenTelemetry
-# Collector and Prometheus, conformance).
+# Collector and Prometheus, the Helm chart, conformance).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bash "$here/system-deps.sh"
@@ -9,4 +9,5 @@ bash "$here/system-deps.sh"
 source "$here/setup.sh"
 bash "$here/kube-tools.sh"
 bash "$here/otel-collector.sh"
+bash "$here/helm.sh"
 npm run check
