@@ -1,6 +1,7 @@
 /**
- * Writes deploy/crds/<group>_<plural>.yaml for every operator kind and the generated field reference in
- * docs/operator-resources.md (run with `npm run gen:crds`).
+ * Writes <group>_<plural>.yaml for every operator kind into the Helm chart's crds/ folder
+ * (deploy/helm/moat-operator/crds) and the generated field reference in docs/operator-resources.md
+ * (run with `npm run gen:crds`).
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

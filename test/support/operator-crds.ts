@@ -1,5 +1,5 @@
 /**
- * Installs the operator's generated CRDs (deploy/crds) on the test API server and waits until each is
+ * Installs the operator's generated CRDs (deploy/helm/moat-operator/crds) on the test API server and waits until each is
  * Established and served. Idempotent: an existing CRD is replaced with the committed one, so every test file
  * (CRD tests, controller tests) can call it.
  */
@@ -15,7 +15,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 
-const CRD_DIR = fileURLToPath(new URL('../../deploy/crds/', import.meta.url));
+const CRD_DIR = fileURLToPath(new URL('../../deploy/helm/moat-operator/crds/', import.meta.url));
 const ESTABLISHED_TIMEOUT_MS = 30_000;
 
 /** The committed CRDs, parsed with client-node's loadYaml so `x-kubernetes-*` keys survive serialization. */

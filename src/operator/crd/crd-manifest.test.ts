@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildCrd, crdFileName, renderCrdYaml, structuralSchema } from './crd-manifest.js';
+import { CRD_DIRECTORY, buildCrd, crdFileName, renderCrdYaml, structuralSchema } from './crd-manifest.js';
 import {
   REFERENCE_BEGIN,
   REFERENCE_END,
@@ -11,7 +11,7 @@ import {
 } from './field-reference.js';
 import { ALL_KINDS } from './index.js';
 
-const crdDir = fileURLToPath(new URL('../../../deploy/crds/', import.meta.url));
+const crdDir = fileURLToPath(new URL('../../../deploy/helm/moat-operator/crds/', import.meta.url));
 
 describe('committed CRDs', () => {
   it.each(ALL_KINDS.map((k) => [k.kind, k] as const))(
@@ -20,14 +20,14 @@ describe('committed CRDs', () => {
       const committed = readFileSync(`${crdDir}${crdFileName(kind)}`, 'utf8');
       expect(
         committed === renderCrdYaml(kind),
-        `deploy/crds/${crdFileName(kind)} is stale: run \`npm run gen:crds\``,
+        `${CRD_DIRECTORY}/${crdFileName(kind)} is stale: run \`npm run gen:crds\``,
       ).toBe(true);
     },
   );
 
   it('has no file for a kind that no longer exists', () => {
     const files = readdirSync(crdDir).filter((f) => f.endsWith('.yaml'));
-    expect(files.sort(), 'deploy/crds has extra files: run `npm run gen:crds`').toEqual(
+    expect(files.sort(), `${CRD_DIRECTORY} has extra files: run \`npm run gen:crds\``).toEqual(
       ALL_KINDS.map(crdFileName).sort(),
     );
   });

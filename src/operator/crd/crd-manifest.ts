@@ -1,13 +1,13 @@
 /**
  * Turns a kind's zod schemas into its CustomResourceDefinition (apiextensions.k8s.io/v1) and the YAML committed
- * under deploy/crds. zod's OpenAPI 3.0 output is nearly structural already; the rest is fixed up here, and any
- * construct the API server would refuse stops the generator instead of reaching a cluster.
+ * in the Helm chart's crds/. zod's OpenAPI 3.0 output is nearly structural already; the rest is fixed up here,
+ * and any construct the API server would refuse stops the generator instead of reaching a cluster.
  */
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import type { KindDefinition } from './kind.js';
 
-export const CRD_DIRECTORY = 'deploy/crds';
+export const CRD_DIRECTORY = 'deploy/helm/moat-operator/crds';
 
 type JsonSchema = Record<string, unknown>;
 
