@@ -8,16 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { HttpMethod, loadAllYaml } from '@kubernetes/client-node';
+import { loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageVersion } from '../../../src/cli/version.js';
 import { runConfigSchema } from '../../../src/config/runconfig.js';
-import {
-  collectionPath,
-  objectPath,
-  type KubeObject,
-  type ResourceType,
-} from '../../../src/operator/controller/resource.js';
+import { objectPath, type KubeObject, type ResourceType } from '../../../src/operator/controller/resource.js';
 import { CONDITION, proxyObjectNames } from '../../../src/operator/reconcile/index.js';
 import {
   CONFIG_MAPS,
@@ -32,7 +26,6 @@ import {
 import { adminClient, eventually } from '../../support/kube-controller.js';
 import {
   loggedErrors,
-  shippedRules,
   startTestOperator,
   type OperatorUnderTest,
   writeKubeconfig,
@@ -169,28 +162,5 @@ describe('docs/operator.md examples', () => {
     expect(runConfig.tools_filter).toEqual(['search', 'fetch']);
     expect(runConfig.oidc_config).toMatchObject({ Issuer: 'https://sso.example.com', Audience: 'docs-full' });
     expect(runConfig.header_forward).toBeDefined();
-  });
-});
-
-describe('deploy/', () => {
-  it('the namespaced Role grants exactly what the ClusterRole grants', () => {
-    expect(shippedRules('namespaced/role.yaml')).toEqual(shippedRules('cluster-role.yaml'));
-  });
-
-  it("the operator's Deployment is accepted by the API server (server-side dry run)", async () => {
-    const file = fileURLToPath(new URL('../../../deploy/operator/deployment.yaml', import.meta.url));
-    const [deployment] = loadAllYaml(readFileSync(file, 'utf8')) as KubeObject[];
-    expect(deployment?.metadata?.namespace).toBe('moat-system');
-    const stored = await admin.request<KubeObject>(
-      HttpMethod.POST,
-      collectionPath(DEPLOYMENTS, env.namespace),
-      {
-        body: { ...deployment, metadata: { ...deployment!.metadata, namespace: env.namespace } },
-        query: { dryRun: 'All' },
-      },
-    );
-    expect(JSON.stringify(stored.spec)).toContain('"args":["operator"');
-    // The image tag follows the package version, like the operator's default proxy image.
-    expect(JSON.stringify(stored.spec)).toContain(`"image":"mcp-moat:${packageVersion()}"`);
   });
 });
