@@ -7,9 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { HttpMethod, PatchStrategy } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { packageVersion } from '../../../src/cli/version.js';
 import type { KubeClient } from '../../../src/operator/controller/client.js';
 import {
@@ -40,9 +41,16 @@ import {
   writeKubeconfig,
 } from '../../support/moat-operator.js';
 import { installCrds } from '../../support/operator-crds.js';
-import { kubeConfig } from '../../support/kube-cluster.js';
+import { kubeCluster, kubeConfig } from '../../support/kube-cluster.js';
 
 const dir = operatorProcessDir('moat-helm');
+
+const ROLES: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  plural: 'roles',
+  namespaced: true,
+};
 
 /** What the chart renders, by kind; a kind not listed here fails the test until it is. */
 const PLURALS: Record<string, string> = {
@@ -135,6 +143,25 @@ describe('helm chart', () => {
     const chart = readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8');
     expect(chart).toMatch(new RegExp(`^version: ${packageVersion()}$`, 'm'));
     expect(chart).toMatch(new RegExp(`^appVersion: ${packageVersion()}$`, 'm'));
+  });
+
+  it('docs/operator.md documents every value of values.yaml', () => {
+    const values = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+    const doc = readFileSync(fileURLToPath(new URL('../../../docs/operator.md', import.meta.url)), 'utf8');
+    // Free-form Kubernetes fields are documented as a whole.
+    const whole = new Set(['resources', 'podSecurityContext']);
+    const leaves = (obj: Record<string, unknown>, prefix: string): string[] =>
+      Object.entries(obj).flatMap(([key, value]) =>
+        value &&
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        Object.keys(value).length > 0 &&
+        !whole.has(key)
+          ? leaves(value as Record<string, unknown>, `${prefix}${key}.`)
+          : [`${prefix}${key}`],
+      );
+    const missing = leaves(values, '').filter((path) => !doc.includes(`\`${path}\``));
+    expect(missing, 'values missing from the values table of docs/operator.md').toEqual([]);
   });
 
   it('deploy/manifests is the chart rendered with its default values', () => {
@@ -237,6 +264,46 @@ describe('helm chart', () => {
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');
   });
+
+  it('installs, upgrades and uninstalls with helm on the real API server, leaving the CRDs', async () => {
+    await installCrds(kubeConfig());
+    const namespace = await createNamespace('hinst');
+    const watched = await createNamespace('hinstw');
+    const kubeconfig = join(dir, 'admin-kubeconfig');
+    writeKubeconfig(kubeconfig, kubeCluster().adminToken);
+    const admin = adminClient();
+    const cli = (args: string[]) => {
+      const result = helm([...args, '--namespace', namespace, '--kubeconfig', kubeconfig]);
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+      return result.stdout;
+    };
+    const operatorArgs = async () =>
+      (await admin.get<RenderedDeployment>(objectPath(DEPLOYMENTS, namespace, 'moat-operator'))).spec.template
+        .spec.containers[0]!.args;
+
+    // No kubelet runs here, so no --wait: the objects are stored, no pod starts.
+    expect(cli(['install', 'moat-operator', CHART_DIR, '--set', `watchNamespaces={${watched}}`])).toContain(
+      'STATUS: deployed',
+    );
+    expect(await operatorArgs()).toContain(`--namespace=${watched}`);
+    await admin.get(objectPath(ROLES, watched, 'moat-operator'));
+
+    cli([
+      'upgrade',
+      'moat-operator',
+      CHART_DIR,
+      '--set',
+      `watchNamespaces={${watched}}`,
+      '--set',
+      'logLevel=debug',
+    ]);
+    expect(await operatorArgs()).toContain('--log-level=debug');
+
+    cli(['uninstall', 'moat-operator']);
+    await expect(admin.get(objectPath(DEPLOYMENTS, namespace, 'moat-operator'))).rejects.toThrow(/404/);
+    await expect(admin.get(objectPath(ROLES, watched, 'moat-operator'))).rejects.toThrow(/404/);
+    await admin.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/mcpremoteproxies.moat.dev');
+  }, 120_000);
 
   it("its RBAC is enough: `moat operator` with the Deployment's args, as the chart's ServiceAccount, reconciles a proxy", async () => {
     await installCrds(kubeConfig());
