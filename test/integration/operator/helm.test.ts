@@ -196,6 +196,7 @@ describe('helm chart', () => {
       `--proxy-image=mcp-moat:${packageVersion()}`,
     ]);
     expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
       readOnlyRootFilesystem: true,
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
