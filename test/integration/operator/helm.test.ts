@@ -12,6 +12,7 @@ import { HttpMethod, PatchStrategy } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { packageVersion } from '../../../src/cli/version.js';
+import { ALL_KINDS } from '../../../src/operator/crd/index.js';
 import type { KubeClient } from '../../../src/operator/controller/client.js';
 import {
   LEASES,
@@ -169,6 +170,18 @@ describe('helm chart', () => {
       readFileSync(PLAIN_MANIFESTS, 'utf8') === renderPlainManifests(),
       'deploy/manifests/moat-operator.yaml is stale: run `npm run gen:manifests`',
     ).toBe(true);
+  });
+
+  it('deploy/manifests applies as shipped (its Namespace for real, then a server-side dry run of the rest)', async () => {
+    const objects = documents(readFileSync(PLAIN_MANIFESTS, 'utf8'));
+    const [namespace, ...rest] = objects;
+    expect(namespace).toMatchObject({ kind: 'Namespace', metadata: { name: 'moat-system' } });
+    await apply(adminClient(), [namespace!], false);
+    const stored = await apply(adminClient(), rest, true);
+    expect(stored.map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(
+      rest.map((o) => `${o.kind}/${o.metadata!.name}`),
+    );
+    expect(ofKind(rest, 'CustomResourceDefinition')).toHaveLength(ALL_KINDS.length);
   });
 
   it('renders a hardened operator watching every namespace by default, accepted by the API server', async () => {
