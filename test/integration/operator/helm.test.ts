@@ -2,7 +2,8 @@
  * The Helm chart (deploy/helm/moat-operator) with the real helm (scripts/helm.sh) and the real API
  * server: it lints, renders with its defaults and with watched namespaces, refuses bad values with
  * a message naming the value, its output is accepted by a server-side dry-run apply, the plain
- * manifests are its current rendering, and the real `moat operator` binary, run with the
+ * manifests are its current rendering and apply as shipped, a real `helm install`/`upgrade`/
+ * `uninstall` works, the docs list every value, and the real `moat operator` binary, run with the
  * Deployment's own args as the chart's ServiceAccount under the chart's RBAC, reconciles a proxy.
  */
 import { readFileSync } from 'node:fs';
