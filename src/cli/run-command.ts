@@ -3,6 +3,7 @@
  * argv into typed flags, the target and the server arguments (everything after the first `--`).
  */
 import { Command, CommanderError, InvalidArgumentError, Option, type ParseOptionsResult } from 'commander';
+import type { PermissionProfile } from '../config/runconfig.js';
 import { parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import {
@@ -25,6 +26,14 @@ export interface ParsedRun {
   target?: string;
   /** Arguments after the first `--`, passed to the server verbatim. */
   serverArgs: string[];
+  /** Set when the target was a registry name (run-registry.ts): the entry and its defaults. */
+  registry?: RegistryDefaults;
+}
+
+export interface RegistryDefaults {
+  server: string;
+  /** The entry's permission profile, the default when --permission-profile is absent. */
+  permissions?: 'none' | 'network' | PermissionProfile;
 }
 
 /** Go's strconv.ParseBool spellings, so `--x=false`, `--x=0`, `--x=FALSE` all work. */
