@@ -53,8 +53,13 @@ function notInRegistry(parsed: ParsedRun, typed: string, servers: RegistryServer
       `${JSON.stringify(typed)} is not a registry server, image reference, protocol scheme or http(s) URL; ${hint}`,
     );
   }
-  if (close.length > 0 && !/[/:@]/.test(typed)) {
-    warnUser(`${typed} is not in the registry; running it as an image (${hint})`, io.stderr);
+  // A plain word one typo away from a server name is probably that server, not an image.
+  const typo = closestNames(servers, typed, 1);
+  if (typo.length > 0 && !/[/:@]/.test(typed)) {
+    warnUser(
+      `${typed} is not in the registry; running it as an image (did you mean ${typo.join(', ')}?)`,
+      io.stderr,
+    );
   }
   return parsed;
 }

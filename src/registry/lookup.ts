@@ -46,32 +46,36 @@ export function searchServers(servers: readonly RegistryServer[], term: string):
   );
 }
 
-/** Levenshtein distance (insert, delete, substitute). */
+/** Edit distance counting an insertion, deletion, substitution or swap of neighbours as one edit. */
 export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] as number;
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      );
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = best;
     }
-    previous = current;
   }
-  return previous[b.length] as number;
+  return at(a.length, b.length);
 }
 
 /**
  * Registry names close to a mistyped one (short names compared with short names, full with
- * full), closest first: at most three, within a third of the short name's length (at least 2
- * edits).
+ * full), closest first: at most three, by default within a third of the short name's length (at
+ * least 2 edits).
  */
-export function closestNames(servers: readonly RegistryServer[], typed: string): string[] {
+export function closestNames(
+  servers: readonly RegistryServer[],
+  typed: string,
+  maxDistance = Math.max(2, Math.floor(shortName(typed).length / 3)),
+): string[] {
   const text = typed.toLowerCase();
-  const limit = Math.max(2, Math.floor(shortName(text).length / 3));
+  const limit = maxDistance;
   return servers
     .map((s) => {
       const candidate = text.includes('/') ? s.name : shortName(s.name);

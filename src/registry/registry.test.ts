@@ -114,6 +114,8 @@ describe('lookup, merge and search', () => {
 
   it('suggests close names for a typo', () => {
     expect(editDistance('kitten', 'sitting')).toBe(3);
+    expect(editDistance('fecth', 'fetch')).toBe(1);
+    expect(closestNames(catalogServers(), 'img', 1)).toEqual([]);
     const catalog = catalogServers();
     expect(closestNames(catalog, 'fecth')).toEqual(['fetch']);
     expect(closestNames(catalog, 'everythng')[0]).toBe('everything');
