@@ -203,7 +203,9 @@ function checkApplicability(target: Target, explicit: ReadonlySet<RunFlagName>, 
 export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   const { flags, explicit, serverArgs } = parsed;
   if (parsed.target === undefined) {
-    throw usageError('missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)');
+    throw usageError(
+      'missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)',
+    );
   }
   const target = detectTarget(parsed.target);
   checkApplicability(target, explicit, serverArgs);

@@ -174,6 +174,8 @@ function optionFor(row: RunFlagSpec): Option[] {
 
 const EXAMPLES = `
 Examples:
+  moat run fetch
+  moat run time -- --local-timezone Europe/Paris
   moat run ghcr.io/acme/mcp-server:1.2 --proxy-port 8080
   moat run --transport stdio -e LOG_LEVEL=debug ghcr.io/acme/stdio-server:1 -- --verbose
   moat run https://mcp.example.com/mcp --name example
@@ -184,12 +186,12 @@ Examples:
 export function createRunCommand(): Command {
   const cmd = new RunCommand('run')
     .description(
-      'Run an MCP server (a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
+      'Run an MCP server (a registry name, a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
     )
-    .usage('[flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]')
+    .usage('[flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]')
     .argument(
       '[target]',
-      'image reference, npx:// uvx:// go:// package, or http(s) URL of a remote MCP server',
+      'registry server name (moat registry list), image reference, npx:// uvx:// go:// package, or http(s) URL of a remote MCP server',
     )
     .allowExcessArguments(true)
     .addHelpText('after', EXAMPLES);

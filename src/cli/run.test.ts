@@ -63,7 +63,7 @@ describe('moat run usage errors exit 2 with one line and no stack trace', () => 
     ],
     [['run', '--transport', 'tcp', 'img'], /--transport.*Allowed choices are sse, streamable-http, stdio/],
     [['run', '--isolate-network=perhaps', 'img'], /--isolate-network takes true or false, got "perhaps"/],
-    [['run'], /missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL/],
+    [['run'], /missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL/],
     [['run', 'img', 'other'], /run takes one target, got 2/],
     [['run', '--bogus', 'img'], /unknown option '--bogus'/],
     [['run', '--endpoint-prefix', 'x', 'img'], /--endpoint-prefix/],

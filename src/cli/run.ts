@@ -1,5 +1,5 @@
 /**
- * `moat run [flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
+ * `moat run [flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
  * flags (or loads it with --from-config), refuses features that are not implemented yet, then
  * hands the workload to the workload layer.
  */
