@@ -2,6 +2,7 @@
  * The registry `moat run <name>`, `moat registry` and `moat search` read: the built-in catalog,
  * overridden entry by entry by the user's registry (`moat config set-registry`).
  */
+import { errorMessage } from '../util/errors.js';
 import { CATALOG, CATALOG_SOURCE } from './catalog.js';
 import { mergeRegistries } from './lookup.js';
 import { parseRegistryDocument, type RegistryServer } from './schema.js';
@@ -43,6 +44,6 @@ export async function loadServers(
     return { servers: mergeRegistries(catalog, await loadRegistry(source)) };
   } catch (err) {
     if (!options.tolerateUserFailure) throw err;
-    return { servers: mergeRegistries(catalog), userProblem: (err as Error).message };
+    return { servers: mergeRegistries(catalog), userProblem: errorMessage(err) };
   }
 }

@@ -15,7 +15,7 @@ import { parseDocument } from 'yaml';
 import { publicOnlyLookup } from '../auth/inbound/idp-http.js';
 import { isPrivateAddress } from '../auth/inbound/private-address.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
-import { errorMessage, runtimeError, usageError } from '../util/errors.js';
+import { errorMessage, isMoatError, runtimeError, usageError } from '../util/errors.js';
 import { isLoopbackHost } from '../util/net.js';
 import { moatDirs } from '../util/paths.js';
 import { parseRegistryDocument, type RegistryServer } from './schema.js';
@@ -126,7 +126,7 @@ async function readRegistryFile(path: string): Promise<string> {
     }
     return await readFile(path, 'utf8');
   } catch (err) {
-    if (err instanceof Error && err.name === 'MoatError') throw err;
+    if (isMoatError(err)) throw err;
     throw runtimeError(`cannot read registry ${path}: ${errorMessage(err)}`);
   }
 }
@@ -151,7 +151,7 @@ async function fetchRegistry(source: RegistrySource): Promise<string> {
     }
     return await readLimited(response.body, source.location);
   } catch (err) {
-    if (err instanceof Error && err.name === 'MoatError') throw err;
+    if (isMoatError(err)) throw err;
     throw runtimeError(`registry ${source.location} unreachable: ${describeFetchFailure(err)}`);
   } finally {
     await agent.close();
