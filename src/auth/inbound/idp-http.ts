@@ -43,9 +43,7 @@ export function publicOnlyLookup(howToAllow = 'not allowed without --jwks-allow-
       if (refused) {
         return callback(
           Object.assign(
-            new Error(
-              `${hostname} resolves to private address ${refused.address} (${howToAllow})`,
-            ),
+            new Error(`${hostname} resolves to private address ${refused.address} (${howToAllow})`),
             { code: 'EPRIVATEADDRESS' },
           ),
           '',
