@@ -15,6 +15,9 @@ import { rmCommand } from './rm.js';
 import { logsCommand } from './logs.js';
 import { exportCommand } from './export.js';
 import { groupCommand } from './group.js';
+import { configCommand } from './config.js';
+import { registryCommand } from './registry.js';
+import { searchCommand } from './search.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -48,6 +51,9 @@ export function buildProgram(io: CliIO): Command {
     logsCommand,
     exportCommand,
     groupCommand,
+    registryCommand,
+    searchCommand,
+    configCommand,
   ]) {
     program.addCommand(lifecycle(io));
   }

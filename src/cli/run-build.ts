@@ -203,7 +203,9 @@ function checkApplicability(target: Target, explicit: ReadonlySet<RunFlagName>, 
 export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   const { flags, explicit, serverArgs } = parsed;
   if (parsed.target === undefined) {
-    throw usageError('missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)');
+    throw usageError(
+      'missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)',
+    );
   }
   const target = detectTarget(parsed.target);
   checkApplicability(target, explicit, serverArgs);
@@ -327,6 +329,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
       ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }
       : {}),
     ...(container ? { image_verification: flags.imageVerification } : {}),
+    ...defined('registry_server_name', parsed.registry?.server),
   };
   const result = runConfigSchema.safeParse(draft);
   if (!result.success) throw invalidDraft(result.error);
@@ -364,12 +367,15 @@ function nonEmpty<K extends string, V>(key: K, values: V[]): { [P in K]?: V[] } 
 
 /** The permission profile (builtin or JSON file), with --network as its network mode. */
 function permissionProfile(
-  { flags }: ParsedRun,
+  { flags, registry }: ParsedRun,
   ctx: BuildContext,
   abs: (path: string) => string,
 ): Pick<RunConfigInput, 'permission_profile' | 'permission_profile_name_or_path'> {
-  const chosen = flags.permissionProfile ?? DEFAULTS.permissionProfile;
-  let profile = builtinProfile(chosen);
+  // The registry entry's profile is the default (spec §2.1); a profile object was validated with the entry.
+  const fromRegistry = flags.permissionProfile === undefined ? registry?.permissions : undefined;
+  const chosen =
+    flags.permissionProfile ?? (typeof fromRegistry === 'string' ? fromRegistry : DEFAULTS.permissionProfile);
+  let profile = typeof fromRegistry === 'object' ? structuredClone(fromRegistry) : builtinProfile(chosen);
   if (profile === undefined) {
     const path = abs(chosen);
     const text = ctx.readTextFile(path, 'permission-profile');

@@ -3,6 +3,7 @@
  * argv into typed flags, the target and the server arguments (everything after the first `--`).
  */
 import { Command, CommanderError, InvalidArgumentError, Option, type ParseOptionsResult } from 'commander';
+import type { PermissionProfile } from '../config/runconfig.js';
 import { parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import {
@@ -25,6 +26,14 @@ export interface ParsedRun {
   target?: string;
   /** Arguments after the first `--`, passed to the server verbatim. */
   serverArgs: string[];
+  /** Set when the target was a registry name (run-registry.ts): the entry and its defaults. */
+  registry?: RegistryDefaults;
+}
+
+export interface RegistryDefaults {
+  server: string;
+  /** The entry's permission profile, the default when --permission-profile is absent. */
+  permissions?: 'none' | 'network' | PermissionProfile;
 }
 
 /** Go's strconv.ParseBool spellings, so `--x=false`, `--x=0`, `--x=FALSE` all work. */
@@ -165,6 +174,8 @@ function optionFor(row: RunFlagSpec): Option[] {
 
 const EXAMPLES = `
 Examples:
+  moat run fetch
+  moat run time -- --local-timezone Europe/Paris
   moat run ghcr.io/acme/mcp-server:1.2 --proxy-port 8080
   moat run --transport stdio -e LOG_LEVEL=debug ghcr.io/acme/stdio-server:1 -- --verbose
   moat run https://mcp.example.com/mcp --name example
@@ -175,12 +186,12 @@ Examples:
 export function createRunCommand(): Command {
   const cmd = new RunCommand('run')
     .description(
-      'Run an MCP server (a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
+      'Run an MCP server (a registry name, a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
     )
-    .usage('[flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]')
+    .usage('[flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]')
     .argument(
       '[target]',
-      'image reference, npx:// uvx:// go:// package, or http(s) URL of a remote MCP server',
+      'registry server name (moat registry list), image reference, npx:// uvx:// go:// package, or http(s) URL of a remote MCP server',
     )
     .allowExcessArguments(true)
     .addHelpText('after', EXAMPLES);

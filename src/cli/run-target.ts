@@ -34,6 +34,11 @@ export function detectTarget(raw: string): Target {
   return { kind: 'image', ref: raw };
 }
 
+/** True for a target that may name a registry server: not a URL and not a protocol scheme. */
+export function mayBeRegistryName(raw: string): boolean {
+  return !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw);
+}
+
 function parseHttpUrl(raw: string): URL | undefined {
   if (!/^https?:\/\//i.test(raw)) return undefined;
   try {

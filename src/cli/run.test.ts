@@ -63,7 +63,7 @@ describe('moat run usage errors exit 2 with one line and no stack trace', () => 
     ],
     [['run', '--transport', 'tcp', 'img'], /--transport.*Allowed choices are sse, streamable-http, stdio/],
     [['run', '--isolate-network=perhaps', 'img'], /--isolate-network takes true or false, got "perhaps"/],
-    [['run'], /missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL/],
+    [['run'], /missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL/],
     [['run', 'img', 'other'], /run takes one target, got 2/],
     [['run', '--bogus', 'img'], /unknown option '--bogus'/],
     [['run', '--endpoint-prefix', 'x', 'img'], /--endpoint-prefix/],
@@ -79,7 +79,11 @@ describe('moat run usage errors exit 2 with one line and no stack trace', () => 
     [['run', '--from-config', '/nonexistent/f.json'], /cannot read run configuration \/nonexistent\/f\.json/],
     [['run', '--host', '::1', 'img'], /IPv6 addresses are not supported/],
     [['run', '-e', 'NOVALUE', 'img'], /--env: invalid value "NOVALUE": expected KEY=VALUE/],
-    [['run', 'Not A Valid Image'], /is not an image reference, protocol scheme or http\(s\) URL/],
+    [
+      ['run', 'Not A Valid Image'],
+      /is not a registry server, image reference, protocol scheme or http\(s\) URL/,
+    ],
+    [['run', 'Fecth!'], /is not a registry server, .*; did you mean fetch\?/],
   ])('%j', async (argv, message) => {
     const { code, stderr } = await cli(argv);
     expect(code).toBe(2);

@@ -1,5 +1,5 @@
 /**
- * `moat run [flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
+ * `moat run [flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
  * flags (or loads it with --from-config), refuses features that are not implemented yet, then
  * hands the workload to the workload layer.
  */
@@ -13,6 +13,7 @@ import { runWorkload } from '../workloads/run.js';
 import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
 import { createRunCommand, readParsedRun, type ParsedRun } from './run-command.js';
 import { checkFromConfigAlone, gateFlags, gateRunConfig } from './run-gate.js';
+import { resolveRegistryTarget } from './run-registry.js';
 import { parseHost } from './run-values.js';
 
 /**
@@ -27,9 +28,10 @@ export async function resolveRunConfig(parsed: ParsedRun, io: CliIO): Promise<Bu
     gateRunConfig(config);
     return { config: withRunTimeFlags(config, parsed), secretsToStore: [] };
   }
-  gateFlags(parsed);
+  const resolved = await resolveRegistryTarget(parsed, { io });
+  gateFlags(resolved);
   return buildRunConfig(
-    parsed,
+    resolved,
     fsBuildContext((message) => warnUser(message, io.stderr)),
   );
 }

@@ -20,7 +20,7 @@ describe('moat run (built binary)', () => {
   it('--help exits 0 and lists the flags by section', async () => {
     const result = await moat(home, ['run', '--help']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('Usage: moat run [flags] IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]');
+    expect(result.stdout).toContain('Usage: moat run [flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]');
     expect(result.stdout).toMatch(/\nTelemetry:\n(?:.*\n)*? {2}--otel-use-legacy-attributes/);
   });
 

@@ -187,6 +187,17 @@ export async function callTool(url: string, tool: string, args: Record<string, u
   }
 }
 
+/** The tool names a streamable-HTTP proxy URL lists, through a real MCP SDK client. */
+export async function toolNames(url: string): Promise<string[]> {
+  const client = new Client({ name: 'moat-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    return (await client.listTools()).tools.map((tool) => tool.name);
+  } finally {
+    await client.close();
+  }
+}
+
 /** Polls `check` until it returns a value (not undefined), failing with `what` after `timeoutMs`. */
 export async function eventually<T>(
   what: string,

@@ -31,8 +31,11 @@ export class IdpUnavailableError extends Error {
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 
-/** A dns.lookup that refuses private addresses; used by the socket itself, so it cannot be raced. */
-function publicOnlyLookup(): LookupFunction {
+/**
+ * A dns.lookup that refuses private addresses; used by the socket itself, so it cannot be raced.
+ * `howToAllow` ends the refusal message (the registry client names its own option).
+ */
+export function publicOnlyLookup(howToAllow = 'not allowed without --jwks-allow-private-ip'): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
@@ -40,9 +43,7 @@ function publicOnlyLookup(): LookupFunction {
       if (refused) {
         return callback(
           Object.assign(
-            new Error(
-              `${hostname} resolves to private address ${refused.address} (not allowed without --jwks-allow-private-ip)`,
-            ),
+            new Error(`${hostname} resolves to private address ${refused.address} (${howToAllow})`),
             { code: 'EPRIVATEADDRESS' },
           ),
           '',

@@ -14,7 +14,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { BUILD_LABEL } from '../../../src/runtime/build/build.js';
 import { protocolBaseImage } from '../../support/build-images.js';
 import { podmanCli } from '../../support/podman.js';
@@ -26,6 +25,7 @@ import {
   moatEnv,
   printedUrl,
   testMoatHome,
+  toolNames,
   type MoatResult,
 } from '../../support/moat-cli.js';
 
@@ -86,16 +86,6 @@ async function runOk(
   if (result.code !== 0)
     throw new Error(`moat run ${args.join(' ')} exited ${result.code}\n${result.stderr}`);
   return { url: printedUrl(result.stdout), stderr: result.stderr, ms: result.ms };
-}
-
-async function toolNames(url: string): Promise<string[]> {
-  const client = new Client({ name: 'moat-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  try {
-    return (await client.listTools()).tools.map((tool) => tool.name);
-  } finally {
-    await client.close();
-  }
 }
 
 describe('protocol-scheme builds', () => {

@@ -1,0 +1,247 @@
+/**
+ * `moat run <name>`: a target that is not a URL or a protocol scheme is first looked up in the
+ * registry. A hit becomes what the entry describes (an image, an npx:// or uvx:// build, or a
+ * remote URL) with its settings as defaults the flags override: transport, target port,
+ * permission profile, server arguments (unless given after `--`), environment defaults, and
+ * remote headers. A required variable or header the user did not give is asked for on a
+ * terminal (a secret without echo, then kept in the secrets manager so the next run does not
+ * ask); without a terminal it is a one-line error naming the flag that sets it.
+ */
+import { createInterface } from 'node:readline/promises';
+import {
+  closestNames,
+  findServer,
+  loadServers,
+  planFor,
+  shortName,
+  type DeclaredInput,
+  type RegistryServer,
+  type RunPlan,
+} from '../registry/index.js';
+import { isValidImageRef } from '../runtime/image-ref.js';
+import { openSecretsProvider, secretsChildEnv, userSecrets, type SecretsProvider } from '../secrets/index.js';
+import { isInteractive, promptHidden } from '../secrets/prompt.js';
+import { usageError } from '../util/errors.js';
+import type { CliIO } from '../util/io.js';
+import { warnUser } from '../util/log.js';
+import type { ParsedRun } from './run-command.js';
+import { mayBeRegistryName } from './run-target.js';
+
+export interface RegistryRunContext {
+  io: CliIO;
+  stdin?: NodeJS.ReadableStream;
+}
+
+/** The parsed command line with a registry target replaced by what its entry describes. */
+export async function resolveRegistryTarget(parsed: ParsedRun, ctx: RegistryRunContext): Promise<ParsedRun> {
+  const typed = parsed.target;
+  if (typed === undefined || !mayBeRegistryName(typed)) return parsed;
+  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
+  if (userProblem)
+    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, ctx.io.stderr);
+  const server = findServer(servers, typed);
+  if (!server) return notInRegistry(parsed, typed, servers, ctx.io);
+  return applyPlan(parsed, typed, server, ctx);
+}
+
+/** Not a registry name: an image reference runs as before; anything else gets the closest names. */
+function notInRegistry(parsed: ParsedRun, typed: string, servers: RegistryServer[], io: CliIO): ParsedRun {
+  const close = closestNames(servers, typed);
+  const hint = close.length > 0 ? `did you mean ${close.join(', ')}?` : 'see moat registry list';
+  if (!isValidImageRef(typed)) {
+    throw usageError(
+      `${JSON.stringify(typed)} is not a registry server, image reference, protocol scheme or http(s) URL; ${hint}`,
+    );
+  }
+  // A plain word one typo away from a server name is probably that server, not an image.
+  const typo = closestNames(servers, typed, 1);
+  if (typo.length > 0 && !/[/:@]/.test(typed)) {
+    warnUser(
+      `${typed} is not in the registry; running it as an image (did you mean ${typo.join(', ')}?)`,
+      io.stderr,
+    );
+  }
+  return parsed;
+}
+
+async function applyPlan(
+  parsed: ParsedRun,
+  typed: string,
+  server: RegistryServer,
+  ctx: RegistryRunContext,
+): Promise<ParsedRun> {
+  const plan = planFor(server);
+  const { flags, explicit } = parsed;
+  const userArgs = parsed.serverArgs.length > 0;
+  if (!userArgs && plan.missingArgs.length > 0) {
+    throw usageError(
+      `${server.name} needs ${plan.missingArgs.join(', ')}: give the server's arguments after --, e.g. moat run ${typed} -- …`,
+    );
+  }
+  const inputs = new Inputs(server, ctx);
+  const envFromFile = flags.envFile !== undefined || flags.envFileDir !== undefined;
+  const env = await inputs.environment(plan, flags.env, flags.secret, envFromFile);
+  const headers = await inputs.headers(plan, flags.remoteForwardHeaders, flags.remoteForwardHeadersSecret);
+  await inputs.finish();
+  const http = (flags.transport ?? plan.transport) !== 'stdio';
+  return {
+    ...parsed,
+    target: plan.target,
+    serverArgs: userArgs ? parsed.serverArgs : plan.args,
+    registry: {
+      server: server.name,
+      ...(plan.permissions !== undefined ? { permissions: plan.permissions } : {}),
+    },
+    flags: {
+      ...flags,
+      name: flags.name ?? typed.replace(/[./]/g, '-'),
+      transport: flags.transport ?? plan.transport,
+      ...(http && plan.targetPort !== undefined && !explicit.has('target-port')
+        ? { targetPort: plan.targetPort }
+        : {}),
+      env: [...flags.env, ...env.plain],
+      secret: [...flags.secret, ...env.secretRefs],
+      remoteForwardHeaders: [...flags.remoteForwardHeaders, ...headers.plain],
+      remoteForwardHeadersSecret: [...flags.remoteForwardHeadersSecret, ...headers.secretRefs],
+    },
+  };
+}
+
+function keysOf(values: readonly string[], separator: RegExp): Set<string> {
+  return new Set(values.map((v) => (separator.exec(v)?.[1] ?? v).toLowerCase()));
+}
+
+/** Fills the entry's declared variables and headers: the user's values, defaults, stored secrets, prompts. */
+class Inputs {
+  private provider?: SecretsProvider;
+  private readonly stdin: NodeJS.ReadableStream;
+
+  constructor(
+    private readonly server: RegistryServer,
+    private readonly ctx: RegistryRunContext,
+  ) {
+    this.stdin = ctx.stdin ?? process.stdin;
+  }
+
+  async environment(
+    plan: RunPlan,
+    given: readonly string[],
+    secretFlags: readonly string[],
+    envFromFile: boolean,
+  ): Promise<{ plain: string[]; secretRefs: string[] }> {
+    const set = new Set([...keysOf(given, /^([^=]*)=/), ...keysOf(secretFlags, /,target=(.+)$/)]);
+    const plain: string[] = [];
+    const secretRefs: string[] = [];
+    for (const variable of plan.env) {
+      if (set.has(variable.name.toLowerCase())) continue;
+      if (variable.value !== undefined && !variable.secret) plain.push(`${variable.name}=${variable.value}`);
+      // An env file may hold it; the server reports it if not.
+      else if (!variable.required || envFromFile) continue;
+      else if (variable.secret) {
+        const name = await this.secret(variable, variable.name, {
+          flag: `--secret NAME,target=${variable.name}`,
+          what: 'environment variable',
+        });
+        secretRefs.push(`${name},target=${variable.name}`);
+      } else {
+        const value = await this.ask(variable, `--env ${variable.name}=…`, 'environment variable');
+        plain.push(`${variable.name}=${value}`);
+      }
+    }
+    return { plain, secretRefs };
+  }
+
+  async headers(
+    plan: RunPlan,
+    given: readonly string[],
+    secretFlags: readonly string[],
+  ): Promise<{ plain: string[]; secretRefs: string[] }> {
+    const set = new Set([...keysOf(given, /^([^=]*)=/), ...keysOf(secretFlags, /^([^=]*)=/)]);
+    const plain: string[] = [];
+    const secretRefs: string[] = [];
+    for (const header of plan.headers) {
+      if (set.has(header.name.toLowerCase())) continue;
+      if (header.value !== undefined && !header.secret) plain.push(`${header.name}=${header.value}`);
+      else if (!header.required) continue;
+      else if (header.secret) {
+        const secretName = `${shortName(this.server.name)}-${header.name.toLowerCase()}`;
+        const name = await this.secret(header, secretName, {
+          flag: `--remote-forward-headers-secret ${header.name}=${secretName}`,
+          what: 'header',
+        });
+        secretRefs.push(`${header.name}=${name}`);
+      } else {
+        plain.push(
+          `${header.name}=${await this.ask(header, `--remote-forward-headers ${header.name}=…`, 'header')}`,
+        );
+      }
+    }
+    return { plain, secretRefs };
+  }
+
+  /**
+   * The user secret holding a required secret input: already stored, or asked for (hidden) and
+   * stored now. Without a terminal a secret that is not stored is an error naming the flag.
+   */
+  private async secret(
+    input: DeclaredInput,
+    secretName: string,
+    how: { flag: string; what: string },
+  ): Promise<string> {
+    const interactive = isInteractive(this.stdin);
+    const stored = await this.storedSecret(secretName, interactive);
+    if (stored) return secretName;
+    if (!interactive) {
+      throw usageError(
+        `${this.server.name} needs the secret ${how.what} ${input.name}: give it with ${how.flag}, ` +
+          `or store it once with moat secret set ${secretName}`,
+      );
+    }
+    const value = await promptHidden(`${this.question(input)} (hidden): `, this.stdin, this.ctx.io.stderr);
+    if (value === '') throw usageError(`no value given for ${input.name}`);
+    await userSecrets(await this.secrets()).set(secretName, value);
+    this.ctx.io.stderr.write(`Stored ${input.name} in the secrets manager as ${secretName}\n`);
+    return secretName;
+  }
+
+  /** Whether the secret is stored; without a terminal an unusable provider counts as "not stored". */
+  private async storedSecret(name: string, interactive: boolean): Promise<boolean> {
+    try {
+      return (await userSecrets(await this.secrets()).get(name)) !== undefined;
+    } catch (err) {
+      if (interactive) throw err;
+      return false;
+    }
+  }
+
+  private async ask(input: DeclaredInput, flag: string, what: string): Promise<string> {
+    if (!isInteractive(this.stdin)) {
+      throw usageError(`${this.server.name} needs the ${what} ${input.name}: give it with ${flag}`);
+    }
+    const rl = createInterface({ input: this.stdin, output: this.ctx.io.stderr, terminal: true });
+    try {
+      const value = (await rl.question(`${this.question(input)}: `)).trim();
+      if (value === '') throw usageError(`no value given for ${input.name}`);
+      return value;
+    } finally {
+      rl.close();
+    }
+  }
+
+  private question(input: DeclaredInput): string {
+    return `${this.server.name} needs ${input.name}${input.description ? ` (${input.description})` : ''}`;
+  }
+
+  private async secrets(): Promise<SecretsProvider> {
+    this.provider ??= await openSecretsProvider({ input: this.stdin, output: this.ctx.io.stderr });
+    return this.provider;
+  }
+
+  /**
+   * The workload layer opens the secrets provider again; passing on the password typed here
+   * (as a detached supervisor gets it) spares the user a second prompt.
+   */
+  async finish(): Promise<void> {
+    if (this.provider) Object.assign(process.env, await secretsChildEnv(this.provider));
+  }
+}

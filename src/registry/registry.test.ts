@@ -1,0 +1,213 @@
+import { describe, expect, it } from 'vitest';
+import { MoatError } from '../util/errors.js';
+import { catalogServers } from './index.js';
+import { closestNames, editDistance, findServer, mergeRegistries, searchServers } from './lookup.js';
+import { planFor } from './plan.js';
+import { MOAT_META, PUBLISHER_META, parseRegistryDocument, type RegistryServer } from './schema.js';
+
+function server(name: string, extra: Partial<RegistryServer> = {}): RegistryServer {
+  return { name, description: `${name} server`, ...extra };
+}
+
+function usageMessage(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(MoatError);
+    expect((err as MoatError).exitCode).toBe(2);
+    return (err as Error).message;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('registry documents', () => {
+  it('accepts servers, API-style { server } items, and the data.servers wrapper', () => {
+    const entry = { name: 'io.example/a', description: 'A', packages: [] };
+    expect(parseRegistryDocument({ servers: [entry] }, 'f').map((s) => s.name)).toEqual(['io.example/a']);
+    expect(parseRegistryDocument({ servers: [{ server: entry, _meta: {} }] }, 'f')[0]?.name).toBe(
+      'io.example/a',
+    );
+    expect(parseRegistryDocument({ data: { servers: [entry] } }, 'f')[0]?.name).toBe('io.example/a');
+  });
+
+  it('names the field at fault and the source', () => {
+    const bad = {
+      servers: [
+        { name: 'io.example/a', description: 'A' },
+        {
+          name: 'io.example/b',
+          description: 'B',
+          packages: [{ registryType: 'npm', identifier: 'b', transport: { type: 'carrier-pigeon' } }],
+        },
+      ],
+    };
+    expect(usageMessage(() => parseRegistryDocument(bad, 'reg.json'))).toMatch(
+      /^invalid registry reg\.json: field servers\[1\]\.packages\[0\]\.transport\.type: .*stdio.*streamable-http.*sse/,
+    );
+    expect(
+      usageMessage(() => parseRegistryDocument({ servers: [{ name: 'fetch', description: 'x' }] }, 'r')),
+    ).toMatch(/field servers\[0\]\.name: expected reverse-DNS namespace\/name/);
+    expect(usageMessage(() => parseRegistryDocument([], 'r'))).toContain('"servers" array');
+    const extension = {
+      servers: [
+        {
+          name: 'io.example/a',
+          description: 'A',
+          _meta: { [PUBLISHER_META]: { [MOAT_META]: { colour: 'red' } } },
+        },
+      ],
+    };
+    expect(usageMessage(() => parseRegistryDocument(extension, 'r'))).toContain(
+      'unknown field servers[0]._meta',
+    );
+  });
+
+  it('refuses a name listed twice', () => {
+    const entry = { name: 'io.example/a', description: 'A' };
+    expect(usageMessage(() => parseRegistryDocument({ servers: [entry, entry] }, 'r'))).toContain(
+      'listed twice',
+    );
+  });
+
+  it('ships a catalog that validates, with npm, PyPI and remote entries that all plan', () => {
+    const servers = catalogServers();
+    expect(servers.length).toBeGreaterThanOrEqual(8);
+    const kinds = new Set(servers.map((s) => planFor(s).target.split('://')[0]));
+    expect(kinds).toEqual(new Set(['npx', 'uvx', 'https']));
+  });
+});
+
+describe('lookup, merge and search', () => {
+  const servers = mergeRegistries(
+    [server('io.a/fetch', { title: 'Clock' }), server('io.a/time')],
+    [
+      server('io.b/fetch', { description: 'another fetch' }),
+      server('io.a/time', { description: 'overridden' }),
+    ],
+  );
+
+  it('lets a later registry override an entry of the same name', () => {
+    expect(servers.map((s) => s.name)).toEqual(['io.a/fetch', 'io.a/time', 'io.b/fetch']);
+    expect(findServer(servers, 'io.a/time')?.description).toBe('overridden');
+  });
+
+  it('finds by full name or a unique short name; an ambiguous short name lists the choices', () => {
+    expect(findServer(servers, 'time')?.name).toBe('io.a/time');
+    expect(findServer(servers, 'io.b/fetch')?.name).toBe('io.b/fetch');
+    expect(findServer(servers, 'nothing')).toBeUndefined();
+    expect(usageMessage(() => findServer(servers, 'fetch'))).toContain(
+      'io.a/fetch, io.b/fetch; use the full name',
+    );
+  });
+
+  it('searches name, title, description and tags, ignoring case', () => {
+    const tagged = server('io.c/x', {
+      _meta: { [PUBLISHER_META]: { [MOAT_META]: { tags: ['Weather'] } } },
+    });
+    const all = [...servers, tagged];
+    expect(searchServers(all, 'CLOCK').map((s) => s.name)).toEqual(['io.a/fetch']);
+    expect(searchServers(all, 'OVERRIDDEN').map((s) => s.name)).toEqual(['io.a/time']);
+    expect(searchServers(all, 'another').map((s) => s.name)).toEqual(['io.b/fetch']);
+    expect(searchServers(all, 'weath').map((s) => s.name)).toEqual(['io.c/x']);
+    expect(searchServers(all, 'io.a/').length).toBe(2);
+  });
+
+  it('suggests close names for a typo', () => {
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+    expect(editDistance('fecth', 'fetch')).toBe(1);
+    expect(closestNames(catalogServers(), 'img', 1)).toEqual([]);
+    const catalog = catalogServers();
+    expect(closestNames(catalog, 'fecth')).toEqual(['fetch']);
+    expect(closestNames(catalog, 'everythng')[0]).toBe('everything');
+    expect(closestNames(catalog, 'io.github.modelcontextprotocol/tme')).toEqual([
+      'io.github.modelcontextprotocol/time',
+    ]);
+    expect(closestNames(catalog, 'zzzzzzzz')).toEqual([]);
+  });
+});
+
+describe('run plans', () => {
+  it('turns npm and pypi packages into npx:// and uvx:// targets with their settings', () => {
+    const plan = planFor(
+      server('io.x/y', {
+        packages: [
+          { registryType: 'nuget', identifier: 'Y', transport: { type: 'stdio' } },
+          {
+            registryType: 'npm',
+            identifier: '@x/y',
+            version: '1.2.3',
+            transport: { type: 'streamable-http', url: 'http://localhost:8081/mcp' },
+            packageArguments: [
+              { type: 'named', name: '--mode', value: 'fast' },
+              { type: 'positional', valueHint: 'dir', isRequired: true },
+            ],
+            environmentVariables: [
+              { name: 'TOKEN', isRequired: true, isSecret: true },
+              { name: 'LEVEL', default: 'info' },
+            ],
+          },
+        ],
+        _meta: { [PUBLISHER_META]: { [MOAT_META]: { permissions: 'none' } } },
+      }),
+    );
+    expect(plan).toMatchObject({
+      kind: 'package',
+      target: 'npx://@x/y@1.2.3',
+      transport: 'streamable-http',
+      targetPort: 8081,
+      permissions: 'none',
+      args: ['--mode', 'fast'],
+      missingArgs: ['dir'],
+      env: [
+        { name: 'TOKEN', required: true, secret: true },
+        { name: 'LEVEL', required: false, secret: false, value: 'info' },
+      ],
+    });
+    const py = planFor(
+      server('io.x/p', {
+        packages: [{ registryType: 'pypi', identifier: 'p', transport: { type: 'stdio' } }],
+      }),
+    );
+    expect(py.target).toBe('uvx://p');
+  });
+
+  it('runs an oci package as its image and a remote by its URL with its headers', () => {
+    const oci = (identifier: string, version?: string): string =>
+      planFor(
+        server('io.x/o', {
+          packages: [
+            {
+              registryType: 'oci',
+              identifier,
+              ...(version ? { version } : {}),
+              transport: { type: 'stdio' },
+            },
+          ],
+        }),
+      ).target;
+    expect(oci('ghcr.io/x/o:1.0')).toBe('ghcr.io/x/o:1.0');
+    expect(oci('ghcr.io/x/o', '2.0')).toBe('ghcr.io/x/o:2.0');
+    const remote = planFor(
+      server('io.x/r', {
+        remotes: [
+          {
+            type: 'sse',
+            url: 'https://r.example/sse',
+            headers: [{ name: 'X-Key', isRequired: true, isSecret: true }],
+          },
+        ],
+      }),
+    );
+    expect(remote).toMatchObject({ kind: 'remote', target: 'https://r.example/sse', transport: 'sse' });
+    expect(remote.headers).toEqual([{ name: 'X-Key', required: true, secret: true }]);
+  });
+
+  it('names what it cannot run', () => {
+    const nuget = server('io.x/n', {
+      packages: [{ registryType: 'nuget', identifier: 'N', transport: { type: 'stdio' } }],
+    });
+    expect(usageMessage(() => planFor(nuget))).toBe(
+      'registry server io.x/n has only nuget packages; moat runs packages of type oci, npm, pypi and remotes',
+    );
+  });
+});
