@@ -51,7 +51,6 @@ export type FeatureId = keyof typeof FEATURES;
  */
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
   'image-verification',
-  'ignore-files',
   'network-isolation',
 ]);
 
@@ -277,7 +276,7 @@ export const RUN_FLAGS = [
     long: 'ignore-globally',
     type: 'bool',
     default: true,
-    help: 'Load global ignore patterns from the ignore file in the configuration directory',
+    help: 'Also apply the global ignore file (moatignore in the configuration directory) to every mounted directory',
     section: 'identity',
     runConfig: ['ignore_config.LoadGlobal'],
     feature: 'ignore-files',
@@ -286,7 +285,7 @@ export const RUN_FLAGS = [
     long: 'print-resolved-overlays',
     type: 'bool',
     default: false,
-    help: 'Debug: print resolved container paths of overlays',
+    help: 'Debug: print the container paths hidden by ignore files, then start as usual',
     section: 'identity',
     runConfig: ['ignore_config.PrintOverlays'],
     feature: 'ignore-files',

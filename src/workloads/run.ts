@@ -20,7 +20,7 @@ import { warnUser } from '../util/log.js';
 import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
-import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
+import { overlaysForSpec, overlaysReport } from '../runtime/overlays.js';
 import { collectMounts } from '../runtime/permissions.js';
 import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
@@ -119,7 +119,10 @@ export async function prepareOnTerminal(
 ): Promise<Record<string, string>> {
   const env = await prepareSecrets(config, toStore);
   if (!config.remote_url) {
-    refuseUnhonoredIgnoreFiles(collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd()));
+    // Resolved here too, so a bad ignore file fails on the terminal and --print-resolved-overlays shows there.
+    const mounts = collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd());
+    const overlays = overlaysForSpec({ mounts }, config.ignore_config);
+    if (config.ignore_config?.PrintOverlays) io.stderr.write(overlaysReport(overlays));
     const display = imageProgressDisplay(io.stderr);
     try {
       const runtime = await lazyRuntime()();
