@@ -9,4 +9,5 @@ bash "$here/system-deps.sh"
 source "$here/setup.sh"
 bash "$here/kube-tools.sh"
 bash "$here/otel-collector.sh"
+bash "$here/oci-registry.sh"
 npm run check

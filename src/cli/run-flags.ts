@@ -49,10 +49,7 @@ export type FeatureId = keyof typeof FEATURES;
  * Features not implemented yet. The integrator removes an entry when its feature lands; the
  * flags that select it then pass the gate with no other change.
  */
-export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
-  'image-verification',
-  'network-isolation',
-]);
+export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>(['network-isolation']);
 
 export interface RunFlagSpec {
   /** Long name without the dashes. */
@@ -352,7 +349,7 @@ export const RUN_FLAGS = [
     value: '<mode>',
     choices: ['warn', 'enabled', 'disabled'],
     default: DEFAULTS.imageVerification,
-    help: 'Image signature verification',
+    help: "Check the image's Sigstore signature against its registry provenance: enabled refuses an unverified image, warn runs it with a warning, disabled skips",
     section: 'isolation',
     runConfig: ['image_verification'],
     feature: 'image-verification',

@@ -21,6 +21,8 @@ import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
 import { overlaysForSpec, overlaysReport } from '../runtime/overlays.js';
+import { checkImageVerification } from '../runtime/verify/policy.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { collectMounts } from '../runtime/permissions.js';
 import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
@@ -43,6 +45,11 @@ export interface RunRequest {
   secretsToStore?: readonly SecretToStore[];
   /** --skip-remote-check: start a remote workload even when its server does not answer now. */
   skipRemoteCheck?: boolean;
+  /**
+   * What the image's registry entry promises about its origin, checked under
+   * `image_verification` before the image is pulled; undefined when the image has no entry.
+   */
+  provenance?: ImageProvenance;
 }
 
 export async function runWorkload(
@@ -56,6 +63,13 @@ export async function runWorkload(
   await assertNameFree(store, named.name);
   if (named.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(named.remote_url);
   const config = await withBuiltImage(named, io);
+  if (!config.remote_url)
+    await checkImageVerification({
+      image: config.image,
+      mode: config.image_verification ?? DEFAULTS.imageVerification,
+      provenance: request.provenance,
+      warn: (message) => warnUser(message, io.stderr),
+    });
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
