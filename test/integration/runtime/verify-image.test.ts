@@ -13,7 +13,7 @@ import { checkImageVerification, type VerificationMode } from '../../../src/runt
 import type { ImageProvenance } from '../../../src/runtime/verify/provenance.js';
 import { GITHUB_IDENTITY, LocalSigstore, simpleSigningPayload } from '../../support/local-sigstore.js';
 import { OciRegistry } from '../../support/oci-registry.js';
-import { podmanCli, uniqueName } from '../../support/podman.js';
+import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
 const REPO = 'acme/weather-mcp';
 let registry: OciRegistry;
@@ -104,7 +104,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await registry?.stop();
   sigstore?.cleanup();
-  for (const image of localImages) await podmanCli(['rmi', '-f', image]).catch(() => undefined);
+  for (const image of [...localImages, ...Object.values(ref)])
+    if (image) await podmanCli(['rmi', '-f', image]).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -194,6 +195,12 @@ describe('image verification against a loopback registry', () => {
     expect(enabled.error?.message).toContain('no provenance information is known for it');
     expect(await check(ref.signed, 'warn', {})).toEqual({ warnings: [] });
     expect(await check(ref.signed, 'disabled', {})).toEqual({ warnings: [] });
+  });
+
+  it('the verified image pulls from the loopback registry through the engine API', async () => {
+    await podmanCli(['rmi', '-f', ref.signed]).catch(() => undefined);
+    const runtime = await testRuntime();
+    expect(await runtime.ensureImage(ref.signed)).toMatchObject({ source: 'pulled' });
   });
 
   it('without a trusted root nothing verifies, and the message says where one is expected', async () => {
