@@ -62,14 +62,7 @@ export async function runWorkload(
   await ensureGroup(store, named.group as string);
   await assertNameFree(store, named.name);
   if (named.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(named.remote_url);
-  const config = await withBuiltImage(named, io);
-  if (!config.remote_url)
-    await checkImageVerification({
-      image: config.image,
-      mode: config.image_verification ?? DEFAULTS.imageVerification,
-      provenance: request.provenance,
-      warn: (message) => warnUser(message, io.stderr),
-    });
+  const config = await withVerifiedImage(await withBuiltImage(named, io), request.provenance, io);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
@@ -98,6 +91,25 @@ async function withBuiltImage(config: RunConfig, io: CliIO): Promise<RunConfig> 
     display.fail();
     throw err;
   }
+}
+
+/**
+ * --image-verification before the image is pulled; a verified image runs (and restarts) pinned to
+ * the digest that was verified.
+ */
+async function withVerifiedImage(
+  config: RunConfig,
+  provenance: ImageProvenance | undefined,
+  io: CliIO,
+): Promise<RunConfig> {
+  if (config.remote_url) return config;
+  const image = await checkImageVerification({
+    image: config.image,
+    mode: config.image_verification ?? DEFAULTS.imageVerification,
+    provenance,
+    warn: (message) => warnUser(message, io.stderr),
+  });
+  return { ...config, image };
 }
 
 export const ISOLATION_NOT_ENFORCED =

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TrustedRoot } from '@sigstore/protobuf-specs';
 import { errorMessage, runtimeError } from '../../util/errors.js';
+import { parseImageRef } from '../image-ref.js';
 import { log } from '../../util/log.js';
 import { moatDirs } from '../../util/paths.js';
 import { hasProvenance, type ImageProvenance } from './provenance.js';
@@ -64,12 +65,23 @@ async function verify(check: ImageCheck, provenance: ImageProvenance): Promise<V
   }
 }
 
-/** Applies the mode; throws (runtime error, exit 1) only in `enabled` mode. */
-export async function checkImageVerification(check: ImageCheck): Promise<void> {
+/**
+ * The verified image by digest (`repo@sha256:…`): what runs must be what was verified, not
+ * whatever the tag points at by the time of the pull, nor a local copy under the same tag.
+ */
+export function pinToDigest(image: string, digest: string): string {
+  return `${parseImageRef(image).repository}@${digest}`;
+}
+
+/**
+ * Applies the mode; throws (runtime error, exit 1) only in `enabled` mode. Returns the image to
+ * run: pinned to the verified digest when verification succeeded, else the image as given.
+ */
+export async function checkImageVerification(check: ImageCheck): Promise<string> {
   const { image, mode, provenance } = check;
   if (mode === 'disabled') {
     log().debug({ image }, 'image verification is disabled');
-    return;
+    return image;
   }
   if (!hasProvenance(provenance)) {
     if (mode === 'enabled')
@@ -79,12 +91,12 @@ export async function checkImageVerification(check: ImageCheck): Promise<void> {
       );
     // Most images have no registry entry; saying so on every run would drown real warnings.
     log().debug({ image }, 'no provenance information for the image; skipping image verification');
-    return;
+    return image;
   }
   const result = await verify(check, provenance);
   if (result.verified) {
     log().info({ image, digest: result.digest }, 'image signature verified against its provenance');
-    return;
+    return pinToDigest(image, result.digest);
   }
   const why = result.unsigned ? 'the image is not signed' : result.reason;
   if (mode === 'enabled')
@@ -92,4 +104,5 @@ export async function checkImageVerification(check: ImageCheck): Promise<void> {
       `image verification failed for ${image}: ${why}; refusing to run it (--image-verification enabled)`,
     );
   check.warn(`image ${image} could not be verified (${why}); running it anyway (--image-verification warn)`);
+  return image;
 }

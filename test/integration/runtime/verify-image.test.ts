@@ -197,10 +197,21 @@ describe('image verification against a loopback registry', () => {
     expect(await check(ref.signed, 'disabled', {})).toEqual({ warnings: [] });
   });
 
-  it('the verified image pulls from the loopback registry through the engine API', async () => {
+  it('a verified image is pinned to the verified digest, and that pulls through the engine API', async () => {
+    const pinned = await checkImageVerification({
+      image: ref.signed,
+      mode: 'enabled',
+      provenance: PROVENANCE,
+      env: trustEnv,
+      warn: () => undefined,
+    });
+    expect(pinned).toBe(`${registry.host}/${REPO}@${await registry.digestOf(REPO, 'signed')}`);
+    // Unverified images keep their reference.
+    expect(await check(ref.unsigned, 'warn')).toMatchObject({ warnings: [expect.any(String)] });
     await podmanCli(['rmi', '-f', ref.signed]).catch(() => undefined);
     const runtime = await testRuntime();
-    expect(await runtime.ensureImage(ref.signed)).toMatchObject({ source: 'pulled' });
+    expect(await runtime.ensureImage(pinned)).toMatchObject({ source: 'pulled' });
+    expect(await runtime.findImage(pinned)).toBeDefined();
   });
 
   it('without a trusted root nothing verifies, and the message says where one is expected', async () => {
