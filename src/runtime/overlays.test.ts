@@ -159,4 +159,16 @@ describe('emptyOverlayFile', () => {
     writeFileSync(file, 'planted');
     expect(readFileSync(emptyOverlayFile({ MOAT_HOME: home }), 'utf8')).toBe('');
   });
+
+  it('replaces a symlink put in its place instead of following it', () => {
+    const home = dir();
+    const file = emptyOverlayFile({ MOAT_HOME: home });
+    const victim = join(dir(), 'victim');
+    writeFileSync(victim, 'keep me');
+    rmSync(file);
+    symlinkSync(victim, file);
+    expect(statSync(emptyOverlayFile({ MOAT_HOME: home })).size).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me');
+    expect(statSync(victim).mode & 0o777).toBe(0o644);
+  });
 });

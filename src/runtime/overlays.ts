@@ -9,7 +9,18 @@
  * mount; a link to a path no mount shows reveals nothing, since the container resolves links in
  * its own filesystem, where every ignored path is already covered.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import ignore from 'ignore';
 import type { RunConfig } from '../config/runconfig.js';
@@ -155,15 +166,16 @@ export function overlaysReport(overlays: readonly Overlay[]): string {
 export function emptyOverlayFile(env: NodeJS.ProcessEnv = process.env): string {
   const file = join(moatDirs(env).data, 'overlays', 'empty');
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  let size: number | undefined;
+  let current: Stats | undefined;
   try {
-    size = statSync(file).size;
+    current = lstatSync(file);
   } catch {
-    size = undefined;
+    current = undefined;
   }
-  if (size !== 0) {
-    if (size !== undefined) chmodSync(file, 0o600);
-    closeSync(openSync(file, 'w', 0o444));
+  // Anything but an empty regular file (written to, or replaced by a link) is removed, never followed.
+  if (!(current?.isFile() && current.size === 0)) {
+    rmSync(file, { force: true, recursive: true });
+    closeSync(openSync(file, 'wx', 0o444));
   }
   chmodSync(file, 0o444);
   return file;
