@@ -10,4 +10,5 @@ source "$here/setup.sh"
 bash "$here/kube-tools.sh"
 bash "$here/otel-collector.sh"
 bash "$here/helm.sh"
+bash "$here/oci-registry.sh"
 npm run check

@@ -49,11 +49,7 @@ export type FeatureId = keyof typeof FEATURES;
  * Features not implemented yet. The integrator removes an entry when its feature lands; the
  * flags that select it then pass the gate with no other change.
  */
-export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
-  'image-verification',
-  'ignore-files',
-  'network-isolation',
-]);
+export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>(['network-isolation']);
 
 export interface RunFlagSpec {
   /** Long name without the dashes. */
@@ -277,7 +273,7 @@ export const RUN_FLAGS = [
     long: 'ignore-globally',
     type: 'bool',
     default: true,
-    help: 'Load global ignore patterns from the ignore file in the configuration directory',
+    help: 'Also apply the global ignore file (moatignore in the configuration directory) to every mounted directory',
     section: 'identity',
     runConfig: ['ignore_config.LoadGlobal'],
     feature: 'ignore-files',
@@ -286,7 +282,7 @@ export const RUN_FLAGS = [
     long: 'print-resolved-overlays',
     type: 'bool',
     default: false,
-    help: 'Debug: print resolved container paths of overlays',
+    help: 'Debug: print the container paths hidden by ignore files, then start as usual',
     section: 'identity',
     runConfig: ['ignore_config.PrintOverlays'],
     feature: 'ignore-files',
@@ -353,7 +349,7 @@ export const RUN_FLAGS = [
     value: '<mode>',
     choices: ['warn', 'enabled', 'disabled'],
     default: DEFAULTS.imageVerification,
-    help: 'Image signature verification',
+    help: "Check the image's Sigstore signature against its registry provenance: enabled refuses an unverified image, warn runs it with a warning, disabled skips",
     section: 'isolation',
     runConfig: ['image_verification'],
     feature: 'image-verification',

@@ -51,6 +51,8 @@ export interface ContainerSpec {
   env: Record<string, string>;
   labels: Record<string, string>;
   mounts: BindMount[];
+  /** Container paths covered by an empty read-only tmpfs (directories hidden by ignore files). */
+  tmpfs?: string[];
   ports: PortBinding[];
   /** `bridge`, `host`, `none`, or the name of an existing network. */
   networkMode: string;

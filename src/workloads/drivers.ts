@@ -9,13 +9,14 @@ import type { RunningProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
 import { connectRuntime } from '../runtime/connect.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
+import { withIgnoreOverlays } from '../runtime/overlays.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
 
 export type { RunningProxy } from '../proxy/index.js';
 
 export interface Drivers {
   connectRuntime(): Promise<ContainerRuntime>;
-  /** The container to create for a RunConfig, with the resolved environment. */
+  /** The container to create for a RunConfig, with the resolved environment and ignored paths hidden. */
   containerSpec(config: RunConfig, env: Record<string, string>): ContainerSpec;
   startProxy(config: RunConfig, backend: BackendSpec, hooks?: ProxyHooks): Promise<RunningProxy>;
 }
@@ -27,7 +28,7 @@ export interface ProxyHooks {
 
 export const drivers: Drivers = {
   connectRuntime: () => connectRuntime(),
-  containerSpec: (config, env) => buildContainerSpec(config, env),
+  containerSpec: (config, env) => withIgnoreOverlays(buildContainerSpec(config, env), config.ignore_config),
   startProxy: async (config, backend, hooks = {}) => {
     // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.
     const { startProxy } = await import('../proxy/index.js');

@@ -20,7 +20,9 @@ import { warnUser } from '../util/log.js';
 import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile } from '../runtime/container-spec.js';
-import { refuseUnhonoredIgnoreFiles } from '../runtime/ignore-files.js';
+import { overlaysForSpec, overlaysReport } from '../runtime/overlays.js';
+import { checkImageVerification } from '../runtime/verify/policy.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { collectMounts } from '../runtime/permissions.js';
 import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
@@ -43,6 +45,11 @@ export interface RunRequest {
   secretsToStore?: readonly SecretToStore[];
   /** --skip-remote-check: start a remote workload even when its server does not answer now. */
   skipRemoteCheck?: boolean;
+  /**
+   * What the image's registry entry promises about its origin, checked under
+   * `image_verification` before the image is pulled; undefined when the image has no entry.
+   */
+  provenance?: ImageProvenance;
 }
 
 export async function runWorkload(
@@ -55,7 +62,7 @@ export async function runWorkload(
   await ensureGroup(store, named.group as string);
   await assertNameFree(store, named.name);
   if (named.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(named.remote_url);
-  const config = await withBuiltImage(named, io);
+  const config = await withVerifiedImage(await withBuiltImage(named, io), request.provenance, io);
   // Before anything is saved: a missing secret or a wrong password fails here, on the terminal.
   const supervisorEnv = await prepareOnTerminal(config, io, request.secretsToStore);
   await claimWorkload(store, config);
@@ -84,6 +91,25 @@ async function withBuiltImage(config: RunConfig, io: CliIO): Promise<RunConfig> 
     display.fail();
     throw err;
   }
+}
+
+/**
+ * --image-verification before the image is pulled; a verified image runs (and restarts) pinned to
+ * the digest that was verified.
+ */
+async function withVerifiedImage(
+  config: RunConfig,
+  provenance: ImageProvenance | undefined,
+  io: CliIO,
+): Promise<RunConfig> {
+  if (config.remote_url) return config;
+  const image = await checkImageVerification({
+    image: config.image,
+    mode: config.image_verification ?? DEFAULTS.imageVerification,
+    provenance,
+    warn: (message) => warnUser(message, io.stderr),
+  });
+  return { ...config, image };
 }
 
 export const ISOLATION_NOT_ENFORCED =
@@ -119,7 +145,10 @@ export async function prepareOnTerminal(
 ): Promise<Record<string, string>> {
   const env = await prepareSecrets(config, toStore);
   if (!config.remote_url) {
-    refuseUnhonoredIgnoreFiles(collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd()));
+    // Resolved here too, so a bad ignore file fails on the terminal and --print-resolved-overlays shows there.
+    const mounts = collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd());
+    const overlays = overlaysForSpec({ mounts }, config.ignore_config);
+    if (config.ignore_config?.PrintOverlays) io.stderr.write(overlaysReport(overlays));
     const display = imageProgressDisplay(io.stderr);
     try {
       const runtime = await lazyRuntime()();

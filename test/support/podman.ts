@@ -23,9 +23,12 @@ export const CONTAINERS_CONF = fileURLToPath(new URL('./containers.conf', import
 
 const INSTALL_HINT = 'install it with `apt-get install podman runc` (scripts/system-deps.sh does this)';
 
+/** Registry settings: loopback registries (test/support/oci-registry.ts) are plain HTTP. */
+export const REGISTRIES_CONF = fileURLToPath(new URL('./registries.conf', import.meta.url));
+
 /** Environment for podman CLI calls made by tests (image builds). */
 export function podmanEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, CONTAINERS_CONF };
+  return { ...process.env, CONTAINERS_CONF, CONTAINERS_REGISTRIES_CONF: REGISTRIES_CONF };
 }
 
 export async function podmanCli(args: string[], input?: Buffer | Readable): Promise<string> {
@@ -109,7 +112,7 @@ export async function startPodmanApi(containersConf = CONTAINERS_CONF): Promise<
   };
   try {
     child = spawn('podman', ['system', 'service', '--time=0', `unix://${socketPath}`], {
-      env: { ...process.env, CONTAINERS_CONF: containersConf },
+      env: { ...process.env, CONTAINERS_CONF: containersConf, CONTAINERS_REGISTRIES_CONF: REGISTRIES_CONF },
       stdio: ['ignore', log, log],
     });
     const started = child;

@@ -206,6 +206,15 @@ export class EngineRuntime implements ContainerRuntime {
       );
   }
 
+  /**
+   * Empty read-only tmpfs mounts hiding directories (ignore files). Podman copies the covered
+   * directory's files into a tmpfs unless told not to, which would show exactly what is hidden.
+   */
+  private tmpfsOverlays(targets: readonly string[]): Record<string, string> {
+    const options = `ro,size=4k,mode=0555${this.info.flavor === 'podman' ? ',notmpcopyup' : ''}`;
+    return Object.fromEntries(targets.map((target) => [target, options]));
+  }
+
   async createContainer(spec: ContainerSpec): Promise<string> {
     await this.checkReferences(spec);
     const labels = { ...spec.labels };
@@ -260,6 +269,7 @@ export class EngineRuntime implements ContainerRuntime {
             Target: m.target,
             ReadOnly: m.readOnly,
           })),
+          ...(spec.tmpfs?.length ? { Tmpfs: this.tmpfsOverlays(spec.tmpfs) } : {}),
           PortBindings: bindings,
           NetworkMode: spec.networkMode,
           Privileged: spec.privileged,

@@ -7,7 +7,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { runConfigSchema, type RunConfigInput } from '../../../src/config/runconfig.js';
+import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
 import { buildContainerSpec, httpTarget } from '../../../src/runtime/container-spec.js';
 import type { ContainerRuntime, ContainerSpec } from '../../../src/runtime/types.js';
 import { connectMcpOverPipes, type PipesTransport } from '../../fixtures/pipes-client.js';
@@ -21,6 +21,9 @@ export interface Launched {
   /** Only for stdio workloads: the raw stdout seen by the client. */
   transport?: PipesTransport;
 }
+
+/** A later step of the workload layer applied to the built spec (e.g. ignore-file overlays). */
+export type SpecTransform = (spec: ContainerSpec, config: RunConfig) => ContainerSpec;
 
 export class Harness {
   private readonly created: string[] = [];
@@ -37,6 +40,7 @@ export class Harness {
   async createOnly(
     overrides: Partial<RunConfigInput> = {},
     env: Record<string, string> = {},
+    transform: SpecTransform = (spec) => spec,
   ): Promise<{ id: string; spec: ContainerSpec; targetPort: number }> {
     const transport = overrides.transport ?? 'stdio';
     const image =
@@ -51,15 +55,19 @@ export class Harness {
       transport,
       image,
     });
-    const spec = buildContainerSpec(config, env);
+    const spec = transform(buildContainerSpec(config, env), config);
     const id = await this.runtime.createContainer(spec);
     this.created.push(id);
     return { id, spec, targetPort: config.target_port ?? 0 };
   }
 
   /** Creates and starts a fixture server container and connects an MCP client to it. */
-  async launch(overrides: Partial<RunConfigInput> = {}, env: Record<string, string> = {}): Promise<Launched> {
-    const { id, spec, targetPort } = await this.createOnly(overrides, env);
+  async launch(
+    overrides: Partial<RunConfigInput> = {},
+    env: Record<string, string> = {},
+    transform?: SpecTransform,
+  ): Promise<Launched> {
+    const { id, spec, targetPort } = await this.createOnly(overrides, env, transform);
     if (spec.attachStdio) {
       const pipes = await this.runtime.attachStdio(id);
       await this.runtime.startContainer(id);

@@ -3,8 +3,7 @@
  * exit code (2: usage, 1: runtime), and nothing lost. Also groups.
  */
 import { createServer, type Server } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
@@ -39,29 +38,6 @@ describe('bad input', { timeout: 300_000 }, () => {
     const url = printedUrl(await moatOk(home, ['run', '--transport', 'stdio', '--name', name, image]));
     expect(await callTool(url, 'echo', { text: 'reused' })).toBe('reused');
     await moatOk(home, ['rm', name]);
-  });
-
-  it('a mounted directory with a .thvignore is refused before anything starts (ignore files are not implemented)', async () => {
-    const name = uniqueName('ignorefile');
-    const dir = mkdtempSync(join(tmpdir(), 'moat-ignore-'));
-    try {
-      writeFileSync(join(dir, '.thvignore'), 'secret.txt\n');
-      const result = await moat(home, [
-        'run',
-        '--transport',
-        'stdio',
-        '--name',
-        name,
-        '-v',
-        `${dir}:/data:ro`,
-        image,
-      ]);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toContain(join(dir, '.thvignore'));
-      expect(await workload(home, name)).toBeUndefined();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('a taken name is a usage error, and a second supervisor refuses; the running workload is left alone', async () => {
