@@ -1,0 +1,82 @@
+/**
+ * The cluster side of the pod tests: the real operator (under the shipped RBAC) watching a fresh
+ * namespace, the objects a user would apply, and the proxy's status as the API server has it.
+ */
+import type { KubeObject, ResourceType } from '../../src/operator/controller/resource.js';
+import { collectionPath, objectPath } from '../../src/operator/controller/resource.js';
+import {
+  AUTHZ_CONFIGS,
+  OIDC_CONFIGS,
+  REMOTE_PROXIES,
+  SECRETS,
+  TOOL_CONFIGS,
+} from '../../src/operator/reconcilers/kinds.js';
+import { adminClient, eventually } from './kube-controller.js';
+
+const TYPES: ResourceType[] = [SECRETS, OIDC_CONFIGS, AUTHZ_CONFIGS, TOOL_CONFIGS, REMOTE_PROXIES];
+
+/** Creates the objects in `namespace` as the cluster admin (a user's `kubectl apply`). */
+export async function applyObjects(namespace: string, objects: KubeObject[]): Promise<void> {
+  const admin = adminClient();
+  for (const obj of objects) {
+    const type = TYPES.find((t) => t.kind === obj.kind);
+    if (!type) throw new Error(`applyObjects does not know kind ${obj.kind}`);
+    await admin.create(collectionPath(type, namespace), {
+      ...obj,
+      metadata: { ...obj.metadata, namespace },
+    });
+  }
+}
+
+export interface ProxyCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+export interface ProxyStatus {
+  phase?: string;
+  message?: string;
+  conditions?: ProxyCondition[];
+}
+
+export async function proxyStatus(namespace: string, name: string): Promise<ProxyStatus> {
+  const proxy = await adminClient().get(objectPath(REMOTE_PROXIES, namespace, name));
+  return proxy.status ?? {};
+}
+
+/**
+ * Waits (bounded) until the operator has applied the objects of the proxy's current generation:
+ * its `Ready` condition then waits only for the Deployment (which no kubelet here makes available).
+ */
+export async function waitForAppliedObjects(
+  namespace: string,
+  name: string,
+  timeoutMs = 30_000,
+): Promise<ProxyStatus> {
+  return eventually(
+    async () => {
+      const proxy = await adminClient().get(objectPath(REMOTE_PROXIES, namespace, name));
+      const status = (proxy.status ?? {}) as ProxyStatus;
+      const ready = status.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.reason !== 'DeploymentNotReady' || ready.observedGeneration !== proxy.metadata?.generation) {
+        throw new Error(`proxy ${name} has not applied its objects yet: ${JSON.stringify(status)}`);
+      }
+      return status;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+/** An MCPRemoteProxy object in the shape the tests write. */
+export function remoteProxy(name: string, spec: Record<string, unknown>): KubeObject {
+  return { apiVersion: 'moat.dev/v1beta1', kind: 'MCPRemoteProxy', metadata: { name }, spec };
+}
+
+/** An Opaque Secret with string data. */
+export function secret(name: string, stringData: Record<string, string>): KubeObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData };
+}

@@ -1,0 +1,307 @@
+/**
+ * Runs what the operator wrote to the API server for an MCPRemoteProxy (its Deployment, the
+ * RunConfig ConfigMap and the Secrets the pod reads) as real pods with `podman kube play`, because
+ * no kubelet runs here. Each replica is played as its own Pod, with these changes, each one
+ * forced by Podman 4.3 or by having no cluster network (../shared/reference/kubernetes-test-cluster.md):
+ *
+ * - Secrets resolved into the pod: `secretKeyRef` env becomes a literal value and a Secret
+ *   volume becomes a host directory holding its keys (kube play cannot read Secrets). A Secret or
+ *   key the pod needs that does not exist leaves the pod unplayed, as a kubelet would keep it in
+ *   ContainerCreating: `playProxyPods` rejects with `PodNotStartedError`.
+ * - Host networking, so the pod reaches the host's loopback services (remote MCP server, OIDC
+ *   provider, Redis) and the host reaches the pod. Replicas then share the host's ports, so each
+ *   replica's copy of the RunConfig gets its own loopback port (`host: 127.0.0.1` keeps it off
+ *   the other interfaces), and `ports` are dropped (kube play refuses port mappings on the host
+ *   network).
+ * - `hostAliases` written as the pod's /etc/hosts (kube play ignores them on the host network).
+ * - Probes dropped: kube play turns them into `curl` health checks, which the shell-less image
+ *   cannot run (and no systemd runs them here). `waitForHealth` polls the readiness probe's path.
+ * - The image replaced by the locally built one (test/support/moat-image.ts).
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type {
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1EnvVar,
+  V1PodSpec,
+  V1Secret,
+  V1Volume,
+} from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { objectPath } from '../../src/operator/controller/resource.js';
+import { proxyObjectNames } from '../../src/operator/reconcile/index.js';
+import { CONFIG_MAPS, DEPLOYMENTS, SECRETS } from '../../src/operator/reconcilers/kinds.js';
+import { adminClient, eventually } from './kube-controller.js';
+import { podmanEnv } from './podman.js';
+
+const run = promisify(execFile);
+const PODMAN_TIMEOUT_MS = 120_000;
+
+/** What the operator wrote for one proxy, read back from the API server. */
+export interface OperatorOutput {
+  deployment: V1Deployment;
+  configMap: V1ConfigMap;
+  /** Every Secret the pod names, by name; undefined when it does not exist. */
+  secrets: Record<string, V1Secret | undefined>;
+}
+
+/** A Secret or key the pod needs is missing: a kubelet would not start the container either. */
+export class PodNotStartedError extends Error {}
+
+export interface ProxyPod {
+  /** Podman's pod name. */
+  name: string;
+  /** `http://127.0.0.1:<port>`, the pod's proxy on the host network. */
+  url: string;
+  /** `podman kube down` of this pod (the pod removed, as when a node loses it). */
+  remove(): Promise<void>;
+  /** The proxy container's output (JSON log lines). */
+  logs(): Promise<string>;
+}
+
+export interface PlayedProxy {
+  pods: ProxyPod[];
+  /** Removes every pod played here; safe to call twice. */
+  down(): Promise<void>;
+}
+
+const isMissing = (err: unknown) => (err as { code?: number }).code === 404;
+
+/** Waits (bounded) until the operator has written the proxy's Deployment and ConfigMap, then reads them and their Secrets. */
+export async function readOperatorOutput(
+  namespace: string,
+  proxyName: string,
+  timeoutMs = 30_000,
+): Promise<OperatorOutput> {
+  const admin = adminClient();
+  const names = proxyObjectNames(proxyName);
+  const deployment = await eventually(
+    () => admin.get(objectPath(DEPLOYMENTS, namespace, names.deployment)) as Promise<V1Deployment>,
+    timeoutMs,
+    200,
+  );
+  const configMap = (await admin.get(objectPath(CONFIG_MAPS, namespace, names.configMap))) as V1ConfigMap;
+  const secrets: OperatorOutput['secrets'] = {};
+  for (const name of secretNames(podSpecOf(deployment))) {
+    secrets[name] = await (admin.get(objectPath(SECRETS, namespace, name)) as Promise<V1Secret>).catch(
+      (err: unknown) => {
+        if (isMissing(err)) return undefined;
+        throw err;
+      },
+    );
+  }
+  return { deployment, configMap, secrets };
+}
+
+function podSpecOf(deployment: V1Deployment): V1PodSpec {
+  const spec = deployment.spec?.template.spec;
+  if (!spec) throw new Error(`Deployment ${deployment.metadata?.name ?? ''} has no pod template`);
+  return spec;
+}
+
+function secretNames(spec: V1PodSpec): string[] {
+  const names = new Set<string>();
+  for (const container of spec.containers)
+    for (const env of container.env ?? []) {
+      const ref = env.valueFrom?.secretKeyRef;
+      if (ref?.name) names.add(ref.name);
+    }
+  for (const volume of spec.volumes ?? []) if (volume.secret?.secretName) names.add(volume.secret.secretName);
+  return [...names];
+}
+
+/** The value of one Secret key, or PodNotStartedError naming what is missing. */
+function secretValue(output: OperatorOutput, name: string, key: string): Buffer {
+  const secret = output.secrets[name];
+  if (!secret) throw new PodNotStartedError(`Secret ${name} does not exist, so the pod cannot start`);
+  const data = secret.data?.[key];
+  if (data === undefined)
+    throw new PodNotStartedError(`Secret ${name} has no key ${key}, so the pod cannot start`);
+  return Buffer.from(data, 'base64');
+}
+
+function literalEnv(output: OperatorOutput, env: V1EnvVar[]): V1EnvVar[] {
+  return env.map((variable) => {
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (!ref) return variable;
+    return { name: variable.name, value: secretValue(output, ref.name ?? '', ref.key).toString('utf8') };
+  });
+}
+
+/** A Secret volume as a host directory holding its projected keys; other volumes unchanged. */
+function hostVolume(output: OperatorOutput, volume: V1Volume, podDir: string): V1Volume {
+  const secret = volume.secret;
+  if (!secret?.secretName) return volume;
+  const dir = join(podDir, `secret-${volume.name}`);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const items =
+    secret.items ??
+    Object.keys(output.secrets[secret.secretName]?.data ?? {}).map((key) => ({ key, path: key }));
+  for (const item of items) {
+    writeFileSync(join(dir, item.path), secretValue(output, secret.secretName, item.key), { mode: 0o444 });
+  }
+  return { name: volume.name, hostPath: { path: dir, type: 'Directory' } };
+}
+
+function hostsFile(spec: V1PodSpec, podDir: string): string {
+  const lines = [
+    '127.0.0.1 localhost',
+    ...(spec.hostAliases ?? []).map((a) => `${a.ip} ${(a.hostnames ?? []).join(' ')}`),
+  ];
+  const path = join(podDir, 'hosts');
+  writeFileSync(path, `${lines.join('\n')}\n`, { mode: 0o444 });
+  return path;
+}
+
+function playedContainer(container: V1Container, output: OperatorOutput, image: string): V1Container {
+  const { ports: _ports, startupProbe: _s, readinessProbe: _r, livenessProbe: _l, ...rest } = container;
+  return {
+    ...rest,
+    image,
+    env: literalEnv(output, container.env ?? []),
+    volumeMounts: [
+      ...(container.volumeMounts ?? []),
+      { name: 'hosts', mountPath: '/etc/hosts', readOnly: true },
+    ],
+  };
+}
+
+/** The ConfigMap and Pod documents of replica `index` on host port `port`. */
+function replicaYaml(
+  output: OperatorOutput,
+  options: { podName: string; port: number; image: string; podDir: string },
+): string {
+  const spec = podSpecOf(output.deployment);
+  const runConfigKey = 'runconfig.json';
+  const runConfig = JSON.parse(output.configMap.data?.[runConfigKey] ?? 'null') as Record<
+    string,
+    unknown
+  > | null;
+  if (!runConfig)
+    throw new Error(`ConfigMap ${output.configMap.metadata?.name ?? ''} has no ${runConfigKey}`);
+  const configMapName = `${options.podName}-config`;
+  const configMap: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: configMapName },
+    data: { [runConfigKey]: JSON.stringify({ ...runConfig, host: '127.0.0.1', port: options.port }) },
+  };
+  const volumes = (spec.volumes ?? []).map((volume) =>
+    volume.configMap?.name === output.configMap.metadata?.name
+      ? { ...volume, configMap: { ...volume.configMap, name: configMapName } }
+      : hostVolume(output, volume, options.podDir),
+  );
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: options.podName, labels: output.deployment.spec?.template.metadata?.labels },
+    spec: {
+      ...spec,
+      hostNetwork: true,
+      hostAliases: undefined,
+      containers: spec.containers.map((c) => playedContainer(c, output, options.image)),
+      volumes: [
+        ...volumes,
+        { name: 'hosts', hostPath: { path: hostsFile(spec, options.podDir), type: 'File' } },
+      ],
+    },
+  };
+  return [configMap, pod].map((doc) => stringify(doc)).join('---\n');
+}
+
+async function podman(args: string[]): Promise<string> {
+  const { stdout } = await run('podman', args, {
+    env: podmanEnv(),
+    timeout: PODMAN_TIMEOUT_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/**
+ * Plays one Pod per replica of the operator's Deployment, replica `i` on `127.0.0.1:ports[i]`.
+ * `workDir` holds the YAML and the resolved Secret files (made readable to the pod's UID). Does
+ * not wait for health (see waitForHealth).
+ */
+export async function playProxyPods(
+  output: OperatorOutput,
+  options: { image: string; ports: number[]; workDir: string },
+): Promise<PlayedProxy> {
+  const replicas = output.deployment.spec?.replicas ?? 1;
+  if (options.ports.length !== replicas) {
+    throw new Error(`the Deployment has ${replicas} replicas but ${options.ports.length} ports were given`);
+  }
+  const base = `${output.deployment.metadata?.namespace ?? ''}-${output.deployment.metadata?.name ?? ''}`;
+  const files = options.ports.map((port, index) => {
+    const podName = `${base}-${index}`;
+    const podDir = join(options.workDir, podName);
+    mkdirSync(podDir, { recursive: true });
+    chmodSync(options.workDir, 0o755);
+    chmodSync(podDir, 0o755);
+    const file = join(podDir, 'pod.yaml');
+    writeFileSync(file, replicaYaml(output, { podName, port, image: options.image, podDir }));
+    return { podName, port, file };
+  });
+  const removed = new Set<string>();
+  const remove = async (podName: string, file: string) => {
+    if (removed.has(podName)) return;
+    removed.add(podName);
+    await podman(['kube', 'down', file]).catch(() => undefined);
+    // A failed play can leave the pod behind under its name.
+    await podman(['pod', 'rm', '--force', '--ignore', podName]).catch(() => undefined);
+  };
+  const played: PlayedProxy = {
+    pods: files.map(({ podName, port, file }) => ({
+      name: podName,
+      url: `http://127.0.0.1:${port}`,
+      remove: () => remove(podName, file),
+      logs: () =>
+        run('podman', ['logs', `${podName}-moat`], { env: podmanEnv(), timeout: 30_000 }).then(
+          ({ stdout, stderr }) => stdout + stderr,
+          (err: Error) => `(no logs: ${err.message})`,
+        ),
+    })),
+    down: async () => {
+      await Promise.all(files.map(({ podName, file }) => remove(podName, file)));
+    },
+  };
+  try {
+    for (const { podName, file } of files) {
+      await podman(['pod', 'rm', '--force', '--ignore', podName]).catch(() => undefined);
+      await podman(['kube', 'play', '--no-hosts', file]);
+    }
+  } catch (err) {
+    await played.down();
+    throw err;
+  }
+  return played;
+}
+
+/** Status of `GET /health` (0 when nothing answers). */
+export async function healthStatus(pod: ProxyPod): Promise<number> {
+  try {
+    const res = await fetch(`${pod.url}/health`, { signal: AbortSignal.timeout(3_000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** Polls `/health` (the readiness probe's path) until 200; on timeout fails with the pod's logs. */
+export async function waitForHealth(pod: ProxyPod, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let status = 0;
+  while (Date.now() < deadline) {
+    status = await healthStatus(pod);
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(
+    `pod ${pod.name} not healthy after ${timeoutMs} ms (last /health: ${status}):\n${await pod.logs()}`,
+  );
+}
