@@ -4,9 +4,10 @@
  * no kubelet runs here. Each replica is played as its own Pod, with these changes, each one
  * forced by Podman 4.3 or by having no cluster network (../shared/reference/kubernetes-test-cluster.md):
  *
- * - Secrets resolved into the pod: `secretKeyRef` env becomes a literal value and a Secret
- *   volume becomes a host directory holding its keys (kube play cannot read Secrets). A Secret or
- *   key the pod needs that does not exist leaves the pod unplayed, as a kubelet would keep it in
+ * - Secrets resolved into the pod: `secretKeyRef` env becomes a literal value, and every
+ *   ConfigMap and Secret volume becomes a host directory holding its keys (kube play cannot read
+ *   Secrets, and cannot create the mount point of a volume nested in a read-only one). A Secret
+ *   or key the pod needs that does not exist leaves the pod unplayed, as a kubelet keeps it in
  *   ContainerCreating: `playProxyPods` rejects with `PodNotStartedError`.
  * - Host networking, so the pod reaches the host's loopback services (remote MCP server, OIDC
  *   provider, Redis) and the host reaches the pod. Replicas then share the host's ports, so each
@@ -34,6 +35,7 @@ import type {
 import { stringify } from 'yaml';
 import { objectPath } from '../../src/operator/controller/resource.js';
 import { proxyObjectNames } from '../../src/operator/reconcile/index.js';
+import { RUNCONFIG_KEY } from '../../src/operator/reconcile/mounts.js';
 import { CONFIG_MAPS, DEPLOYMENTS, SECRETS } from '../../src/operator/reconcilers/kinds.js';
 import { adminClient, eventually } from './kube-controller.js';
 import { podmanEnv } from './podman.js';
@@ -132,19 +134,57 @@ function literalEnv(output: OperatorOutput, env: V1EnvVar[]): V1EnvVar[] {
   });
 }
 
-/** A Secret volume as a host directory holding its projected keys; other volumes unchanged. */
-function hostVolume(output: OperatorOutput, volume: V1Volume, podDir: string): V1Volume {
-  const secret = volume.secret;
-  if (!secret?.secretName) return volume;
-  const dir = join(podDir, `secret-${volume.name}`);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const items =
-    secret.items ??
-    Object.keys(output.secrets[secret.secretName]?.data ?? {}).map((key) => ({ key, path: key }));
-  for (const item of items) {
-    writeFileSync(join(dir, item.path), secretValue(output, secret.secretName, item.key), { mode: 0o444 });
+/** The files of a ConfigMap or Secret volume (its `items`, else every key), by path in the volume. */
+function volumeFiles(output: OperatorOutput, volume: V1Volume, runConfig: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const { configMap, secret } = volume;
+  if (configMap) {
+    if (configMap.name !== output.configMap.metadata?.name) {
+      throw new Error(
+        `volume ${volume.name}: only the proxy's own ConfigMap can be played here, not ${configMap.name ?? ''}`,
+      );
+    }
+    const data: Record<string, string> = { ...output.configMap.data, [RUNCONFIG_KEY]: runConfig };
+    for (const item of configMap.items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
+      const value = data[item.key];
+      if (value === undefined) throw new Error(`ConfigMap ${configMap.name} has no key ${item.key}`);
+      files.set(item.path, Buffer.from(value));
+    }
   }
-  return { name: volume.name, hostPath: { path: dir, type: 'Directory' } };
+  if (secret?.secretName) {
+    const name = secret.secretName;
+    const keys = Object.keys(output.secrets[name]?.data ?? {});
+    for (const item of secret.items ?? keys.map((key) => ({ key, path: key }))) {
+      files.set(item.path, secretValue(output, name, item.key));
+    }
+  }
+  return files;
+}
+
+/**
+ * Every ConfigMap and Secret volume as a host directory holding its projected files (kube play
+ * cannot read Secrets), with the mount points of mounts nested inside it created, as a kubelet
+ * does (the image's root filesystem is read-only, so runc cannot create them).
+ */
+function hostVolumes(output: OperatorOutput, spec: V1PodSpec, podDir: string, runConfig: string): V1Volume[] {
+  const mounts = spec.containers.flatMap((c) => c.volumeMounts ?? []);
+  return (spec.volumes ?? []).map((volume) => {
+    if (!volume.configMap && !volume.secret) return volume;
+    const dir = join(podDir, `volume-${volume.name}`);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    for (const [path, content] of volumeFiles(output, volume, runConfig)) {
+      writeFileSync(join(dir, path), content, { mode: 0o444 });
+    }
+    for (const outer of mounts.filter((m) => m.name === volume.name))
+      for (const inner of mounts)
+        if (inner.mountPath.startsWith(`${outer.mountPath}/`)) {
+          mkdirSync(join(dir, inner.mountPath.slice(outer.mountPath.length + 1)), {
+            recursive: true,
+            mode: 0o755,
+          });
+        }
+    return { name: volume.name, hostPath: { path: dir, type: 'Directory' } };
+  });
 }
 
 function hostsFile(spec: V1PodSpec, podDir: string): string {
@@ -170,30 +210,23 @@ function playedContainer(container: V1Container, output: OperatorOutput, image: 
   };
 }
 
-/** The ConfigMap and Pod documents of replica `index` on host port `port`. */
+/** The Pod document of one replica on host port `port`. */
 function replicaYaml(
   output: OperatorOutput,
   options: { podName: string; port: number; image: string; podDir: string },
 ): string {
   const spec = podSpecOf(output.deployment);
-  const runConfigKey = 'runconfig.json';
-  const runConfig = JSON.parse(output.configMap.data?.[runConfigKey] ?? 'null') as Record<
+  const runConfig = JSON.parse(output.configMap.data?.[RUNCONFIG_KEY] ?? 'null') as Record<
     string,
     unknown
   > | null;
   if (!runConfig)
-    throw new Error(`ConfigMap ${output.configMap.metadata?.name ?? ''} has no ${runConfigKey}`);
-  const configMapName = `${options.podName}-config`;
-  const configMap: V1ConfigMap = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: configMapName },
-    data: { [runConfigKey]: JSON.stringify({ ...runConfig, host: '127.0.0.1', port: options.port }) },
-  };
-  const volumes = (spec.volumes ?? []).map((volume) =>
-    volume.configMap?.name === output.configMap.metadata?.name
-      ? { ...volume, configMap: { ...volume.configMap, name: configMapName } }
-      : hostVolume(output, volume, options.podDir),
+    throw new Error(`ConfigMap ${output.configMap.metadata?.name ?? ''} has no ${RUNCONFIG_KEY}`);
+  const volumes = hostVolumes(
+    output,
+    spec,
+    options.podDir,
+    JSON.stringify({ ...runConfig, host: '127.0.0.1', port: options.port }),
   );
   const pod = {
     apiVersion: 'v1',
@@ -210,7 +243,7 @@ function replicaYaml(
       ],
     },
   };
-  return [configMap, pod].map((doc) => stringify(doc)).join('---\n');
+  return stringify(pod);
 }
 
 async function podman(args: string[]): Promise<string> {

@@ -1,0 +1,178 @@
+/**
+ * Two replicas of the operator's proxy pod on one Redis, `sessionAffinity: None` (spec §4.3 rules
+ * 3–6), played with `podman kube play` from what the operator wrote (Secrets resolved into the
+ * pods; test/support/pods.ts). Sessions initialized through pod A are used through both pods;
+ * pod A is removed in the middle and the calls go on through pod B: no session is lost and no
+ * call after the initialize fails. Once with a password over plaintext, once over TLS with the
+ * CA from `caCertSecretRef`.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
+import { moatImage } from '../../support/moat-image.js';
+import { startTestOperator, type OperatorUnderTest } from '../../support/moat-operator.js';
+import { applyObjects, remoteProxy, secret, waitForAppliedObjects } from '../../support/pods-cluster.js';
+import {
+  healthStatus,
+  playProxyPods,
+  readOperatorOutput,
+  waitForHealth,
+  type PlayedProxy,
+  type ProxyPod,
+} from '../../support/pods.js';
+import { freePort } from '../../support/ports.js';
+import { INIT_BODY, messagesOf, post } from '../../support/proxy-harness.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+import { testTempDir } from '../../support/temp-dir.js';
+
+const workDir = testTempDir('moat-pods-redis-');
+const REMOTE_HOST = 'remote-mcp.pods.test';
+const SESSIONS = 4;
+const CALLS_PER_SESSION = 60;
+/** Pod A is removed after this many calls; the rest go through pod B. */
+const REMOVE_A_AFTER = 100;
+
+let env: OperatorUnderTest;
+let backend: HttpBackendServer;
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  [env, backend] = await Promise.all([
+    startTestOperator('pods-redis'),
+    startV1StreamableBackend({ json: true }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await env?.operator.stop();
+  await backend?.close();
+}, 120_000);
+
+/** The operator's two-replica proxy named `name` with this session storage, played as two pods. */
+async function twoReplicas(
+  name: string,
+  sessionStorage: Record<string, unknown>,
+  secrets: ReturnType<typeof secret>[],
+): Promise<PlayedProxy> {
+  const remote = new URL(backend.url);
+  await applyObjects(env.namespace, [
+    ...secrets,
+    remoteProxy(name, {
+      remoteUrl: `http://${REMOTE_HOST}:${remote.port}${remote.pathname}`,
+      replicas: 2,
+      sessionAffinity: 'None',
+      sessionStorage,
+      podTemplateSpec: { spec: { hostAliases: [{ ip: '127.0.0.1', hostnames: [REMOTE_HOST] }] } },
+    }),
+  ]);
+  const status = await waitForAppliedObjects(env.namespace, name);
+  // Two replicas on Redis without affinity is the supported set-up: no warning.
+  expect(status.conditions?.find((c) => c.type === 'SessionStorageWarning')?.status).toBe('False');
+  const output = await readOperatorOutput(env.namespace, name);
+  expect(output.deployment.spec?.replicas).toBe(2);
+  const played = await playProxyPods(output, {
+    image: await moatImage(),
+    ports: [await freePort(), await freePort()],
+    workDir,
+  });
+  cleanups.push(() => played.down());
+  await Promise.all(played.pods.map((pod) => waitForHealth(pod)));
+  return played;
+}
+
+interface Tally {
+  calls: number;
+  failed: number;
+  lostSessions: number;
+  byPod: Record<string, number>;
+}
+
+const sessionHeaders = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' });
+
+/** Initializes `SESSIONS` sessions through A, then calls round-robin over both pods, removing A midway. */
+async function runContinuity(a: ProxyPod, b: ProxyPod): Promise<Tally> {
+  const sessions: string[] = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    const init = await post(`${a.url}/mcp`, INIT_BODY);
+    expect(init.status, init.text).toBe(200);
+    const id = init.headers.get('mcp-session-id') ?? '';
+    expect(id).not.toBe('');
+    // The initialized notification already goes through the other pod.
+    const initialized = await post(
+      `${b.url}/mcp`,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      sessionHeaders(id),
+    );
+    expect(initialized.status, initialized.text).toBe(202);
+    sessions.push(id);
+  }
+  const tally: Tally = { calls: 0, failed: 0, lostSessions: 0, byPod: { [a.name]: 0, [b.name]: 0 } };
+  const lost = new Set<string>();
+  let aRemoved = false;
+  for (let n = 0; n < SESSIONS * CALLS_PER_SESSION; n++) {
+    if (n === REMOVE_A_AFTER) {
+      await a.remove();
+      expect(await healthStatus(a), 'pod A still answers after its removal').toBe(0);
+      aRemoved = true;
+    }
+    const pod = !aRemoved && n % 2 === 0 ? a : b;
+    const session = sessions[n % SESSIONS]!;
+    const call = {
+      jsonrpc: '2.0',
+      id: n + 2,
+      method: 'tools/call',
+      params: { name: 'add', arguments: { a: n, b: 1 } },
+    };
+    const answer = await post(`${pod.url}/mcp`, call, sessionHeaders(session));
+    tally.calls += 1;
+    tally.byPod[pod.name] = (tally.byPod[pod.name] ?? 0) + 1;
+    const message = answer.status === 200 ? messagesOf(answer)[0] : undefined;
+    const ok =
+      (message as { result?: { content?: { text?: string }[] } } | undefined)?.result?.content?.[0]?.text ===
+      String(n + 1);
+    if (!ok) tally.failed += 1;
+    if (answer.status === 404) lost.add(session);
+  }
+  tally.lostSessions = lost.size;
+  return tally;
+}
+
+function expectNoLoss(tally: Tally, a: ProxyPod, b: ProxyPod, label: string): void {
+  console.log(`pods/${label}: ${JSON.stringify(tally)}`);
+  expect(tally.calls).toBeGreaterThanOrEqual(200);
+  expect(tally.byPod[a.name]).toBe(REMOVE_A_AFTER / 2);
+  expect(tally.byPod[b.name]).toBe(tally.calls - REMOVE_A_AFTER / 2);
+  expect(tally.lostSessions).toBe(0);
+  expect(tally.failed).toBe(0);
+}
+
+describe('two proxy pods on Redis, no affinity (Secrets resolved into the pods)', () => {
+  it('keeps every session through the loss of pod A (Redis with a password)', async () => {
+    const redis: RedisServer = await startRedis({ password: 'redis-pass-for-pods' });
+    cleanups.push(() => redis.stop());
+    const played = await twoReplicas(
+      'redis-plain',
+      { provider: 'redis', address: redis.address, passwordRef: { name: 'redis-auth', key: 'password' } },
+      [secret('redis-auth', { password: 'redis-pass-for-pods' })],
+    );
+    const [a, b] = played.pods as [ProxyPod, ProxyPod];
+    expectNoLoss(await runContinuity(a, b), a, b, 'redis-plain');
+  }, 240_000);
+
+  it('keeps every session through the loss of pod A (Redis over TLS, CA from caCertSecretRef)', async () => {
+    const redis: RedisServer = await startRedis({ tls: true });
+    cleanups.push(() => redis.stop());
+    const played = await twoReplicas(
+      'redis-tls',
+      {
+        provider: 'redis',
+        address: redis.address,
+        tls: { caCertSecretRef: { name: 'redis-ca', key: 'ca.crt' } },
+      },
+      [secret('redis-ca', { 'ca.crt': readFileSync(redis.tls!.caFile, 'utf8') })],
+    );
+    const [a, b] = played.pods as [ProxyPod, ProxyPod];
+    expectNoLoss(await runContinuity(a, b), a, b, 'redis-tls');
+  }, 240_000);
+});
