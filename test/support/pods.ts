@@ -71,7 +71,7 @@ export interface PlayedProxy {
   down(): Promise<void>;
 }
 
-const isMissing = (err: unknown) => (err as { code?: number }).code === 404;
+const isMissing = (err: unknown) => (err as { status?: number }).status === 404;
 
 /** Waits (bounded) until the operator has written the proxy's Deployment and ConfigMap, then reads them and their Secrets. */
 export async function readOperatorOutput(

@@ -5,35 +5,22 @@
  * an OIDC token from a real OpenID provider, a Cedar policy, a tool filter and injected headers.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { moatImage } from '../../support/moat-image.js';
-import { startTestOperator, type OperatorUnderTest } from '../../support/moat-operator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { applyObjects, remoteProxy, secret, waitForAppliedObjects } from '../../support/pods-cluster.js';
-import { playProxyPods, readOperatorOutput, waitForHealth, type PlayedProxy } from '../../support/pods.js';
-import { freePort } from '../../support/ports.js';
+import { addCall, initializeSession, usePodTestEnvironment } from '../../support/pods-fixture.js';
+import { waitForHealth, type PlayedProxy } from '../../support/pods.js';
 import { INIT_BODY, messagesOf, post } from '../../support/proxy-harness.js';
 import { testTempDir } from '../../support/temp-dir.js';
 
-const workDir = testTempDir('moat-pods-policies-');
-/** The remote's name in the resource: the operator refuses loopback addresses, the pod maps it back. */
-const REMOTE_HOST = 'remote-mcp.pods.test';
 const AUDIENCE = 'https://policies.pods.test/mcp';
-
-let env: OperatorUnderTest;
-let backend: HttpBackendServer;
+const env = usePodTestEnvironment('pods-policies', testTempDir('moat-pods-policies-'));
 let idp: TestOidcProvider;
-let played: PlayedProxy | undefined;
+let played: PlayedProxy;
 
 beforeAll(async () => {
-  const image = moatImage(); // built (once per machine) while the rest starts
-  [env, backend, idp] = await Promise.all([
-    startTestOperator('pods-policies'),
-    startV2StreamableBackend(),
-    startTestOidcProvider([{ id: 'alice' }], { audience: AUDIENCE }),
-  ]);
-  const remote = new URL(backend.url);
+  idp = await startTestOidcProvider([{ id: 'alice' }], { audience: AUDIENCE });
+  env.onCleanup(() => idp.close());
   await applyObjects(env.namespace, [
     secret('remote-api-key', { token: 'key-from-a-secret' }),
     {
@@ -51,41 +38,34 @@ beforeAll(async () => {
       metadata: { name: 'echo-and-add' },
       spec: { toolsFilter: ['echo', 'add'] },
     },
-    remoteProxy('policies', {
-      remoteUrl: `http://${REMOTE_HOST}:${remote.port}${remote.pathname}`,
-      oidcConfigRef: { name: 'test-idp', audience: AUDIENCE },
-      authzConfig: {
-        type: 'inline',
-        inline: {
-          // `secret` is permitted, but the tool filter hides it; `add` passes the filter, Cedar denies it.
-          policies: [
-            'permit(principal, action == Action::"call_tool", resource == Tool::"echo");',
-            'permit(principal, action == Action::"call_tool", resource == Tool::"secret");',
+    remoteProxy(
+      'policies',
+      env.proxySpec({
+        oidcConfigRef: { name: 'test-idp', audience: AUDIENCE },
+        authzConfig: {
+          type: 'inline',
+          inline: {
+            // `secret` is permitted, but the tool filter hides it; `add` passes the filter, Cedar denies it.
+            policies: [
+              'permit(principal, action == Action::"call_tool", resource == Tool::"echo");',
+              'permit(principal, action == Action::"call_tool", resource == Tool::"secret");',
+            ],
+          },
+        },
+        toolConfigRef: { name: 'echo-and-add' },
+        headerForward: {
+          addPlaintextHeaders: { 'X-Client': 'moat-pod' },
+          addHeadersFromSecret: [
+            { headerName: 'X-Api-Key', valueSecretRef: { name: 'remote-api-key', key: 'token' } },
           ],
         },
-      },
-      toolConfigRef: { name: 'echo-and-add' },
-      headerForward: {
-        addPlaintextHeaders: { 'X-Client': 'moat-pod' },
-        addHeadersFromSecret: [
-          { headerName: 'X-Api-Key', valueSecretRef: { name: 'remote-api-key', key: 'token' } },
-        ],
-      },
-      podTemplateSpec: { spec: { hostAliases: [{ ip: '127.0.0.1', hostnames: [REMOTE_HOST] }] } },
-    }),
+      }),
+    ),
   ]);
   await waitForAppliedObjects(env.namespace, 'policies');
-  const output = await readOperatorOutput(env.namespace, 'policies');
-  played = await playProxyPods(output, { image: await image, ports: [await freePort()], workDir });
+  played = await env.play('policies');
   await waitForHealth(played.pods[0]!);
 }, 240_000);
-
-afterAll(async () => {
-  await played?.down();
-  await env?.operator.stop();
-  await backend?.close();
-  await idp?.close();
-}, 120_000);
 
 function sdkClient(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'pods-policies', version: '1' });
@@ -97,7 +77,7 @@ function sdkClient(url: string, token: string): Promise<Client> {
 
 describe('a proxy pod played from the operator output (Secrets resolved into the pod)', () => {
   it('calls a tool of the remote with a token from the OIDC provider and injects both headers', async () => {
-    const pod = played!.pods[0]!;
+    const pod = played.pods[0]!;
     const client = await sdkClient(pod.url, await idp.token('alice'));
     try {
       const result = await client.callTool({ name: 'echo', arguments: { text: 'through the pod' } });
@@ -105,7 +85,7 @@ describe('a proxy pod played from the operator output (Secrets resolved into the
     } finally {
       await client.close();
     }
-    const upstream = backend.seen.filter((r) => r.method === 'POST');
+    const upstream = env.backend.seen.filter((r) => r.method === 'POST');
     expect(upstream.length).toBeGreaterThan(0);
     for (const request of upstream) {
       expect(request.headers['x-client']).toBe('moat-pod');
@@ -116,7 +96,7 @@ describe('a proxy pod played from the operator output (Secrets resolved into the
   });
 
   it('lists only the tools that pass both the tool filter and the Cedar policies', async () => {
-    const client = await sdkClient(played!.pods[0]!.url, await idp.token('alice'));
+    const client = await sdkClient(played.pods[0]!.url, await idp.token('alice'));
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(['echo']);
@@ -126,28 +106,18 @@ describe('a proxy pod played from the operator output (Secrets resolved into the
   });
 
   it('answers a Cedar denial with 403 and a JSON-RPC error', async () => {
-    const url = `${played!.pods[0]!.url}/mcp`;
-    const auth = { authorization: `Bearer ${await idp.token('alice')}` };
-    const init = await post(url, INIT_BODY, auth);
-    expect(init.status).toBe(200);
-    const session = {
-      ...auth,
-      'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const call = {
-      jsonrpc: '2.0',
-      id: 2,
-      method: 'tools/call',
-      params: { name: 'add', arguments: { a: 1, b: 2 } },
-    };
+    const url = `${played.pods[0]!.url}/mcp`;
+    const session = await initializeSession(url, {
+      authorization: `Bearer ${await idp.token('alice')}`,
+    });
+    const call = addCall(2, 1, 2);
     const denied = await post(url, call, session);
     expect(denied.status).toBe(403);
     expect(messagesOf(denied)[0]).toMatchObject({ id: 2, error: { code: 403 } });
   });
 
   it('refuses a request without a token and one with a token for another audience', async () => {
-    const url = `${played!.pods[0]!.url}/mcp`;
+    const url = `${played.pods[0]!.url}/mcp`;
     expect((await post(url, INIT_BODY)).status).toBe(401);
     const other = await idp.token('alice', { resource: 'https://other.example/mcp' });
     expect((await post(url, INIT_BODY, { authorization: `Bearer ${other}` })).status).toBe(401);

@@ -7,47 +7,25 @@
  * CA from `caCertSecretRef`.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { moatImage } from '../../support/moat-image.js';
-import { startTestOperator, type OperatorUnderTest } from '../../support/moat-operator.js';
+import { describe, expect, it } from 'vitest';
 import { applyObjects, remoteProxy, secret, waitForAppliedObjects } from '../../support/pods-cluster.js';
 import {
-  healthStatus,
-  playProxyPods,
-  readOperatorOutput,
-  waitForHealth,
-  type PlayedProxy,
-  type ProxyPod,
-} from '../../support/pods.js';
-import { freePort } from '../../support/ports.js';
-import { INIT_BODY, messagesOf, post } from '../../support/proxy-harness.js';
+  addCall,
+  initializeSession,
+  sessionHeaders,
+  usePodTestEnvironment,
+} from '../../support/pods-fixture.js';
+import { healthStatus, waitForHealth, type PlayedProxy, type ProxyPod } from '../../support/pods.js';
+import { messagesOf, post } from '../../support/proxy-harness.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 import { testTempDir } from '../../support/temp-dir.js';
 
-const workDir = testTempDir('moat-pods-redis-');
-const REMOTE_HOST = 'remote-mcp.pods.test';
 const SESSIONS = 4;
 const CALLS_PER_SESSION = 60;
 /** Pod A is removed after this many calls; the rest go through pod B. */
 const REMOVE_A_AFTER = 100;
 
-let env: OperatorUnderTest;
-let backend: HttpBackendServer;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  [env, backend] = await Promise.all([
-    startTestOperator('pods-redis'),
-    startV1StreamableBackend({ json: true }),
-  ]);
-}, 120_000);
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await env?.operator.stop();
-  await backend?.close();
-}, 120_000);
+const env = usePodTestEnvironment('pods-redis', testTempDir('moat-pods-redis-'));
 
 /** The operator's two-replica proxy named `name` with this session storage, played as two pods. */
 async function twoReplicas(
@@ -55,28 +33,14 @@ async function twoReplicas(
   sessionStorage: Record<string, unknown>,
   secrets: ReturnType<typeof secret>[],
 ): Promise<PlayedProxy> {
-  const remote = new URL(backend.url);
   await applyObjects(env.namespace, [
     ...secrets,
-    remoteProxy(name, {
-      remoteUrl: `http://${REMOTE_HOST}:${remote.port}${remote.pathname}`,
-      replicas: 2,
-      sessionAffinity: 'None',
-      sessionStorage,
-      podTemplateSpec: { spec: { hostAliases: [{ ip: '127.0.0.1', hostnames: [REMOTE_HOST] }] } },
-    }),
+    remoteProxy(name, env.proxySpec({ replicas: 2, sessionAffinity: 'None', sessionStorage })),
   ]);
   const status = await waitForAppliedObjects(env.namespace, name);
   // Two replicas on Redis without affinity is the supported set-up: no warning.
   expect(status.conditions?.find((c) => c.type === 'SessionStorageWarning')?.status).toBe('False');
-  const output = await readOperatorOutput(env.namespace, name);
-  expect(output.deployment.spec?.replicas).toBe(2);
-  const played = await playProxyPods(output, {
-    image: await moatImage(),
-    ports: [await freePort(), await freePort()],
-    workDir,
-  });
-  cleanups.push(() => played.down());
+  const played = await env.play(name, 2);
   await Promise.all(played.pods.map((pod) => waitForHealth(pod)));
   return played;
 }
@@ -88,24 +52,19 @@ interface Tally {
   byPod: Record<string, number>;
 }
 
-const sessionHeaders = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' });
-
 /** Initializes `SESSIONS` sessions through A, then calls round-robin over both pods, removing A midway. */
 async function runContinuity(a: ProxyPod, b: ProxyPod): Promise<Tally> {
   const sessions: string[] = [];
   for (let i = 0; i < SESSIONS; i++) {
-    const init = await post(`${a.url}/mcp`, INIT_BODY);
-    expect(init.status, init.text).toBe(200);
-    const id = init.headers.get('mcp-session-id') ?? '';
-    expect(id).not.toBe('');
+    const headers = await initializeSession(`${a.url}/mcp`);
     // The initialized notification already goes through the other pod.
     const initialized = await post(
       `${b.url}/mcp`,
       { jsonrpc: '2.0', method: 'notifications/initialized' },
-      sessionHeaders(id),
+      headers,
     );
     expect(initialized.status, initialized.text).toBe(202);
-    sessions.push(id);
+    sessions.push(headers['mcp-session-id']!);
   }
   const tally: Tally = { calls: 0, failed: 0, lostSessions: 0, byPod: { [a.name]: 0, [b.name]: 0 } };
   const lost = new Set<string>();
@@ -118,12 +77,7 @@ async function runContinuity(a: ProxyPod, b: ProxyPod): Promise<Tally> {
     }
     const pod = !aRemoved && n % 2 === 0 ? a : b;
     const session = sessions[n % SESSIONS]!;
-    const call = {
-      jsonrpc: '2.0',
-      id: n + 2,
-      method: 'tools/call',
-      params: { name: 'add', arguments: { a: n, b: 1 } },
-    };
+    const call = addCall(n + 2, n, 1);
     const answer = await post(`${pod.url}/mcp`, call, sessionHeaders(session));
     tally.calls += 1;
     tally.byPod[pod.name] = (tally.byPod[pod.name] ?? 0) + 1;
@@ -150,7 +104,7 @@ function expectNoLoss(tally: Tally, a: ProxyPod, b: ProxyPod, label: string): vo
 describe('two proxy pods on Redis, no affinity (Secrets resolved into the pods)', () => {
   it('keeps every session through the loss of pod A (Redis with a password)', async () => {
     const redis: RedisServer = await startRedis({ password: 'redis-pass-for-pods' });
-    cleanups.push(() => redis.stop());
+    env.onCleanup(() => redis.stop());
     const played = await twoReplicas(
       'redis-plain',
       { provider: 'redis', address: redis.address, passwordRef: { name: 'redis-auth', key: 'password' } },
@@ -162,7 +116,7 @@ describe('two proxy pods on Redis, no affinity (Secrets resolved into the pods)'
 
   it('keeps every session through the loss of pod A (Redis over TLS, CA from caCertSecretRef)', async () => {
     const redis: RedisServer = await startRedis({ tls: true });
-    cleanups.push(() => redis.stop());
+    env.onCleanup(() => redis.stop());
     const played = await twoReplicas(
       'redis-tls',
       {
