@@ -80,6 +80,24 @@ describe('proxy pods in the failure cases of spec §7 (Secrets resolved into the
     expect(messagesOf(onA)[0]).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: '3' }] } });
   }, 180_000);
 
+  it('answers /health with 503 (not ready) once its Redis is gone', async () => {
+    const redis: RedisServer = await startRedis();
+    let redisRunning = true;
+    env.onCleanup(() => (redisRunning ? redis.stop() : Promise.resolve()));
+    await applyObjects(env.namespace, [
+      remoteProxy(
+        'redis-gone',
+        env.proxySpec({ sessionStorage: { provider: 'redis', address: redis.address } }),
+      ),
+    ]);
+    await waitForAppliedObjects(env.namespace, 'redis-gone');
+    const [pod] = (await env.play('redis-gone')).pods as [ProxyPod];
+    await waitForHealth(pod);
+    await redis.stop();
+    redisRunning = false;
+    await eventually(async () => expect(await healthStatus(pod)).toBe(503), 30_000, 250);
+  }, 180_000);
+
   it('with a wrong Redis CA, the pod never becomes ready and never sends Redis plaintext', async () => {
     const redis: RedisServer = await startRedis({ tls: true });
     env.onCleanup(() => redis.stop());
