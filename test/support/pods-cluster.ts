@@ -2,6 +2,9 @@
  * The cluster side of the pod tests: the real operator (under the shipped RBAC) watching a fresh
  * namespace, the objects a user would apply, and the proxy's status as the API server has it.
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
 import type { KubeObject, ResourceType } from '../../src/operator/controller/resource.js';
 import { collectionPath, objectPath } from '../../src/operator/controller/resource.js';
 import {
@@ -14,6 +17,16 @@ import {
 import { adminClient, eventually } from './kube-controller.js';
 
 const TYPES: ResourceType[] = [SECRETS, OIDC_CONFIGS, AUTHZ_CONFIGS, TOOL_CONFIGS, REMOTE_PROXIES];
+
+const OPERATOR_DOC = fileURLToPath(new URL('../../docs/operator.md', import.meta.url));
+
+/** The YAML block after `<!-- example: NAME -->` in docs/operator.md, as objects. */
+export function docExample(name: string): KubeObject[] {
+  const text = readFileSync(OPERATOR_DOC, 'utf8');
+  const match = new RegExp(`<!-- example: ${name} -->\\s*\`\`\`yaml\\n([\\s\\S]*?)\`\`\``).exec(text);
+  if (!match) throw new Error(`docs/operator.md has no example ${name}`);
+  return loadAllYaml(match[1]!) as KubeObject[];
+}
 
 /** Creates the objects in `namespace` as the cluster admin (a user's `kubectl apply`). */
 export async function applyObjects(namespace: string, objects: KubeObject[]): Promise<void> {

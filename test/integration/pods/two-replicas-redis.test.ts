@@ -8,7 +8,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyObjects, remoteProxy, secret, waitForAppliedObjects } from '../../support/pods-cluster.js';
+import type { KubeObject } from '../../../src/operator/controller/resource.js';
+import {
+  applyObjects,
+  docExample,
+  remoteProxy,
+  secret,
+  waitForAppliedObjects,
+} from '../../support/pods-cluster.js';
 import {
   addCall,
   initializeSession,
@@ -27,22 +34,42 @@ const REMOVE_A_AFTER = 100;
 
 const env = usePodTestEnvironment('pods-redis', testTempDir('moat-pods-redis-'));
 
-/** The operator's two-replica proxy named `name` with this session storage, played as two pods. */
-async function twoReplicas(
-  name: string,
-  sessionStorage: Record<string, unknown>,
-  secrets: ReturnType<typeof secret>[],
-): Promise<PlayedProxy> {
-  await applyObjects(env.namespace, [
-    ...secrets,
-    remoteProxy(name, env.proxySpec({ replicas: 2, sessionAffinity: 'None', sessionStorage })),
-  ]);
+/** Applies `objects` (with the two-replica proxy `name`) and plays the operator's output as two pods. */
+async function twoReplicas(name: string, objects: KubeObject[]): Promise<PlayedProxy> {
+  await applyObjects(env.namespace, objects);
   const status = await waitForAppliedObjects(env.namespace, name);
   // Two replicas on Redis without affinity is the supported set-up: no warning.
   expect(status.conditions?.find((c) => c.type === 'SessionStorageWarning')?.status).toBe('False');
   const played = await env.play(name, 2);
   await Promise.all(played.pods.map((pod) => waitForHealth(pod)));
   return played;
+}
+
+/**
+ * The two-replica recipe of docs/operator.md as written, with what only this test can know filled
+ * in: the Secret values, the Redis address and the remote (through the pod's host alias).
+ */
+function recipeFor(redis: RedisServer): KubeObject[] {
+  const objects = docExample('two-replicas-redis');
+  const values: Record<string, Record<string, string>> = {
+    'mcp-sessions-redis': { password: redis.password ?? '' },
+    'mcp-sessions-redis-ca': { 'ca.crt': readFileSync(redis.tls!.caFile, 'utf8') },
+  };
+  return objects.map((obj) => {
+    if (obj.kind === 'Secret') {
+      const stringData = values[obj.metadata?.name ?? ''];
+      if (!stringData) throw new Error(`the recipe has an unexpected Secret ${obj.metadata?.name ?? ''}`);
+      return { ...obj, stringData };
+    }
+    const { remoteUrl: _documented, ...spec } = obj.spec as {
+      remoteUrl: string;
+      sessionStorage: Record<string, unknown>;
+    };
+    return {
+      ...obj,
+      spec: env.proxySpec({ ...spec, sessionStorage: { ...spec.sessionStorage, address: redis.address } }),
+    };
+  });
 }
 
 interface Tally {
@@ -105,27 +132,29 @@ describe('two proxy pods on Redis, no affinity (Secrets resolved into the pods)'
   it('keeps every session through the loss of pod A (Redis with a password)', async () => {
     const redis: RedisServer = await startRedis({ password: 'redis-pass-for-pods' });
     env.onCleanup(() => redis.stop());
-    const played = await twoReplicas(
-      'redis-plain',
-      { provider: 'redis', address: redis.address, passwordRef: { name: 'redis-auth', key: 'password' } },
-      [secret('redis-auth', { password: 'redis-pass-for-pods' })],
-    );
+    const played = await twoReplicas('redis-plain', [
+      secret('redis-auth', { password: 'redis-pass-for-pods' }),
+      remoteProxy(
+        'redis-plain',
+        env.proxySpec({
+          replicas: 2,
+          sessionAffinity: 'None',
+          sessionStorage: {
+            provider: 'redis',
+            address: redis.address,
+            passwordRef: { name: 'redis-auth', key: 'password' },
+          },
+        }),
+      ),
+    ]);
     const [a, b] = played.pods as [ProxyPod, ProxyPod];
     expectNoLoss(await runContinuity(a, b), a, b, 'redis-plain');
   }, 240_000);
 
-  it('keeps every session through the loss of pod A (Redis over TLS, CA from caCertSecretRef)', async () => {
-    const redis: RedisServer = await startRedis({ tls: true });
+  it('keeps every session through the loss of pod A (the docs recipe: Redis over TLS, CA from caCertSecretRef, password)', async () => {
+    const redis: RedisServer = await startRedis({ tls: true, password: 'redis-pass-for-pods' });
     env.onCleanup(() => redis.stop());
-    const played = await twoReplicas(
-      'redis-tls',
-      {
-        provider: 'redis',
-        address: redis.address,
-        tls: { caCertSecretRef: { name: 'redis-ca', key: 'ca.crt' } },
-      },
-      [secret('redis-ca', { 'ca.crt': readFileSync(redis.tls!.caFile, 'utf8') })],
-    );
+    const played = await twoReplicas('shared-sessions', recipeFor(redis));
     const [a, b] = played.pods as [ProxyPod, ProxyPod];
     expectNoLoss(await runContinuity(a, b), a, b, 'redis-tls');
   }, 240_000);
