@@ -1,6 +1,6 @@
 /**
- * The cluster side of the pod tests: the real operator (under the shipped RBAC) watching a fresh
- * namespace, the objects a user would apply, and the proxy's status as the API server has it.
+ * The cluster side of the pod tests: the objects a user would apply (also straight from the
+ * examples of docs/operator.md), and the proxy's status as the API server has it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,12 +1,12 @@
 /**
- * What every pod test file shares: the operator watching a fresh namespace, a real MCP server on
- * the host as the remote, cleanups run in reverse order, and the operator's pods played from the
- * API server (test/support/pods.ts).
+ * What every pod test file shares: the operator, in a container of the Moat image, watching a
+ * fresh namespace; a real MCP server on the host as the remote; cleanups run in reverse order;
+ * and the operator's pods played from the API server (test/support/pods.ts).
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startV1StreamableBackend, type HttpBackendServer } from './mcp-http-backends.js';
 import { moatImage } from './moat-image.js';
-import { startTestOperator, type OperatorUnderTest } from './moat-operator.js';
+import { startOperatorContainer, type OperatorContainer } from './pods-operator.js';
 import { playProxyPods, readOperatorOutput, type PlayedProxy } from './pods.js';
 import { freePort } from './ports.js';
 import { INIT_BODY, post } from './proxy-harness.js';
@@ -18,7 +18,7 @@ import { INIT_BODY, post } from './proxy-harness.js';
 export const REMOTE_HOST = 'remote-mcp.pods.test';
 
 export interface PodTestEnvironment {
-  readonly operator: OperatorUnderTest;
+  readonly operator: OperatorContainer;
   readonly namespace: string;
   readonly backend: HttpBackendServer;
   /** Runs `cleanup` in afterAll, before the operator stops (last registered runs first). */
@@ -31,7 +31,7 @@ export interface PodTestEnvironment {
 
 /** Registers beforeAll/afterAll for a pod test file; the fields are set once beforeAll ran. */
 export function usePodTestEnvironment(prefix: string, workDir: string): PodTestEnvironment {
-  let operator: OperatorUnderTest | undefined;
+  let operator: OperatorContainer | undefined;
   let backend: HttpBackendServer | undefined;
   const cleanups: Array<() => Promise<void>> = [];
   const ready = <T>(value: T | undefined): T => {
@@ -40,13 +40,13 @@ export function usePodTestEnvironment(prefix: string, workDir: string): PodTestE
   };
   beforeAll(async () => {
     [operator, backend] = await Promise.all([
-      startTestOperator(prefix),
+      moatImage().then((image) => startOperatorContainer(prefix, image, workDir)),
       startV1StreamableBackend({ json: true }),
     ]);
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
-    await operator?.operator.stop();
+    await operator?.stop();
     await backend?.close();
   }, 120_000);
   const environment: PodTestEnvironment = {
@@ -70,8 +70,10 @@ export function usePodTestEnvironment(prefix: string, workDir: string): PodTestE
     },
     play: async (name, replicas = 1) => {
       const output = await readOperatorOutput(environment.namespace, name);
+      // The operator (itself in the image) names the image it was given for the proxy pods.
+      expect(output.deployment.spec?.template.spec?.containers[0]?.image).toBe(ready(operator).image);
       const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
-      const played = await playProxyPods(output, { image: await moatImage(), ports, workDir });
+      const played = await playProxyPods(output, { ports, workDir });
       cleanups.push(() => played.down());
       return played;
     },

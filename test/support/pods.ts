@@ -17,7 +17,9 @@
  * - `hostAliases` written as the pod's /etc/hosts (kube play ignores them on the host network).
  * - Probes dropped: kube play turns them into `curl` health checks, which the shell-less image
  *   cannot run (and no systemd runs them here). `waitForHealth` polls the readiness probe's path.
- * - The image replaced by the locally built one (test/support/moat-image.ts).
+ *
+ * The image is the one the operator put in the Deployment (its `--proxy-image`, the locally built
+ * test/support/moat-image.ts in these tests).
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -197,11 +199,10 @@ function hostsFile(spec: V1PodSpec, podDir: string): string {
   return path;
 }
 
-function playedContainer(container: V1Container, output: OperatorOutput, image: string): V1Container {
+function playedContainer(container: V1Container, output: OperatorOutput): V1Container {
   const { ports: _ports, startupProbe: _s, readinessProbe: _r, livenessProbe: _l, ...rest } = container;
   return {
     ...rest,
-    image,
     env: literalEnv(output, container.env ?? []),
     volumeMounts: [
       ...(container.volumeMounts ?? []),
@@ -213,7 +214,7 @@ function playedContainer(container: V1Container, output: OperatorOutput, image: 
 /** The Pod document of one replica on host port `port`. */
 function replicaYaml(
   output: OperatorOutput,
-  options: { podName: string; port: number; image: string; podDir: string },
+  options: { podName: string; port: number; podDir: string },
 ): string {
   const spec = podSpecOf(output.deployment);
   const runConfig = JSON.parse(output.configMap.data?.[RUNCONFIG_KEY] ?? 'null') as Record<
@@ -236,7 +237,7 @@ function replicaYaml(
       ...spec,
       hostNetwork: true,
       hostAliases: undefined,
-      containers: spec.containers.map((c) => playedContainer(c, output, options.image)),
+      containers: spec.containers.map((c) => playedContainer(c, output)),
       volumes: [
         ...volumes,
         { name: 'hosts', hostPath: { path: hostsFile(spec, options.podDir), type: 'File' } },
@@ -262,7 +263,7 @@ async function podman(args: string[]): Promise<string> {
  */
 export async function playProxyPods(
   output: OperatorOutput,
-  options: { image: string; ports: number[]; workDir: string },
+  options: { ports: number[]; workDir: string },
 ): Promise<PlayedProxy> {
   const replicas = output.deployment.spec?.replicas ?? 1;
   if (options.ports.length !== replicas) {
@@ -276,7 +277,7 @@ export async function playProxyPods(
     chmodSync(options.workDir, 0o755);
     chmodSync(podDir, 0o755);
     const file = join(podDir, 'pod.yaml');
-    writeFileSync(file, replicaYaml(output, { podName, port, image: options.image, podDir }));
+    writeFileSync(file, replicaYaml(output, { podName, port, podDir }));
     return { podName, port, file };
   });
   const removed = new Set<string>();

@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../support/kube-controller.js';
-import { moatImage } from '../../support/moat-image.js';
 import {
   applyObjects,
   proxyStatus,
@@ -156,11 +155,7 @@ describe('proxy pods in the failure cases of spec §7 (Secrets resolved into the
     expect(condition?.message).toContain('absent-redis-ca');
     expect(status.phase).toBe('Pending');
     const output = await readOperatorOutput(env.namespace, 'absent-ca');
-    const error = await playProxyPods(output, {
-      image: await moatImage(),
-      ports: [await freePort()],
-      workDir,
-    }).then(
+    const error = await playProxyPods(output, { ports: [await freePort()], workDir }).then(
       () => undefined,
       (err: unknown) => err,
     );
