@@ -5,18 +5,15 @@
  * It reaches the test API server on the host's loopback through host networking, and names the
  * same image as `--proxy-image`, so the pods played from its Deployments run that image.
  */
-import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { kubeCluster } from './kube-cluster.js';
 import { eventually } from './kube-controller.js';
 import { IMAGE_UID } from './moat-image.js';
 import { prepareOperatorNamespace } from './moat-operator.js';
-import { podmanEnv } from './podman.js';
+import { containerLogs, podman } from './pods.js';
 import { freePort } from './ports.js';
 
-const run = promisify(execFile);
 const IN_CONTAINER_DIR = '/var/run/moat-test-kube';
 
 export interface OperatorContainer {
@@ -26,11 +23,6 @@ export interface OperatorContainer {
   logs(): Promise<string>;
   /** Stops (SIGTERM, bounded) and removes the container. */
   stop(): Promise<void>;
-}
-
-async function podman(args: string[]): Promise<string> {
-  const { stdout } = await run('podman', args, { env: podmanEnv(), timeout: 120_000 });
-  return stdout;
 }
 
 /** A fresh namespace watched by the operator in a container of `image`; resolves once /readyz is 200. */
@@ -64,11 +56,7 @@ export async function startOperatorContainer(
   const container: OperatorContainer = {
     namespace,
     image,
-    logs: () =>
-      run('podman', ['logs', name], { env: podmanEnv(), timeout: 30_000 }).then(
-        ({ stdout, stderr }) => stdout + stderr,
-        (err: Error) => `(no logs: ${err.message})`,
-      ),
+    logs: () => containerLogs(name),
     stop: async () => {
       await podman(['rm', '--force', '--ignore', '--time', '10', name]).catch(() => undefined);
     },

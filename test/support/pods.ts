@@ -247,7 +247,8 @@ function replicaYaml(
   return stringify(pod);
 }
 
-async function podman(args: string[]): Promise<string> {
+/** A podman CLI call with the tests' Podman settings, bounded in time. */
+export async function podman(args: string[]): Promise<string> {
   const { stdout } = await run('podman', args, {
     env: podmanEnv(),
     timeout: PODMAN_TIMEOUT_MS,
@@ -293,11 +294,7 @@ export async function playProxyPods(
       name: podName,
       url: `http://127.0.0.1:${port}`,
       remove: () => remove(podName, file),
-      logs: () =>
-        run('podman', ['logs', `${podName}-moat`], { env: podmanEnv(), timeout: 30_000 }).then(
-          ({ stdout, stderr }) => stdout + stderr,
-          (err: Error) => `(no logs: ${err.message})`,
-        ),
+      logs: () => containerLogs(`${podName}-moat`),
     })),
     down: async () => {
       await Promise.all(files.map(({ podName, file }) => remove(podName, file)));
@@ -313,6 +310,14 @@ export async function playProxyPods(
     throw err;
   }
   return played;
+}
+
+/** A container's output (stdout and stderr), or why there is none: for failure messages. */
+export function containerLogs(name: string): Promise<string> {
+  return run('podman', ['logs', name], { env: podmanEnv(), timeout: 30_000 }).then(
+    ({ stdout, stderr }) => stdout + stderr,
+    (err: Error) => `(no logs: ${err.message})`,
+  );
 }
 
 /** Status of `GET /health` (0 when nothing answers). */
