@@ -2,8 +2,8 @@
  * The Moat image as the Containerfile at the repository root makes it (Node 24, the built dist/
  * and the production node_modules under /app, UID 65532, entry point `node dist/cli/main.js`, no
  * shell), made here from host parts because tests cannot pull the Node base image: this machine's
- * Node binary and its libraries (the base image of test/support/images.ts), the dist/ built by
- * scripts/setup.sh, and the packages package-lock.json marks as non-dev, copied from node_modules.
+ * Node binary and its libraries (the base image of test/support/images.ts), the built dist/, and
+ * the packages package-lock.json marks as non-dev, copied from node_modules.
  *
  * Tagged `localhost/mcp-moat:<hash of those inputs>` and built once per machine: later runs and
  * parallel test files reuse it.
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { NODE_IN_IMAGE } from '../../src/runtime/egress/node-rootfs.js';
 import { CACHE_DIR, contentHash, withCacheLock } from './cache.js';
 import { imageExists, nodeBaseImage } from './images.js';
+import { ensureBuilt } from './moat-cli.js';
 import { podmanCli } from './podman.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,11 +56,9 @@ function copyPackage(path: string, target: string): void {
   });
 }
 
-/** The image reference; builds it on first use. Needs dist/ (scripts/setup.sh builds it). */
+/** The image reference; builds it on first use (and dist/ first when it is missing or stale). */
 export async function moatImage(): Promise<string> {
-  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` (scripts/setup.sh does) before the pod tests');
-  }
+  await ensureBuilt();
   const base = await nodeBaseImage();
   const containerfile = [
     `FROM ${base}`,
