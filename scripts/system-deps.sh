@@ -10,9 +10,10 @@ set -euo pipefail
 # netavark runs iptables for every bridged container but does not declare it. The CNI plugins
 # are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
 # backend to prove moat names what that backend cannot do. prometheus scrapes /metrics in the
-# telemetry tests.
+# telemetry tests. catatonit is the pause binary `podman kube play` needs (test/integration/pods/).
+
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
-  redis-server openssl debootstrap curl python3 prometheus)
+  redis-server openssl debootstrap curl python3 prometheus catatonit)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

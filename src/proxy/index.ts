@@ -71,8 +71,9 @@ export async function startProxy(
     for (const close of owned.reverse()) await close();
   };
   let handler: TransportHandler & { backendHealth?(): Promise<HealthReport['backend']> };
+  let sessions: SessionStore;
   try {
-    const sessions = options.sessions ?? (await createSessionStore(config, { logger }));
+    sessions = options.sessions ?? (await createSessionStore(config, { logger }));
     if (!options.sessions) owned.push(() => sessions.close());
     const transportOptions: TransportOptions = {
       config,
@@ -113,8 +114,14 @@ export async function startProxy(
     logger,
     health: async () => {
       const backendHealth = handler.backendHealth ? await handler.backendHealth() : undefined;
+      // A store that cannot serve fails every session request: take this replica out (503).
+      const storeDown = sessions.usable?.() === false;
       return {
-        status: backendHealth && !backendHealth.reachable ? 'degraded' : 'healthy',
+        status: storeDown
+          ? 'unavailable'
+          : backendHealth && !backendHealth.reachable
+            ? 'degraded'
+            : 'healthy',
         transport,
         uptime_seconds: Math.floor((Date.now() - started) / 1000),
         timestamp: new Date().toISOString(),

@@ -37,6 +37,8 @@ export interface SessionStore {
   update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void>;
   /** Deletes a session; deleting an unknown one is not an error. */
   delete(id: string): Promise<void>;
+  /** False while the store cannot serve (its Redis connection is down); absent means always usable. */
+  usable?(): boolean;
   close(): Promise<void>;
 }
 

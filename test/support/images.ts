@@ -27,7 +27,7 @@ export interface NodeImageOptions {
   tag?: string;
 }
 
-async function imageExists(ref: string): Promise<boolean> {
+export async function imageExists(ref: string): Promise<boolean> {
   try {
     await podmanCli(['image', 'exists', ref]);
     return true;

@@ -43,7 +43,8 @@ export interface EdgeRoute {
 }
 
 export interface HealthReport {
-  status: 'healthy' | 'degraded';
+  /** `unavailable` (HTTP 503): the session store cannot serve, so this replica must take no traffic. */
+  status: 'healthy' | 'degraded' | 'unavailable';
   transport: string;
   uptime_seconds: number;
   timestamp: string;
@@ -151,8 +152,9 @@ export function createEdge(options: EdgeOptions): Edge {
         headers: { allow: 'GET' },
       });
     }
-    const body = JSON.stringify(await options.health());
-    res.writeHead(200, {
+    const report = await options.health();
+    const body = JSON.stringify(report);
+    res.writeHead(report.status === 'unavailable' ? 503 : 200, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
       'content-length': Buffer.byteLength(body),

@@ -154,6 +154,10 @@ export class RedisSessionStore implements SessionStore {
     await this.#client.del(this.#key(id));
   }
 
+  usable(): boolean {
+    return this.#client.isReady;
+  }
+
   async close(): Promise<void> {
     if (this.#client.isOpen) await this.#client.close();
   }
