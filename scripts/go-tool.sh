@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by the scripts that build a test tool from the Go module proxy once per machine
-# (kube-tools.sh, otel-collector.sh, helm.sh). Before sourcing, the caller sets `cache` (the
+# (kube-tools.sh, otel-collector.sh, helm.sh, oci-registry.sh). Before sourcing, the caller sets `cache` (the
 # versioned cache folder) and `tool` (its name for messages). This finds Go, and makes a temp build
 # folder `work` next to the cache, removed on exit: the caller builds there and renames into the
 # cache, so an interrupted build leaves no half binary.
