@@ -52,7 +52,6 @@ export type FeatureId = keyof typeof FEATURES;
 export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
   'image-verification',
   'ignore-files',
-  'network-isolation',
 ]);
 
 export interface RunFlagSpec {
