@@ -60,7 +60,7 @@ describe('egress allowlist', () => {
     expect(await podmanCli(['volume', 'ls', '-q'])).not.toContain(`moat-${spec.name}-sandbox`);
   });
 
-  it('stops and starts the sandbox with the workload (an HTTP server, reached through the egress proxy's published port)', async () => {
+  it('stops and starts the sandbox with the workload (an HTTP server, reached through the published port of its egress proxy)', async () => {
     const { client, spec, id } = await harness.launch({
       transport: 'streamable-http',
       target_port: 8080,
