@@ -9,7 +9,7 @@ import { errorMessage, notImplemented, runtimeError, usageError } from '../../ut
 import { ensureEgressImage } from '../egress/image.js';
 import {
   egressContainerBody,
-  engineGatewayAddresses,
+  gatewayAddresses,
   relayContainerBody,
   sandboxNames,
   sandboxProxyEnv,
@@ -306,7 +306,7 @@ export class EngineRuntime implements ContainerRuntime {
       // A volume left behind is reused: it only ever holds sockets, which are recreated.
       if (!(await this.volumeExists(names.volume)))
         await this.api.json('POST', '/volumes/create', { body: sandboxVolumeBody(names, spec.name) });
-      const gateways = await engineGatewayAddresses(this.api);
+      const gateways = await gatewayAddresses(this.api);
       created.push(await this.create(names.egress, egressContainerBody(spec, image, gateways)));
       created.push(await this.create(names.relay, relayContainerBody(spec, image)));
       for (const id of created) await this.startOne(id);

@@ -15,6 +15,7 @@
  * any engine set-up (Podman CNI or netavark, Docker) without root on the host.
  */
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import type { EngineApi } from '../docker/api.js';
 import { LABELS, type ContainerSpec, type SandboxSpec } from '../types.js';
 import type { EgressConfig, RelayConfig } from './proxy-source.js';
@@ -137,12 +138,20 @@ export function relayContainerBody(
   };
 }
 
-/** Every gateway address of the engine's networks (the host as containers see it), now. */
-export async function engineGatewayAddresses(api: EngineApi): Promise<string[]> {
+/**
+ * The host as containers can reach it, now: every gateway address of the engine's networks,
+ * plus this host's own interface addresses (a container routes to them through its gateway
+ * too). The engine is local (the sandbox needs that), so this process sees the same host.
+ */
+export async function gatewayAddresses(api: EngineApi): Promise<string[]> {
   const networks = await api.json<Array<{ IPAM?: { Config?: Array<{ Gateway?: string }> | null } }>>(
     'GET',
     '/networks',
   );
   const gateways = networks.flatMap((n) => (n.IPAM?.Config ?? []).map((c) => c.Gateway ?? ''));
-  return [...new Set(gateways.filter((g) => isIP(g) !== 0))];
+  // Link-local addresses only reach the container's own link, never the host.
+  const own = Object.values(networkInterfaces())
+    .flatMap((list) => (list ?? []).map((i) => i.address))
+    .filter((address) => !/^fe80:/i.test(address));
+  return [...new Set([...gateways, ...own].filter((g) => isIP(g) !== 0))];
 }
