@@ -266,7 +266,8 @@ export class EngineRuntime implements ContainerRuntime {
         },
       });
     } catch (err) {
-      if (spec.sandbox) await this.removeSandbox(labels);
+      // Best effort: the create failure is what the user must see.
+      if (spec.sandbox) await this.removeSandbox(labels).catch(() => undefined);
       // Docker answers 409 for a taken name; Podman 500 with "name is already in use".
       if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
         throw runtimeError(
