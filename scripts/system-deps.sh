@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests and the demo need: Podman with runc and
-# the netavark network backend (with aardvark-dns: internal networks get a host gateway and name
-# resolution, which the CNI backend does not give them), redis-server, openssl. Installed with
+# the netavark network backend (with aardvark-dns), redis-server, openssl. Installed with
 # --no-install-recommends, so everything needed is listed here. Needs root; does nothing when
 # everything is already installed.
 set -euo pipefail
