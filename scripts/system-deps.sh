@@ -8,7 +8,7 @@ set -euo pipefail
 # (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
 # netavark runs iptables for every bridged container but does not declare it. The CNI plugins
 # are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
-# backend to prove moat names what that backend cannot do. prometheus scrapes /metrics in the
+# backend to prove isolated workloads run there too. prometheus scrapes /metrics in the
 # telemetry tests.
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
   redis-server openssl debootstrap curl python3 prometheus)
