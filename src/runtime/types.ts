@@ -108,7 +108,7 @@ export interface ContainerInfo {
   labels: Record<string, string>;
   /** Host bindings of published TCP ports. */
   ports: PublishedPort[];
-  /** Network name → the container's IPv4 address on it (e.g. for an internal network). */
+  /** Network name → the container's IPv4 address on it. */
   ipAddresses: Record<string, string>;
   createdAt?: string;
   startedAt?: string;
@@ -200,7 +200,7 @@ export interface ContainerRuntime {
   startContainer(idOrName: string): Promise<void>;
   /** Stops with SIGTERM, then SIGKILL after `timeoutSeconds` (default 10). Already stopped is fine. */
   stopContainer(idOrName: string, timeoutSeconds?: number): Promise<void>;
-  /** Removes the container (force kills a running one) and its internal network. Missing is fine. */
+  /** Removes the container (force kills a running one) and its network sandbox. Missing is fine. */
   removeContainer(idOrName: string): Promise<void>;
   /** undefined when no such container exists. */
   inspectContainer(idOrName: string): Promise<ContainerInfo | undefined>;
