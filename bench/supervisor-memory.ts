@@ -2,30 +2,17 @@
  * The memory of the real thing: `moat run` (detached) of a stdio MCP server in a Podman
  * container, then the supervisor process's resident memory read from /proc, idle after start and
  * after some calls through its proxy. `node --import tsx bench/supervisor-memory.ts` (needs
- * Podman; builds dist/ first with `npm run build`). Starts its own Podman API service and stops
- * it by PID; removes the workload and its MOAT_HOME afterwards. Prints a Markdown table.
+ * Podman; builds dist/ first with `npm run build`). Runs on its own Podman API service and
+ * MOAT_HOME (bench/moat-on-podman.ts). Prints a Markdown table.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { testServerImage } from '../test/support/images.js';
-import { startPodmanService, SOCKET_ENV } from '../test/support/podman.js';
+import { withMoatOnPodman } from './moat-on-podman.js';
 
-const MOAT = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const home = mkdtempSync(join(tmpdir(), 'moat-bench-home-'));
 const name = `bench-${process.pid}`;
-
-function moat(args: string[]): Promise<string> {
-  const env = { ...process.env, MOAT_HOME: home, MOAT_RUNTIME_SOCKET: process.env[SOCKET_ENV] };
-  return promisify(execFile)(process.execPath, [MOAT, ...args], { env, timeout: 120_000 }).then(
-    (r) => r.stdout,
-  );
-}
 
 /** VmRSS and VmHWM (peak) of a process, in MB. */
 function residentMb(pid: number): { rss: number; peak: number } {
@@ -41,9 +28,7 @@ async function callTools(url: string, calls: number): Promise<void> {
   await client.close();
 }
 
-const stopPodman = await startPodmanService();
-try {
-  if (!process.env[SOCKET_ENV]) throw new Error(process.env.MOAT_TEST_PODMAN_ERROR ?? 'Podman unavailable');
+await withMoatOnPodman(async (moat, home) => {
   const image = await testServerImage('stdio-server');
   const out = await moat(['run', '--transport', 'stdio', '--name', name, image]);
   const url = /https?:\/\/\S+\/mcp/.exec(out)?.[0];
@@ -69,8 +54,4 @@ try {
       '',
     ].join('\n'),
   );
-} finally {
-  await moat(['rm', '--all']).catch((err: unknown) => process.stderr.write(`moat rm: ${String(err)}\n`));
-  rmSync(home, { recursive: true, force: true });
-  await stopPodman();
-}
+});

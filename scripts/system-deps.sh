@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests and the demo need: Podman with runc and
-# the netavark network backend (with aardvark-dns: internal networks get a host gateway and name
-# resolution, which the CNI backend does not give them), redis-server, openssl. Installed with
+# the netavark network backend (with aardvark-dns), redis-server, openssl. Installed with
 # --no-install-recommends, so everything needed is listed here. Needs root; does nothing when
 # everything is already installed.
 set -euo pipefail
@@ -9,9 +8,8 @@ set -euo pipefail
 # (test/support/build-images.ts); those tests also copy Go from /usr/local/go.
 # netavark runs iptables for every bridged container but does not declare it. The CNI plugins
 # are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
-# backend to prove moat names what that backend cannot do. prometheus scrapes /metrics in the
+# backend to prove isolated workloads run there too. prometheus scrapes /metrics in the
 # telemetry tests. catatonit is the pause binary `podman kube play` needs (test/integration/pods/).
-
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
   redis-server openssl debootstrap curl python3 prometheus catatonit)
 missing=()

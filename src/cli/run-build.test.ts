@@ -292,7 +292,7 @@ const CASES: FlagCase[] = [
     expect: {
       'permission_profile.network.mode': 'host',
       isolate_network: false,
-      'warnings.0': expect.stringMatching(/not enforced with --network host/),
+      'warnings.0': expect.stringMatching(/isolation is off: it needs bridge networking, and --network host/),
     },
     invalid: [
       [

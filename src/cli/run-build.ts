@@ -22,7 +22,7 @@ import {
   type TokenExchangeConfig,
 } from '../config/runconfig.js';
 import { baseImages, checkRequest } from '../runtime/build/recipe.js';
-import { parsePublish, validateLabel } from '../runtime/container-spec.js';
+import { isolationDroppedReason, parsePublish, validateLabel } from '../runtime/container-spec.js';
 import { parsePermissionProfile } from '../config/permission-profile.js';
 import { builtinProfile, parseVolume } from '../runtime/permissions.js';
 import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
@@ -440,9 +440,7 @@ function isolation(
           '(use --network bridge, or --isolate-network=false)',
       );
     }
-    if (mode !== 'none') {
-      ctx.warn(`network isolation is not enforced with --network ${mode}; running without isolation`);
-    }
+    ctx.warn(isolationDroppedReason(mode));
     isolate = false;
   }
   if (flags.allowDockerGateway && !isolate) {

@@ -49,7 +49,7 @@ export type FeatureId = keyof typeof FEATURES;
  * Features not implemented yet. The integrator removes an entry when its feature lands; the
  * flags that select it then pass the gate with no other change.
  */
-export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>(['network-isolation']);
+export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([]);
 
 export interface RunFlagSpec {
   /** Long name without the dashes. */

@@ -67,10 +67,6 @@ describe('moat run usage errors exit 2 with one line and no stack trace', () => 
     [['run', 'img', 'other'], /run takes one target, got 2/],
     [['run', '--bogus', 'img'], /unknown option '--bogus'/],
     [['run', '--endpoint-prefix', 'x', 'img'], /--endpoint-prefix/],
-    [
-      ['run', '--allow-docker-gateway', 'img'],
-      /--allow-docker-gateway \(network isolation.*not implemented yet/,
-    ],
     [['run', '--otel-sampling-rate', '2', 'img'], /--otel-sampling-rate/],
     [
       ['run', '--from-config', 'f.json', '--tools', 'x'],

@@ -2,7 +2,13 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, log, setLogger } from '../util/log.js';
 import { runConfigSchema, type RunConfigInput } from '../config/runconfig.js';
-import { buildContainerSpec, httpTarget, parsePublish, validateLabel } from './container-spec.js';
+import {
+  buildContainerSpec,
+  httpTarget,
+  isolationDropped,
+  parsePublish,
+  validateLabel,
+} from './container-spec.js';
 import type { ContainerInfo } from './types.js';
 
 function config(overrides: Partial<RunConfigInput> = {}) {
@@ -56,7 +62,6 @@ describe('buildContainerSpec', () => {
       },
       ports: [],
       networkMode: 'bridge',
-      internalNetwork: false,
       attachStdio: true,
       privileged: false,
       capDrop: ['ALL'],
@@ -96,14 +101,85 @@ describe('buildContainerSpec', () => {
     expect(spec.env.MCP_HOST).toBe('127.0.0.1');
   });
 
-  it('denies outbound traffic for the none profile: no network for stdio, an internal one for HTTP', () => {
+  it('denies outbound traffic for the none profile: no network for stdio, a deny-all sandbox for HTTP', () => {
     const stdio = buildContainerSpec(config({ permission_profile_name_or_path: 'none' }), {});
-    expect(stdio).toMatchObject({ networkMode: 'none', internalNetwork: false });
+    expect(stdio).toMatchObject({ networkMode: 'none' });
+    expect(stdio.sandbox).toBeUndefined();
     const http = buildContainerSpec(
       config({ transport: 'streamable-http', target_port: 8080, permission_profile_name_or_path: 'stdio' }),
       {},
     );
-    expect(http).toMatchObject({ networkMode: 'moat-srv-internal', internalNetwork: true, ports: [] });
+    expect(http).toMatchObject({
+      networkMode: 'container:srv-relay',
+      ports: [{ containerPort: 8080, hostIp: '127.0.0.1', hostPort: 0 }],
+      sandbox: { allowAll: false, allowHosts: [], allowPorts: [], proxyPort: 3128, ingressPort: 8080 },
+    });
+  });
+
+  it('isolates a bridge workload in its sandbox, gateways blocked unless --allow-docker-gateway', () => {
+    const isolated = buildContainerSpec(config({ isolate_network: true }), {});
+    expect(isolated).toMatchObject({
+      networkMode: 'container:srv-relay',
+      sandbox: { allowAll: true, gateway: 'block', proxyPort: 3128 },
+    });
+    expect(isolated.sandbox?.ingressPort).toBeUndefined();
+    const gateway = buildContainerSpec(config({ isolate_network: true, allow_docker_gateway: true }), {});
+    expect(gateway.sandbox?.gateway).toBe('allow');
+    // A stdio server that may reach nothing needs no sandbox, unless the gateway is allowed.
+    expect(
+      buildContainerSpec(config({ isolate_network: true, permission_profile_name_or_path: 'none' }), {}),
+    ).toMatchObject({ networkMode: 'none' });
+    expect(
+      buildContainerSpec(
+        config({
+          isolate_network: true,
+          allow_docker_gateway: true,
+          permission_profile_name_or_path: 'none',
+        }),
+        {},
+      ).sandbox,
+    ).toMatchObject({ allowAll: false, gateway: 'allow' });
+    // Not isolated: the network profile gets plain bridge networking, an allowlist still its proxy.
+    expect(buildContainerSpec(config({ isolate_network: false }), {})).toMatchObject({
+      networkMode: 'bridge',
+    });
+    const allowlist = buildContainerSpec(
+      config({
+        permission_profile: { network: { outbound: { allow_host: ['a.test'], allow_port: [443] } } },
+      }),
+      {},
+    );
+    expect(allowlist.sandbox).toMatchObject({
+      allowHosts: ['a.test'],
+      allowPorts: [443],
+      gateway: 'profile',
+    });
+  });
+
+  it('moves the proxy port off the server port on the shared loopback', () => {
+    const spec = buildContainerSpec(
+      config({ isolate_network: true, transport: 'sse', target_port: 3128 }),
+      {},
+    );
+    expect(spec.sandbox).toMatchObject({ proxyPort: 3129, ingressPort: 3128 });
+  });
+
+  it('says why isolation is dropped for host and none networks', () => {
+    const host = config({
+      isolate_network: true,
+      permission_profile: { network: { mode: 'host', outbound: { insecure_allow_all: true } } },
+    });
+    expect(isolationDropped(host)).toMatch(
+      /isolation is off: it needs bridge networking, and --network host puts the container on the host's network/,
+    );
+    const none = config({ isolate_network: true, permission_profile: { network: { mode: 'none' } } });
+    expect(isolationDropped(none)).toMatch(
+      /not needed with --network none: the container has no network at all/,
+    );
+    expect(isolationDropped(config({ isolate_network: true }))).toBeUndefined();
+    expect(
+      isolationDropped(config({ isolate_network: false, permission_profile: { network: { mode: 'host' } } })),
+    ).toBeUndefined();
   });
 
   it('refuses network modes that cannot enforce a deny-all profile', () => {
@@ -125,6 +201,9 @@ describe('buildContainerSpec', () => {
     expect(() =>
       buildContainerSpec(config({ permission_profile_name_or_path: 'none', publish: ['8080:80'] }), {}),
     ).toThrow(/-p cannot publish ports with this network \(none\)/);
+    expect(() => buildContainerSpec(config({ isolate_network: true, publish: ['8080:80'] }), {})).toThrow(
+      /-p cannot publish ports with this network \(an isolated workload has only its MCP port/,
+    );
   });
 
   it('adds -p bindings and the profile and -v mounts', () => {
@@ -217,8 +296,8 @@ describe('parsePublish', () => {
 });
 
 describe('httpTarget', () => {
-  it('uses the published binding, the internal IP or the host target', () => {
-    const bridge = { networkMode: 'bridge', internalNetwork: false };
+  it('uses the published binding or the host target', () => {
+    const bridge = { networkMode: 'bridge' };
     expect(
       httpTarget(bridge, info({ ports: [{ containerPort: 80, hostIp: '127.0.0.1', hostPort: 4321 }] }), 80),
     ).toEqual({
@@ -226,12 +305,7 @@ describe('httpTarget', () => {
       port: 4321,
     });
     expect(httpTarget(bridge, info({}), 80)).toBeUndefined();
-    const internal = { networkMode: 'moat-x-internal', internalNetwork: true };
-    expect(httpTarget(internal, info({ ipAddresses: { 'moat-x-internal': '10.89.0.5' } }), 80)).toEqual({
-      host: '10.89.0.5',
-      port: 80,
-    });
-    expect(httpTarget({ networkMode: 'host', internalNetwork: false }, info({}), 80)).toEqual({
+    expect(httpTarget({ networkMode: 'host' }, info({}), 80)).toEqual({
       host: '127.0.0.1',
       port: 80,
     });

@@ -3,16 +3,13 @@
  * no-new-privileges, no restart policy (the supervisor restarts), Moat's labels, the profile's
  * mounts and a network that really enforces the profile:
  *
- * - outbound allowed: the requested network (bridge by default, host, or a named network);
- * - outbound denied: stdio servers get no network at all (`none`); HTTP servers get their own
- *   internal network (no route out). Engines cannot publish ports from an internal network,
- *   so the proxy reaches such a server at its container IP (see `httpTarget`), which works
- *   for rootful Podman and Docker on Linux;
- * - outbound allowlist (allow_host/allow_port): the workload's internal network plus an egress
- *   proxy container that is its only way out (see `egress/`).
- *
- * Known gap: on an internal network the host still answers at the network's gateway address,
- * so host services listening on all interfaces stay reachable from the container.
+ * - bridge networking with isolation (`--isolate-network`, the CLI's default), or any profile
+ *   that restricts outbound traffic: the workload's network sandbox (egress/sandbox.ts). It has
+ *   loopback only; its one way out is the egress proxy, which enforces the profile and (when
+ *   isolated) refuses the engine's gateway addresses unless `--allow-docker-gateway`;
+ * - a stdio server that may reach nothing: no network at all (`none`);
+ * - otherwise the requested network (bridge without isolation, host, or a named network), where
+ *   the container can reach the host.
  *
  * HTTP servers listen on 0.0.0.0 inside their own network namespace (MCP_HOST), because a
  * published port or a bridge peer arrives on the container's interface, not on loopback; the
@@ -25,7 +22,15 @@ import type { RunConfig } from '../config/runconfig.js';
 import { usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { builtinProfile, collectMounts, networkModeOf, outboundPolicy } from './permissions.js';
-import { LABELS, type ContainerInfo, type ContainerSpec, type PortBinding } from './types.js';
+import { EGRESS_PROXY_PORT, type GatewayRule } from './egress/proxy-source.js';
+import { sandboxNetworkMode } from './egress/sandbox.js';
+import {
+  LABELS,
+  type ContainerInfo,
+  type ContainerSpec,
+  type PortBinding,
+  type SandboxSpec,
+} from './types.js';
 import type { PermissionProfile } from '../config/runconfig.js';
 
 export interface SpecOptions {
@@ -99,11 +104,32 @@ export function parsePublish(value: string): PortBinding {
 
 interface NetworkPlan {
   networkMode: string;
-  internalNetwork: boolean;
-  egress?: { allowHosts: string[]; allowPorts: number[] };
+  sandbox?: Omit<SandboxSpec, 'proxyPort' | 'ingressPort'>;
 }
 
-function planNetwork(config: RunConfig, profile: PermissionProfile, containerName: string): NetworkPlan {
+/** Whether isolation is asked for: the CLI always sets it (default true); a bare RunConfig means no. */
+function isolationRequested(config: RunConfig): boolean {
+  return config.isolate_network === true;
+}
+
+/** The line that says why isolation is dropped with a non-bridge `--network` mode. */
+export function isolationDroppedReason(mode: string): string {
+  if (mode === 'none')
+    return 'network isolation is not needed with --network none: the container has no network at all';
+  return (
+    `network isolation is off: it needs bridge networking, and --network ${mode} puts the container on ` +
+    `${mode === 'host' ? "the host's network" : `network ${mode}`}, where it can reach the host and its services`
+  );
+}
+
+/** The dropped-isolation line for a RunConfig that asks for isolation on a non-bridge network. */
+export function isolationDropped(config: RunConfig): string | undefined {
+  if (config.remote_url || !isolationRequested(config)) return undefined;
+  const mode = networkModeOf(effectiveProfile(config));
+  return mode === 'bridge' ? undefined : isolationDroppedReason(mode);
+}
+
+function planNetwork(config: RunConfig, profile: PermissionProfile): NetworkPlan {
   const mode = networkModeOf(profile);
   const http = isHttp(config);
   if (http && mode === 'none')
@@ -112,23 +138,28 @@ function planNetwork(config: RunConfig, profile: PermissionProfile, containerNam
         'or the `none` permission profile to deny outbound traffic',
     );
   const policy = outboundPolicy(profile);
-  if (policy.kind === 'allow-all') return { networkMode: mode, internalNetwork: false };
-  // Stricter than the profile asks: nothing gets out.
-  if (mode === 'none') return { networkMode: 'none', internalNetwork: false };
-  if (mode !== 'bridge')
+  const isolate = isolationRequested(config);
+  if (mode === 'none') return { networkMode: 'none' };
+  if (mode !== 'bridge') {
+    if (policy.kind === 'allow-all') return { networkMode: mode };
     throw usageError(
       `the permission profile restricts outbound network access, which cannot be enforced with --network ${mode}; ` +
         'drop --network or use a profile that allows the network (e.g. `network`)',
     );
-  const internal = `moat-${containerName}-internal`;
-  if (policy.kind === 'allowlist')
-    return {
-      networkMode: internal,
-      internalNetwork: true,
-      egress: { allowHosts: policy.allowHosts, allowPorts: policy.allowPorts },
-    };
-  if (!http) return { networkMode: 'none', internalNetwork: false };
-  return { networkMode: internal, internalNetwork: true };
+  }
+  if (!isolate && policy.kind === 'allow-all') return { networkMode: mode };
+  const gateway: GatewayRule = !isolate ? 'profile' : config.allow_docker_gateway ? 'allow' : 'block';
+  // Nothing may leave and nothing needs to come in: no network is stricter than any sandbox.
+  if (!http && policy.kind === 'deny-all' && gateway !== 'allow') return { networkMode: 'none' };
+  return {
+    networkMode: sandboxNetworkMode(config.container_name ?? config.name),
+    sandbox: {
+      allowAll: policy.kind === 'allow-all',
+      allowHosts: policy.kind === 'allowlist' ? policy.allowHosts : [],
+      allowPorts: policy.kind === 'allowlist' ? policy.allowPorts : [],
+      gateway,
+    },
+  };
 }
 
 /** The container for a workload; `env` is the resolved environment (env files, -e, secrets). */
@@ -143,7 +174,7 @@ export function buildContainerSpec(
       `container name ${JSON.stringify(name)}: use 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit`,
     );
   const profile = effectiveProfile(config);
-  const network = planNetwork(config, profile, name);
+  const network = planNetwork(config, profile);
   const mounts = collectMounts(profile, config.volumes ?? [], options.cwd ?? process.cwd());
 
   const userLabels = config.container_labels ?? {};
@@ -170,18 +201,18 @@ export function buildContainerSpec(
       FASTMCP_PORT: String(targetPort),
       MCP_HOST: onHost ? (config.target_host ?? DEFAULTS.targetHost) : '0.0.0.0',
     });
-    if (!onHost && !network.internalNetwork)
-      ports.push({ containerPort: targetPort, hostIp: '127.0.0.1', hostPort: 0 });
+    if (!onHost) ports.push({ containerPort: targetPort, hostIp: '127.0.0.1', hostPort: 0 });
   }
   const extra = (config.publish ?? []).map(parsePublish);
   if (
     extra.length > 0 &&
-    (network.networkMode === 'host' || network.networkMode === 'none' || network.internalNetwork)
+    (network.networkMode === 'host' || network.networkMode === 'none' || network.sandbox)
   )
     throw usageError(
-      `-p cannot publish ports with this network (${network.internalNetwork ? "the workload's internal network: the permission profile restricts outbound traffic" : network.networkMode})`,
+      `-p cannot publish ports with this network (${network.sandbox ? 'an isolated workload has only its MCP port; use --isolate-network=false with the network profile' : network.networkMode})`,
     );
   ports.push(...extra);
+  const targetPort = isHttp(config) ? config.target_port : undefined;
 
   if (profile.privileged)
     log().warn(
@@ -198,8 +229,16 @@ export function buildContainerSpec(
     mounts,
     ports,
     networkMode: network.networkMode,
-    internalNetwork: network.internalNetwork,
-    ...(network.egress ? { egress: network.egress } : {}),
+    ...(network.sandbox
+      ? {
+          sandbox: {
+            ...network.sandbox,
+            // The workload's loopback is shared with the relay: keep clear of the server's own port.
+            proxyPort: targetPort === EGRESS_PROXY_PORT ? EGRESS_PROXY_PORT + 1 : EGRESS_PROXY_PORT,
+            ...(targetPort ? { ingressPort: targetPort } : {}),
+          },
+        }
+      : {}),
     attachStdio: config.transport === 'stdio',
     privileged: profile.privileged === true,
     capDrop: ['ALL'],
@@ -209,20 +248,16 @@ export function buildContainerSpec(
 
 /**
  * Where the proxy reaches an HTTP server's container: the published 127.0.0.1 binding of the
- * target port, else (internal network) the container's address on its network, else (host
- * network) the target host. undefined while the container has no address yet.
+ * target port (on the egress proxy for a sandboxed workload: the runtime reports it as the
+ * workload's), else (host network) the target host. undefined while nothing is published yet.
  */
 export function httpTarget(
-  spec: Pick<ContainerSpec, 'networkMode' | 'internalNetwork'>,
+  spec: Pick<ContainerSpec, 'networkMode'>,
   info: ContainerInfo,
   targetPort: number,
   targetHost: string = DEFAULTS.targetHost,
 ): { host: string; port: number } | undefined {
   if (spec.networkMode === 'host') return { host: targetHost, port: targetPort };
-  if (spec.internalNetwork) {
-    const ip = info.ipAddresses[spec.networkMode];
-    return ip ? { host: ip, port: targetPort } : undefined;
-  }
   const binding = info.ports.find((p) => p.containerPort === targetPort);
   if (!binding) return undefined;
   return { host: binding.hostIp === '0.0.0.0' ? '127.0.0.1' : binding.hostIp, port: binding.hostPort };

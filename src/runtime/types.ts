@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { StdioPipes } from '../mcp/stdio.js';
+import type { GatewayRule } from './egress/proxy-source.js';
 
 /** Labels Moat puts on every container it creates (discovery, `moat list`). */
 export const LABELS = {
@@ -16,11 +17,13 @@ export const LABELS = {
   /** The proxy port on the host. */
   port: 'moat-port',
   group: 'moat-group',
-  /** The workload's own internal network, removed together with the container. */
-  internalNetwork: 'moat-internal-network',
-  /** On a workload: the name of its egress proxy container. */
+  /** On an isolated workload: its egress proxy container (see egress/sandbox.ts). */
   egress: 'moat-egress',
-  /** On an egress proxy container: the workload it serves (it is not a workload itself). */
+  /** On an isolated workload: the relay container that owns its network namespace. */
+  relay: 'moat-relay',
+  /** On an isolated workload: the volume holding its sandbox sockets. */
+  sandboxVolume: 'moat-sandbox-volume',
+  /** On a sandbox container (egress, relay): the workload it serves (it is not a workload itself). */
   egressFor: 'moat-egress-for',
 } as const;
 
@@ -54,25 +57,36 @@ export interface ContainerSpec {
   /** Container paths covered by an empty read-only tmpfs (directories hidden by ignore files). */
   tmpfs?: string[];
   ports: PortBinding[];
-  /** `bridge`, `host`, `none`, or the name of an existing network. */
-  networkMode: string;
   /**
-   * `networkMode` names this workload's own internal network (no route out), which
-   * `createContainer` creates and `removeContainer` deletes with the container.
+   * `bridge`, `host`, `none`, the name of an existing network, or `container:<relay>` for a
+   * sandboxed workload (which joins its relay's network namespace).
    */
-  internalNetwork: boolean;
+  networkMode: string;
   /** Stdio servers: stdin kept open for attaching, no TTY. */
   attachStdio: boolean;
   /**
-   * Outbound allowlist: the container is on its internal network and an egress proxy
-   * (`<name>-egress`) is its only way out; `createContainer` starts the proxy and sets
-   * HTTP(S)_PROXY. Empty lists allow any host or port.
+   * The workload's network sandbox (egress/sandbox.ts): `createContainer` creates the egress
+   * proxy and relay containers and their volume, publishes `ports` on the egress proxy, and sets
+   * HTTP(S)_PROXY; `removeContainer` removes them with the workload.
    */
-  egress?: { allowHosts: string[]; allowPorts: number[] };
+  sandbox?: SandboxSpec;
   /** Only when a permission profile asks for it (warned about loudly). */
   privileged: boolean;
   capDrop: string[];
   securityOpt: string[];
+}
+
+/** The rules and ports of a workload's network sandbox. */
+export interface SandboxSpec {
+  /** The profile's insecure_allow_all; else only `allowHosts` x `allowPorts` (both empty: nothing). */
+  allowAll: boolean;
+  allowHosts: string[];
+  allowPorts: number[];
+  gateway: GatewayRule;
+  /** The port the workload reaches the proxy at on its loopback (HTTP_PROXY). */
+  proxyPort: number;
+  /** HTTP servers: the port the server listens on, relayed from the published port. */
+  ingressPort?: number;
 }
 
 export type ContainerState =
@@ -96,7 +110,7 @@ export interface ContainerInfo {
   labels: Record<string, string>;
   /** Host bindings of published TCP ports. */
   ports: PublishedPort[];
-  /** Network name → the container's IPv4 address on it (e.g. for an internal network). */
+  /** Network name → the container's IPv4 address on it. */
   ipAddresses: Record<string, string>;
   createdAt?: string;
   startedAt?: string;
@@ -188,7 +202,7 @@ export interface ContainerRuntime {
   startContainer(idOrName: string): Promise<void>;
   /** Stops with SIGTERM, then SIGKILL after `timeoutSeconds` (default 10). Already stopped is fine. */
   stopContainer(idOrName: string, timeoutSeconds?: number): Promise<void>;
-  /** Removes the container (force kills a running one) and its internal network. Missing is fine. */
+  /** Removes the container (force kills a running one) and its network sandbox. Missing is fine. */
   removeContainer(idOrName: string): Promise<void>;
   /** undefined when no such container exists. */
   inspectContainer(idOrName: string): Promise<ContainerInfo | undefined>;

@@ -19,7 +19,7 @@ import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
 import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
-import { effectiveProfile } from '../runtime/container-spec.js';
+import { effectiveProfile, isolationDropped } from '../runtime/container-spec.js';
 import { overlaysForSpec, overlaysReport } from '../runtime/overlays.js';
 import { checkImageVerification } from '../runtime/verify/policy.js';
 import type { ImageProvenance } from '../runtime/verify/provenance.js';
@@ -112,18 +112,14 @@ async function withVerifiedImage(
   return { ...config, image };
 }
 
-export const ISOLATION_NOT_ENFORCED =
-  'network isolation (--isolate-network) is not implemented yet: the container is not isolated from ' +
-  'the host and can reach services listening on it; the permission profile still decides outbound access';
-
 /**
  * What a person must see about a workload that is about to start: printed once on the terminal
  * by prepareOnTerminal, after everything was checked, not only written to the proxy log.
  */
 export function startWarnings(config: RunConfig): string[] {
   const warnings: string[] = [];
-  // isolate_network defaults to true (spec, ToolHive), but moat does not isolate yet: say so.
-  if (!config.remote_url && config.isolate_network) warnings.push(ISOLATION_NOT_ENFORCED);
+  const dropped = isolationDropped(config);
+  if (dropped) warnings.push(dropped);
   if (!configuresInboundAuth(config.oidc_config) && !isLoopbackHost(config.host))
     warnings.push(
       `UNAUTHENTICATED proxy on non-loopback address ${config.host}: anyone who can reach the port acts ` +

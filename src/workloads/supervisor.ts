@@ -357,8 +357,8 @@ function backendFor(
 }
 
 /**
- * Where the proxy reaches an SSE or streamable-HTTP server (published loopback port, container
- * IP on an internal network, or the target port with host networking). A published host port
+ * Where the proxy reaches an SSE or streamable-HTTP server (published loopback port, on the
+ * egress proxy for an isolated workload, or the target port with host networking). A published host port
  * is pinned in the spec after the first start, so restarts keep the same backend URL.
  */
 async function httpBackendUrl(

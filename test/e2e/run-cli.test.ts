@@ -27,8 +27,8 @@ describe('moat run (built binary)', () => {
   it.each([
     [['run', '--proxy-port', '0', 'img'], /--proxy-port.*expected an integer from 1 to 65535/, {}],
     [
-      ['run', '--allow-docker-gateway', 'img'],
-      /--allow-docker-gateway \(network isolation.*not implemented yet/,
+      ['run', '--allow-docker-gateway', '--isolate-network=false', 'img'],
+      /--allow-docker-gateway only applies with network isolation/,
       {},
     ],
     [['run', '--otel-sampling-rate', '2', 'img'], /--otel-sampling-rate/, {}],

@@ -4,11 +4,18 @@
  * into the container's stdin), and pull errors arrive inside a 200 stream.
  */
 import { existsSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { Writable, type Readable } from 'node:stream';
 import { errorMessage, notImplemented, runtimeError, usageError } from '../../util/errors.js';
 import { ensureEgressImage } from '../egress/image.js';
-import { EGRESS_PROXY_PORT } from '../egress/proxy-source.js';
+import {
+  egressContainerBody,
+  gatewayAddresses,
+  relayContainerBody,
+  sandboxNames,
+  sandboxProxyEnv,
+  sandboxVolumeBody,
+  type SandboxNames,
+} from '../egress/sandbox.js';
 import { isFloatingImageRef } from '../image-ref.js';
 import {
   LABELS,
@@ -23,6 +30,7 @@ import {
   type LogsOptions,
   type PublishedPort,
   type RuntimeInfo,
+  type SandboxSpec,
 } from '../types.js';
 import { EngineApiError, segment, type EngineApi } from './api.js';
 import { BuildStreamReader } from './build-stream.js';
@@ -195,10 +203,7 @@ export class EngineRuntime implements ContainerRuntime {
       for (const mount of spec.mounts)
         if (!existsSync(mount.source))
           throw usageError(`volume source path does not exist: ${mount.source} (mounted at ${mount.target})`);
-    const named =
-      !BUILTIN_NETWORK_MODES.has(spec.networkMode) &&
-      !spec.internalNetwork &&
-      !spec.networkMode.includes(':');
+    const named = !BUILTIN_NETWORK_MODES.has(spec.networkMode) && !spec.networkMode.includes(':');
     if (named && !(await this.networkExists(spec.networkMode)))
       throw usageError(
         `network ${spec.networkMode} does not exist; create it (e.g. \`podman network create ${spec.networkMode}\`) ` +
@@ -219,28 +224,19 @@ export class EngineRuntime implements ContainerRuntime {
     await this.checkReferences(spec);
     const labels = { ...spec.labels };
     const env = { ...spec.env };
-    if (spec.internalNetwork) {
-      await this.ensureNetwork(spec.networkMode, {
-        internal: true,
-        labels: { [LABELS.managed]: 'true', [LABELS.name]: spec.labels[LABELS.name] ?? spec.name },
+    if (spec.sandbox) {
+      const names = await this.startSandbox({ ...spec, sandbox: spec.sandbox });
+      Object.assign(labels, {
+        [LABELS.egress]: names.egress,
+        [LABELS.relay]: names.relay,
+        [LABELS.sandboxVolume]: names.volume,
       });
-      await this.assertUsableInternalNetwork(spec.networkMode).catch(async (err: unknown) => {
-        await this.removeNetwork(spec.networkMode).catch(() => undefined);
-        throw err;
-      });
-      labels[LABELS.internalNetwork] = spec.networkMode;
-    }
-    if (spec.egress) {
-      const egress = await this.startEgressProxy(spec).catch(async (err: unknown) => {
-        await this.removeNetwork(spec.networkMode).catch(() => undefined);
-        throw err;
-      });
-      labels[LABELS.egress] = egress;
-      Object.assign(env, proxyEnv(`http://${egress}:${EGRESS_PROXY_PORT}`));
+      Object.assign(env, sandboxProxyEnv(spec.sandbox));
     }
     const exposed: Record<string, object> = {};
     const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
-    for (const port of spec.ports) {
+    // A sandboxed workload has no network of its own: its ports are published on the egress proxy.
+    for (const port of spec.sandbox ? [] : spec.ports) {
       const key = `${port.containerPort}/tcp`;
       exposed[key] = {};
       (bindings[key] ??= []).push({
@@ -280,9 +276,8 @@ export class EngineRuntime implements ContainerRuntime {
         },
       });
     } catch (err) {
-      const egress = labels[LABELS.egress];
-      if (egress) await this.removeQuietly(egress);
-      if (spec.internalNetwork) await this.removeNetwork(spec.networkMode).catch(() => undefined);
+      // Best effort: the create failure is what the user must see.
+      if (spec.sandbox) await this.removeSandbox(labels).catch(() => undefined);
       // Docker answers 409 for a taken name; Podman 500 with "name is already in use".
       if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
         throw runtimeError(
@@ -299,41 +294,74 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   /**
-   * The egress proxy for a spec with an allowlist: on the default bridge (its way out) and on
-   * the workload's internal network (where the server reaches it by name). Started at once.
+   * The workload's sandbox (egress/sandbox.ts): the socket volume, the egress proxy with the
+   * engine's gateways snapshotted now, and the relay whose network namespace the workload joins.
+   * Both are started at once (the workload's namespace must exist when it starts).
    */
-  private async startEgressProxy(spec: ContainerSpec): Promise<string> {
-    const name = `${spec.name}-egress`;
+  private async startSandbox(spec: ContainerSpec & { sandbox: SandboxSpec }): Promise<SandboxNames> {
+    const names = sandboxNames(spec.name);
     // The proxy image is built from this host's Node binary, so the engine must run on this host.
     if (!this.info.endpoint.startsWith('unix://'))
-      throw notImplemented(`outbound allowlists with a remote container engine (${this.info.endpoint})`);
+      throw notImplemented(
+        `network isolation with a remote container engine (${this.info.endpoint}); ` +
+          'use --isolate-network=false with a profile that allows the network',
+      );
     const image = await ensureEgressImage(this.api);
-    // A proxy left behind by this workload (its container was removed outside moat) is replaced.
-    const leftover = await this.inspectContainer(name);
-    if (leftover?.labels[LABELS.egressFor] === spec.name) await this.removeQuietly(leftover.id);
-    let id: string | undefined;
+    // Parts left behind by this workload (its container was removed outside moat) are replaced.
+    for (const leftover of [names.relay, names.egress]) {
+      const info = await this.inspectContainer(leftover);
+      if (info?.labels[LABELS.egressFor] === spec.name) await this.removeQuietly(info.id);
+    }
+    const created: string[] = [];
     try {
-      id = await this.create(name, {
-        Image: image,
-        Env: [`MOAT_EGRESS_CONFIG=${JSON.stringify({ ...spec.egress, port: EGRESS_PROXY_PORT })}`],
-        Labels: { [LABELS.egressFor]: spec.name },
-        HostConfig: {
-          NetworkMode: 'bridge',
-          CapDrop: ['ALL'],
-          SecurityOpt: ['no-new-privileges'],
-          RestartPolicy: { Name: 'no' },
-        },
-      });
-      await this.api.json('POST', `/networks/${segment(spec.networkMode)}/connect`, {
-        body: { Container: id },
-      });
-      await this.startOne(id);
-      return name;
+      // A volume left behind is reused: it only ever holds sockets, which are recreated.
+      if (!(await this.volumeExists(names.volume)))
+        await this.api.json('POST', '/volumes/create', { body: sandboxVolumeBody(names, spec.name) });
+      const gateways = await gatewayAddresses(this.api);
+      created.push(await this.create(names.egress, egressContainerBody(spec, image, gateways)));
+      created.push(await this.create(names.relay, relayContainerBody(spec, image)));
+      for (const id of created) await this.startOne(id);
+      return names;
     } catch (err) {
-      if (id) await this.removeQuietly(id);
+      for (const id of created.reverse()) await this.removeQuietly(id);
+      await this.removeVolume(names.volume);
       if (statusOf(err) === 409 || /already in use/.test(engineMessage(err)))
-        throw runtimeError(`a container named ${name} already exists; remove it first`, { cause: err });
-      throw runtimeError(`cannot start the egress proxy ${name}: ${engineMessage(err)}`, { cause: err });
+        throw runtimeError(
+          `a container named ${names.egress} or ${names.relay} already exists; remove it first`,
+          { cause: err },
+        );
+      throw runtimeError(`cannot start the network sandbox of ${spec.name}: ${engineMessage(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Removes a workload's sandbox containers and volume (named by its labels); gone is fine. */
+  private async removeSandbox(labels: Record<string, string>): Promise<void> {
+    for (const key of [LABELS.relay, LABELS.egress]) {
+      const name = labels[key];
+      if (name) await this.forceRemove(name, name);
+    }
+    const volume = labels[LABELS.sandboxVolume];
+    if (volume) await this.removeVolume(volume);
+  }
+
+  private async volumeExists(name: string): Promise<boolean> {
+    try {
+      await this.api.json('GET', `/volumes/${segment(name)}`);
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  private async removeVolume(name: string): Promise<void> {
+    try {
+      await this.api.json('DELETE', `/volumes/${segment(name)}`);
+    } catch (err) {
+      if (statusOf(err) !== 404)
+        throw runtimeError(`cannot remove volume ${name}: ${engineMessage(err)}`, { cause: err });
     }
   }
 
@@ -352,14 +380,14 @@ export class EngineRuntime implements ContainerRuntime {
     return created.Id;
   }
 
-  /** The egress proxy container of a workload, if it has one. */
-  private async egressOf(idOrName: string): Promise<string | undefined> {
-    return (await this.inspectContainer(idOrName))?.labels[LABELS.egress];
+  /** A workload's sandbox containers in start order (egress, relay); none when not isolated. */
+  private async sandboxOf(idOrName: string): Promise<string[]> {
+    const labels = (await this.inspectContainer(idOrName))?.labels ?? {};
+    return [labels[LABELS.egress], labels[LABELS.relay]].filter((n): n is string => n !== undefined);
   }
 
   async startContainer(idOrName: string): Promise<void> {
-    const egress = await this.egressOf(idOrName);
-    if (egress) await this.startOne(egress);
+    for (const part of await this.sandboxOf(idOrName)) await this.startOne(part);
     await this.startOne(idOrName);
   }
 
@@ -376,9 +404,9 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   async stopContainer(idOrName: string, timeoutSeconds = 10): Promise<void> {
-    const egress = await this.egressOf(idOrName);
+    const sandbox = await this.sandboxOf(idOrName);
     await this.stopOne(idOrName, timeoutSeconds);
-    if (egress) await this.stopOne(egress, timeoutSeconds);
+    for (const part of sandbox.reverse()) await this.stopOne(part, timeoutSeconds);
   }
 
   private async stopOne(idOrName: string, timeoutSeconds: number): Promise<void> {
@@ -395,10 +423,7 @@ export class EngineRuntime implements ContainerRuntime {
     const info = await this.inspectContainer(idOrName);
     if (!info) return;
     await this.forceRemove(info.id, idOrName);
-    const egress = info.labels[LABELS.egress];
-    if (egress) await this.forceRemove(egress, egress);
-    const network = info.labels[LABELS.internalNetwork];
-    if (network) await this.removeNetwork(network);
+    await this.removeSandbox(info.labels);
   }
 
   /** Force-removes a container; gone already is fine. */
@@ -427,7 +452,11 @@ export class EngineRuntime implements ContainerRuntime {
       if (isGone(err)) return undefined;
       throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
     }
-    return toContainerInfo(raw);
+    const info = toContainerInfo(raw);
+    // A sandboxed workload is reachable at the ports published on its egress proxy.
+    const egress = info.labels[LABELS.egress];
+    if (egress) info.ports = (await this.inspectContainer(egress))?.ports ?? [];
+    return info;
   }
 
   async listContainers(
@@ -547,41 +576,6 @@ export class EngineRuntime implements ContainerRuntime {
     }
   }
 
-  /**
-   * A workload's internal network must have a gateway address on the host (the proxy reaches
-   * an HTTP server through it) and name resolution (the server finds its egress proxy by name).
-   * Podman's CNI backend gives internal networks neither (its dnsname plugin refuses them), so
-   * a workload would start and never be reachable: refuse it with the fix instead.
-   */
-  private async assertUsableInternalNetwork(name: string): Promise<void> {
-    const compat = await this.api.json<NetworkInspect>('GET', `/networks/${segment(name)}`);
-    const hasGateway = (compat.IPAM?.Config ?? []).some((c) => isIP(c.Gateway ?? '') !== 0);
-    // Docker resolves names on every user-defined network; Podman says whether it does.
-    const hasDns =
-      this.info.flavor === 'docker' ||
-      (
-        await this.api.json<{ dns_enabled?: boolean }>(
-          'GET',
-          `/v${PODMAN_LIBPOD_API}/libpod/networks/${segment(name)}/json`,
-        )
-      ).dns_enabled === true;
-    if (hasGateway && hasDns) return;
-    const missing = [
-      ...(hasGateway ? [] : ['no gateway on the host, so the proxy cannot reach the server']),
-      ...(hasDns ? [] : ['no name resolution, so the server cannot find its egress proxy']),
-    ];
-    throw runtimeError(
-      `the container engine cannot give this workload the internal network its permission profile needs: ` +
-        `network ${name} has ${missing.join(' and ')}. ` +
-        (this.info.flavor === 'podman'
-          ? "Podman's CNI network backend does this to internal networks. Fix: install netavark and aardvark-dns " +
-            '(Debian: `apt-get install netavark aardvark-dns`), set `network_backend = "netavark"` under [network] ' +
-            'in containers.conf and restart the Podman service (containers created under CNI must be recreated); '
-          : "Fix: check the engine's network configuration; ") +
-        'or use a permission profile that allows the network (e.g. `network`)',
-    );
-  }
-
   async removeNetwork(name: string): Promise<void> {
     try {
       await this.api.json('DELETE', `/networks/${segment(name)}`);
@@ -637,27 +631,6 @@ function startFailureHint(message: string): string {
       'containers.conf and restart the Podman service; for Docker remove `default-ulimits` from daemon.json'
     );
   return '';
-}
-
-/** The part of the engine's network inspect answer Moat reads. */
-interface NetworkInspect {
-  IPAM?: { Config?: Array<{ Gateway?: string }> | null };
-}
-
-/** Podman's own API (for what the Docker-compatible one does not say); 4.0 is its oldest. */
-const PODMAN_LIBPOD_API = '4.0.0';
-
-/** Both spellings, since clients differ in which they read. */
-function proxyEnv(proxy: string): Record<string, string> {
-  const local = 'localhost,127.0.0.1,::1';
-  return {
-    HTTP_PROXY: proxy,
-    HTTPS_PROXY: proxy,
-    http_proxy: proxy,
-    https_proxy: proxy,
-    NO_PROXY: local,
-    no_proxy: local,
-  };
 }
 
 function toContainerInfo(raw: ContainerInspect): ContainerInfo {

@@ -121,19 +121,19 @@ describe('networks and permission profiles', () => {
     expect(await callText(client, 'try_connect', { host: '192.0.2.1', port: 443 })).toBe('ENETUNREACH');
   });
 
-  it('none profile, HTTP server: reachable by the proxy, but no route out; its network goes with it', async () => {
+  it('none profile, HTTP server: reachable by the proxy through its sandbox, but no route out', async () => {
     const { client, spec, id } = await harness.launch({
       transport: 'streamable-http',
       target_port: 8080,
       permission_profile_name_or_path: 'none',
     });
-    expect(spec.internalNetwork).toBe(true);
-    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(true);
-    expect(await callText(client, 'echo', { text: 'internal' })).toBe('internal');
+    expect(spec.sandbox).toMatchObject({ allowAll: false, allowHosts: [], allowPorts: [] });
+    expect(await callText(client, 'echo', { text: 'sandboxed' })).toBe('sandboxed');
     expect(await callText(client, 'try_connect', { host: gateway, port: gatewayPort })).toBe('ENETUNREACH');
     expect(await callText(client, 'try_connect', { host: '192.0.2.1', port: 443 })).toBe('ENETUNREACH');
+    expect(await callText(client, 'proxy_connect', { host: gateway, port: gatewayPort })).toBe('403');
     await harness.runtime.removeContainer(id);
-    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(false);
+    expect(await harness.runtime.inspectContainer(`${spec.name}-egress`)).toBeUndefined();
   });
 
   it('--network none: no network even with the network profile', async () => {

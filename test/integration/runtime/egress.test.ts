@@ -1,7 +1,8 @@
 /**
- * Outbound allowlists (allow_host/allow_port) on real Podman: the server sits on its own
- * internal network and its only way out is the egress proxy container, which allows exactly
- * the profile's hosts and ports.
+ * Outbound allowlists (allow_host/allow_port) on real Podman, without isolation (the bare
+ * RunConfig's default, so the gateway counts as any host): the server sits in its loopback-only
+ * sandbox and its only way out is the egress proxy container, which allows exactly the
+ * profile's hosts and ports. isolation.test.ts covers the isolated case.
  */
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,16 +35,16 @@ describe('egress allowlist', () => {
   it('lets a stdio server reach exactly the allowed host and port through the proxy, nothing directly', async () => {
     const { client, spec, id } = await harness.launch({ permission_profile: allowlist() });
     expect(spec).toMatchObject({
-      internalNetwork: true,
-      egress: { allowHosts: [gateway], allowPorts: [allowedPort] },
+      networkMode: `container:${spec.name}-relay`,
+      sandbox: { allowAll: false, allowHosts: [gateway], allowPorts: [allowedPort], gateway: 'profile' },
     });
     const egressName = `${spec.name}-egress`;
-    expect(await callText(client, 'get_env', { name: 'HTTP_PROXY' })).toBe(`http://${egressName}:3128`);
+    expect(await callText(client, 'get_env', { name: 'HTTP_PROXY' })).toBe('http://127.0.0.1:3128');
 
     expect(await callText(client, 'proxy_connect', { host: gateway, port: allowedPort })).toBe('200');
     expect(await callText(client, 'proxy_connect', { host: gateway, port: otherPort })).toBe('403');
     expect(await callText(client, 'proxy_connect', { host: 'example.com', port: allowedPort })).toBe('403');
-    // No way around the proxy: the internal network has no route to the bridge.
+    // No way around the proxy: the sandbox has loopback only.
     expect(await callText(client, 'try_connect', { host: gateway, port: allowedPort })).toBe('ENETUNREACH');
 
     // The proxy is not a workload of its own, and it goes away with the workload.
@@ -55,10 +56,11 @@ describe('egress allowlist', () => {
 
     await harness.runtime.removeContainer(id);
     expect(await harness.runtime.inspectContainer(egressName)).toBeUndefined();
-    expect(await harness.runtime.networkExists(spec.networkMode)).toBe(false);
+    expect(await harness.runtime.inspectContainer(`${spec.name}-relay`)).toBeUndefined();
+    expect(await podmanCli(['volume', 'ls', '-q'])).not.toContain(`moat-${spec.name}-sandbox`);
   });
 
-  it('stops and starts the proxy with the workload (an HTTP server, reached on its internal network)', async () => {
+  it('stops and starts the sandbox with the workload (an HTTP server, reached through the published port of its egress proxy)', async () => {
     const { client, spec, id } = await harness.launch({
       transport: 'streamable-http',
       target_port: 8080,
@@ -69,6 +71,7 @@ describe('egress allowlist', () => {
 
     await harness.runtime.stopContainer(id, 5);
     expect((await harness.runtime.inspectContainer(egressName))?.running).toBe(false);
+    expect((await harness.runtime.inspectContainer(`${spec.name}-relay`))?.running).toBe(false);
     await harness.runtime.startContainer(id);
     expect((await harness.runtime.inspectContainer(egressName))?.running).toBe(true);
     const again = await harness.connectHttp(id, spec, 8080);
@@ -76,7 +79,7 @@ describe('egress allowlist', () => {
     expect(await callText(again, 'proxy_connect', { host: gateway, port: otherPort })).toBe('403');
   });
 
-  it('replaces a proxy left behind by the same workload', async () => {
+  it('replaces a sandbox left behind by the same workload', async () => {
     const { spec, id } = await harness.launch({ permission_profile: allowlist() });
     const egressName = `${spec.name}-egress`;
     const before = await harness.runtime.inspectContainer(egressName);

@@ -75,7 +75,6 @@ describe('ensureImage', () => {
         mounts: [],
         ports: [],
         networkMode: 'none',
-        internalNetwork: false,
         attachStdio: false,
         privileged: false,
         capDrop: ['ALL'],

@@ -56,9 +56,8 @@ describe('bad input', { timeout: 300_000 }, () => {
     const url = printedUrl(first.stdout);
     // The warnings a person must see: on the terminal, once each, after everything was checked.
     const warnings = first.stderr.split('\n').filter((line) => line.startsWith('Warning: '));
-    expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toContain('network isolation (--isolate-network) is not implemented yet');
-    expect(warnings[1]).toContain('UNAUTHENTICATED proxy on non-loopback address 0.0.0.0');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('UNAUTHENTICATED proxy on non-loopback address 0.0.0.0');
     const again = await moat(home, [
       'run',
       '--transport',

@@ -18,7 +18,7 @@ import {
   statusFile,
   workload,
 } from '../../support/moat-cli.js';
-import { testRuntime, uniqueName } from '../../support/podman.js';
+import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
 let image: string;
 const home = testMoatHome();
@@ -49,8 +49,9 @@ describe('stdio workload lifecycle', { timeout: 300_000 }, () => {
     expect(run.code).toBe(0);
     // Image preparation is shown on the terminal (plain lines when stderr is not a TTY).
     expect(run.stderr).toContain(`Using local image ${image}`);
-    // Isolation is on by default but not implemented: moat says so instead of implying it.
-    expect(run.stderr).toContain('network isolation (--isolate-network) is not implemented yet');
+    // Isolation is on by default and enforced: no warning, and the workload has its sandbox.
+    expect(run.stderr).not.toContain('isolation');
+    expect(await podmanCli(['inspect', '-f', '{{.HostConfig.NetworkMode}}', name])).toContain(`container:`);
     const out = run.stdout;
     expect(out).toContain(`Workload "${name}" is running`);
     const url = printedUrl(out);
