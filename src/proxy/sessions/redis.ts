@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { SessionRedis } from '../../config/runconfig.js';
 import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
 import type { SessionRecord, SessionStore } from '../types.js';
+import { sessionIdTaken } from './memory.js';
 
 export const DEFAULT_KEY_PREFIX = 'moat:proxy:session:';
 export const PASSWORD_ENV = 'MOAT_SESSION_REDIS_PASSWORD';
@@ -120,9 +121,12 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(record: SessionRecord): Promise<void> {
-    await this.#client.set(this.#key(record.id), JSON.stringify(record), {
+    // NX: atomic set-if-absent, so two replicas can never both own one id.
+    const stored = await this.#client.set(this.#key(record.id), JSON.stringify(record), {
+      condition: 'NX',
       expiration: { type: 'EX', value: this.#ttlSeconds },
     });
+    if (stored === null) throw sessionIdTaken();
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
