@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
-import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
+import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
 
 const AUTHZ = {
   version: '1.0',
@@ -54,16 +54,7 @@ function headers(sessionId?: string): Record<string, string> {
 }
 
 type Answer = { result?: Record<string, unknown>; error?: { code: number; message: string } };
-function parse(text: string): Answer {
-  const data = text.startsWith('{')
-    ? text
-    : text
-        .split('\n')
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).trim())
-        .join('');
-  return JSON.parse(data) as Answer;
-}
+const parse = (text: string): Answer => messageOfAnswer<Answer>(text);
 
 describe('authorization of every method that names a resource (stdio server)', () => {
   let moat: MoatUnderTest;

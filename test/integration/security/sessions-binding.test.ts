@@ -10,7 +10,7 @@ import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
-import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
+import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 
 let idp: TestOidcProvider;
@@ -43,17 +43,7 @@ const as = (user: string, sessionId?: string): Record<string, string> => ({
   ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
 });
 
-/** The JSON-RPC message of a JSON or single-event SSE answer. */
-function messageOf(text: string): { id?: unknown; result?: unknown; error?: { code: number } } {
-  const data = text.startsWith('{')
-    ? text
-    : text
-        .split('\n')
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).trim())
-        .join('');
-  return JSON.parse(data) as { id?: unknown; result?: unknown; error?: { code: number } };
-}
+const messageOf = (text: string) => messageOfAnswer(text);
 
 async function initialize(url: string, user: string): Promise<string> {
   const res = await post(url, INIT_BODY, as(user));
