@@ -8,6 +8,7 @@
  * | edge middleware  | authentication (OIDC/JWT, RFC 6750)    | `oidc_config`                         |
  * | edge route       | RFC 9728 protected-resource metadata   | `oidc_config`                         |
  * | message policy 1 | response tap (answers for observers)   | an observer wants responses           |
+ * | message policy 1b| rate limit (token buckets)             | `rate_limit`                          |
  * | message policy 2 | tool filter / override                 | `tools_filter`, `tools_override`      |
  * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
  * | message policy 4 | validating webhooks                    | `validating_webhooks`                 |
@@ -110,6 +111,12 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
     }
     if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
 
+    const rateLimit = await loadRateLimit(config, logger);
+    if (rateLimit) {
+      closers.push(() => rateLimit.close());
+      chain.policies.push(rateLimit.policy);
+    }
+
     const toolFilter = createToolFilter(config.tools_filter, config.tools_override);
     if (toolFilter) chain.policies.push(toolFilter);
 
@@ -192,6 +199,28 @@ function authenticatedMetrics(inbound: InboundAuth, serve: MetricsHandler): Edge
       serve(req, res);
     },
   };
+}
+
+/**
+ * Rate limits, with buckets in the session store's Redis when there is one (shared by replicas:
+ * a limit is per workload, not per pod), else in this process's memory.
+ */
+async function loadRateLimit(config: RunConfig, logger: Logger) {
+  if (!config.rate_limit) return undefined;
+  const { createRateLimit } = await import('../ratelimit/index.js');
+  const redisConfig = config.scaling_config?.session_redis;
+  if (!redisConfig) return createRateLimit(config);
+  const { connectRedis } = await import('./sessions/redis.js');
+  const client = await connectRedis(redisConfig, { logger });
+  const limit = createRateLimit(config, {
+    eval: (script, keys, args) => client.eval(script, { keys, arguments: args }),
+    prefix: `${redisConfig.key_prefix ?? 'moat:'}ratelimit:${config.name}:`,
+    close: async () => {
+      if (client.isOpen) await client.close();
+    },
+  });
+  if (!limit) await client.close();
+  return limit;
 }
 
 /** Telemetry, with the OpenTelemetry SDK loaded only when the RunConfig asks for it. */
