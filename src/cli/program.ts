@@ -15,6 +15,7 @@ import { rmCommand } from './rm.js';
 import { logsCommand } from './logs.js';
 import { exportCommand } from './export.js';
 import { groupCommand } from './group.js';
+import { toolsCommand } from './tools.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -48,6 +49,7 @@ export function buildProgram(io: CliIO): Command {
     logsCommand,
     exportCommand,
     groupCommand,
+    toolsCommand,
   ]) {
     program.addCommand(lifecycle(io));
   }

@@ -318,6 +318,14 @@ const runConfigFields = z.strictObject({
 
   // Moat's own fields (ToolHive has no equivalent in its RunConfig).
   rate_limit: rateLimitSchema.optional(),
+  /**
+   * Tool definition pinning: warn (log and audit a changed tool) or enforce (also hide it until
+   * approved). Pins live in Moat's state dir (`file`), in the session store's Redis when one is
+   * configured, or in memory (`memory`, for pods without Redis). Absent: off.
+   */
+  tool_pinning: z
+    .strictObject({ mode: z.enum(['warn', 'enforce']), store: z.enum(['file', 'memory']).optional() })
+    .optional(),
   /** Maximum inbound request body in bytes; absent means DEFAULTS.maxRequestBodySize. */
   max_request_body_size: z.number().int().positive().optional(),
   /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */
