@@ -158,6 +158,13 @@ const CASES: FlagCase[] = [
     expect: { 'rate_limit.on_store_failure': 'allow' },
   },
   {
+    flag: 'tool-pinning',
+    defaults: { tool_pinning: U },
+    valid: ['--tool-pinning', 'enforce'],
+    expect: { tool_pinning: { mode: 'enforce' } },
+    invalid: [[['--tool-pinning', 'strict'], /tool-pinning/]],
+  },
+  {
     flag: 'from-config',
     defaults: { 'flags.fromConfig': U },
     valid: ['--from-config', 'exported.json'],
@@ -999,11 +1006,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 97 long flags (93 of the spec, --skip-remote-check and the three rate-limit flags) but --help (tested through the CLI)', () => {
+  it('covers all 98 long flags (93 of the spec, --skip-remote-check, three rate-limit flags and --tool-pinning) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(97);
+    expect(RUN_FLAGS).toHaveLength(98);
   });
 });
 

@@ -323,6 +323,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...defined('rate_limit', rateLimit(flags.rateLimit, flags.toolRateLimit, flags.rateLimitFailOpen)),
+    ...(flags.toolPinning === 'off' ? {} : { tool_pinning: { mode: flags.toolPinning } }),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
     // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
     ...(target.kind === 'protocol'

@@ -535,6 +535,18 @@ export const RUN_FLAGS = [
     feature: 'tool-filter',
   },
 
+  {
+    long: 'tool-pinning',
+    type: 'string',
+    value: '<mode>',
+    choices: ['off', 'warn', 'enforce'],
+    default: 'off',
+    help: 'Pin tool definitions on first sight: warn logs and audits a changed tool, enforce also hides it until `moat tools approve`',
+    section: 'tools',
+    runConfig: ['tool_pinning'],
+    feature: 'tool-filter',
+  },
+
   // Audit, authorization and webhook files
   {
     long: 'enable-audit',
