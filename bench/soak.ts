@@ -58,7 +58,7 @@ const config = testConfig({
   scaling_config: { session_redis: { address: redis.address } },
 });
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/proxy-process.ts'], {
+const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'test/support/proxy-process.ts'], {
   env: {
     ...process.env,
     MOAT_HOME: home,
@@ -69,9 +69,16 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/proxy-pr
   },
   stdio: ['ignore', 'pipe', 'ignore'],
 });
+const lines = createInterface({ input: child.stdout });
 const url = await new Promise<string>((resolve, reject) => {
-  createInterface({ input: child.stdout }).once('line', resolve);
+  lines.once('line', resolve);
   child.once('exit', (code) => reject(new Error(`the proxy exited (${code})`)));
+});
+/** Heap in use after a full GC, reported by the proxy process on SIGUSR2. */
+const heapSamples: Array<{ t: number; mb: number }> = [];
+lines.on('line', (line) => {
+  const usage = JSON.parse(line) as { heapUsed: number };
+  heapSamples.push({ t: (Date.now() - started) / 1000, mb: usage.heapUsed / 2 ** 20 });
 });
 const mcp = `${url}/mcp`;
 
@@ -195,7 +202,9 @@ async function worker(n: number): Promise<void> {
 }
 
 const sampler = setInterval(() => {
-  if (child.pid) void rssMb(child.pid).then((mb) => samples.push({ t: (Date.now() - started) / 1000, mb }));
+  if (!child.pid) return;
+  void rssMb(child.pid).then((mb) => samples.push({ t: (Date.now() - started) / 1000, mb }));
+  process.kill(child.pid, 'SIGUSR2');
 }, 1000);
 try {
   await Promise.all(Array.from({ length: WORKERS }, (_, n) => worker(n)));
@@ -209,19 +218,22 @@ try {
   await rm(home, { recursive: true, force: true });
 }
 
-const steady = samples.filter((s) => s.t >= WARMUP_S);
-const n = steady.length;
-const meanT = steady.reduce((a, s) => a + s.t, 0) / n;
-const meanM = steady.reduce((a, s) => a + s.mb, 0) / n;
-const slope =
-  steady.reduce((a, s) => a + (s.t - meanT) * (s.mb - meanM), 0) /
-  steady.reduce((a, s) => a + (s.t - meanT) ** 2, 0);
-const fmt = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+/** First, last, max and least-squares slope (MB/min) of the samples after warm-up. */
+function trend(all: Array<{ t: number; mb: number }>): string {
+  const steady = all.filter((x) => x.t >= WARMUP_S);
+  const n = steady.length;
+  const meanT = steady.reduce((a, x) => a + x.t, 0) / n;
+  const meanM = steady.reduce((a, x) => a + x.mb, 0) / n;
+  const slope =
+    steady.reduce((a, x) => a + (x.t - meanT) * (x.mb - meanM), 0) /
+    steady.reduce((a, x) => a + (x.t - meanT) ** 2, 0);
+  const fmt = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+  return `first ${fmt(steady[0]?.mb)} MB, last ${fmt(steady.at(-1)?.mb)} MB, max ${fmt(Math.max(...steady.map((x) => x.mb)))} MB, slope ${(slope * 60).toFixed(2)} MB/min over ${n} samples`;
+}
 console.log(`soak: ${SECONDS} s, ${WORKERS} workers, full policy stack on Redis`);
 console.log(`valid calls: ${counts.valid}, failed: ${counts.validFailed}`);
 console.log(`bad inputs: ${counts.bad}, answered wrongly: ${counts.badWrong}`);
-console.log(
-  `proxy RSS after ${WARMUP_S} s warm-up: first ${fmt(steady[0]?.mb)} MB, last ${fmt(steady.at(-1)?.mb)} MB, max ${fmt(Math.max(...steady.map((s) => s.mb)))} MB, slope ${(slope * 60).toFixed(2)} MB/min over ${n} samples`,
-);
+console.log(`proxy heap after full GC, after ${WARMUP_S} s warm-up: ${trend(heapSamples)}`);
+console.log(`proxy RSS, after ${WARMUP_S} s warm-up: ${trend(samples)}`);
 for (const f of failures) console.log(`  ${f}`);
 process.exitCode = counts.validFailed > 0 || counts.badWrong > 0 ? 1 : 0;
