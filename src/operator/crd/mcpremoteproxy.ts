@@ -307,6 +307,12 @@ export const mcpRemoteProxySpecSchema = withRules(
     sessionStorage: sessionStorageSchema
       .optional()
       .describe('Where MCP sessions live; unset means in pod memory (one replica, or ClientIP affinity).'),
+    toolPinning: z
+      .enum(['warn', 'enforce'])
+      .optional()
+      .describe(
+        'Tool definition pinning: warn logs and audits a changed tool; enforce also hides it; unset is off. Pins live in redis sessionStorage, else in pod memory.',
+      ),
     rateLimit: rateLimitSchema
       .optional()
       .describe('Token-bucket rate limits, shared by replicas through redis sessionStorage, else per pod.'),

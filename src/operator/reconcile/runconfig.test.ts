@@ -400,3 +400,13 @@ describe('rate limits', () => {
     expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).rate_limit).toBeUndefined();
   });
 });
+
+describe('tool pinning', () => {
+  it('is off by default and kept in pod memory (or the session Redis) when on', () => {
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).tool_pinning).toBeUndefined();
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE, toolPinning: 'enforce' })).tool_pinning).toEqual({
+      mode: 'enforce',
+      store: 'memory',
+    });
+  });
+});

@@ -46,6 +46,7 @@ export function buildRunConfig(inputs: ProxyInputs): RunConfig {
     ...outboundSection(inputs),
     ...sessionSection(inputs),
     ...rateLimitSection(inputs),
+    ...pinningSection(inputs),
   };
   const result = runConfigSchema.safeParse(draft);
   if (!result.success) {
@@ -182,6 +183,13 @@ const rule = (r: RuleSpec) => ({
   requests_per_minute: r.requestsPerMinute,
   ...(r.burst !== undefined ? { burst: r.burst } : {}),
 });
+
+/** Pods have no state dir: pins go to Redis when sessions do (the proxy picks it), else memory. */
+function pinningSection(inputs: ProxyInputs): Partial<RunConfigInput> {
+  const mode = inputs.proxy.spec.toolPinning;
+  if (mode === undefined) return {};
+  return { tool_pinning: { mode, store: 'memory' } };
+}
 
 function rateLimitSection(inputs: ProxyInputs): Partial<RunConfigInput> {
   const limit = inputs.proxy.spec.rateLimit;
