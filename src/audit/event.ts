@@ -92,6 +92,7 @@ export function buildEvent(facts: EventFacts): AuditEvent {
   if (annotations.id !== undefined) extra.request_id = annotations.id;
   if (annotations.deniedBy !== undefined) extra.denied_by = annotations.deniedBy;
   if (annotations.rpcErrorCode !== undefined) extra.jsonrpc_error_code = annotations.rpcErrorCode;
+  if (annotations.toolDefinitionsChanged) extra.tool_definitions_changed = annotations.toolDefinitionsChanged;
   const event: AuditEvent = {
     time: now,
     level: 'AUDIT',

@@ -174,4 +174,56 @@ describe('authz policy', () => {
     const error = { jsonrpc: '2.0' as const, id: 4, error: { code: -32000, message: 'x' } };
     expect(await policy.onServerResponse!(error, request, ctx('alice'))).toBe(error);
   });
+
+  it('decides completion/complete by the prompt or resource its ref names', async () => {
+    const complete = (ref: unknown) =>
+      call('completion/complete', { ref, argument: { name: 'a', value: 'x' } });
+    const verdict = async (ref: unknown, who = ctx('alice')) =>
+      (await policy.onClientMessage!(complete(ref), who)).action;
+    expect(await verdict({ type: 'ref/resource', uri: 'file:///public' })).toBe('allow');
+    expect(await verdict({ type: 'ref/resource', uri: 'file:///secret' })).toBe('deny');
+    expect(await verdict({ type: 'ref/prompt', name: 'p' })).toBe('deny');
+    expect(await verdict({ type: 'ref/prompt', name: 'p' }, ctx('root', ['admins']))).toBe('allow');
+    for (const bad of [
+      undefined,
+      {},
+      { type: 'ref/tool', name: 'weather' },
+      { type: 'ref/prompt', uri: 'p' },
+    ]) {
+      expect(await policy.onClientMessage!(complete(bad), ctx('root', ['admins']))).toMatchObject({
+        action: 'deny',
+        reason: 'invalid',
+      });
+    }
+  });
+
+  it('decides a call sent as a notification like the request', async () => {
+    const notification: JsonRpcMessage = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'rm_rf' } };
+    expect((await policy.onClientMessage!(notification, ctx('alice'))).action).toBe('deny');
+  });
+
+  it('filters resource templates by their URI template', async () => {
+    const answer = await policy.onServerResponse!(
+      {
+        jsonrpc: '2.0',
+        id: 6,
+        result: { resourceTemplates: [{ uriTemplate: 'file:///public' }, { uriTemplate: 'file:///{path}' }] },
+      },
+      { jsonrpc: '2.0', id: 6, method: 'resources/templates/list' },
+      ctx('alice'),
+    );
+    expect(answer.result).toEqual({ resourceTemplates: [{ uriTemplate: 'file:///public' }] });
+  });
+
+  it('fails closed on a list answer it cannot read', async () => {
+    for (const result of [{ tools: 'weather,rm_rf' }, { tools: { weather: {} } }, 'H4sIAAAA', null, {}]) {
+      const answer = await policy.onServerResponse!(
+        { jsonrpc: '2.0', id: 7, result } as never,
+        { jsonrpc: '2.0', id: 7, method: 'tools/list' },
+        ctx('alice'),
+      );
+      expect(answer.result).toBeUndefined();
+      expect(answer.error?.message).toMatch(/tools\/list could not be read/);
+    }
+  });
 });

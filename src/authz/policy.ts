@@ -1,14 +1,16 @@
 /**
- * The authorization message policy: every client request is mapped to a Cedar request and denied
- * as forbidden with a JSON-RPC error that says so (not "not found"); list responses keep only the
- * tools, prompts and resources the caller could use. Protocol plumbing (initialize, ping,
- * notifications, logging, completion, tasks) passes; any other method is denied, because a
- * method we cannot classify is one we cannot authorize.
+ * The authorization message policy: one Cedar decision for every method that names a tool, prompt
+ * or resource (tools/call, prompts/get, resources/read|subscribe|unsubscribe, and the `ref` of
+ * completion/complete), denied as forbidden with a JSON-RPC error that says so (not "not found");
+ * list answers (tools, prompts, resources, resource templates) keep only what the caller could
+ * use, and a list answer this policy cannot read is replaced by an error (fail closed). Protocol
+ * plumbing (initialize, ping, notifications, logging, tasks) passes; any other method is denied,
+ * because a method we cannot classify is one we cannot authorize.
  */
 import { log } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { AuthzRequest, CedarAuthorizer, Feature } from './cedar.js';
-import { RPC } from '../mcp/jsonrpc.js';
+import { RPC, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessageContext, type MessagePolicy } from '../mcp/policy.js';
 
 /** JSON-RPC code of a denial; ToolHive uses 403 too, so clients of either see the same. */
@@ -24,20 +26,32 @@ const CALLS: Record<string, { feature: Feature; key: 'name' | 'uri'; verb: strin
 
 const LISTS: Record<
   string,
-  { feature: Feature; field: 'tools' | 'prompts' | 'resources'; key: 'name' | 'uri' }
+  {
+    feature: Feature;
+    field: 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+    key: 'name' | 'uri' | 'uriTemplate';
+  }
 > = {
   'tools/list': { feature: 'tool', field: 'tools', key: 'name' },
   'prompts/list': { feature: 'prompt', field: 'prompts', key: 'name' },
   'resources/list': { feature: 'resource', field: 'resources', key: 'uri' },
+  'resources/templates/list': { feature: 'resource', field: 'resourceTemplates', key: 'uriTemplate' },
 };
+
+/** completion/complete names what it completes in `ref`: a prompt, or a resource (template). */
+const COMPLETION_REFS: Record<string, { feature: Feature; key: 'name' | 'uri' }> = {
+  'ref/prompt': { feature: 'prompt', key: 'name' },
+  'ref/resource': { feature: 'resource', key: 'uri' },
+};
+
+/** JSON-RPC internal error: the answer replacing a list this policy could not read. */
+const UNREADABLE_LIST_CODE = -32603;
 
 /** Methods that carry no tool, prompt or resource access of their own. */
 const ALWAYS_ALLOWED = new Set([
   'initialize',
   'ping',
   'logging/setLevel',
-  'completion/complete',
-  'resources/templates/list',
   'roots/list',
   'tasks/get',
   'tasks/list',
@@ -76,45 +90,38 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
       if (ALWAYS_ALLOWED.has(method) || method.startsWith('notifications/') || method in LISTS) {
         return ALLOW;
       }
-      const call = CALLS[method];
-      if (!call) return deny(`Access denied: method ${method} is not permitted by the authorization policy`);
-      const target = message.params?.[call.key];
-      if (typeof target !== 'string' || target === '') {
-        return {
-          action: 'deny',
-          reason: 'invalid',
-          error: { code: RPC.invalidParams, message: `Invalid params: ${method} needs params.${call.key}` },
-        };
-      }
+      const named = resourceNamed(method, message.params);
+      if ('verdict' in named) return named.verdict;
+      const { feature, target, verb } = named;
       const args = message.params?.arguments;
       const request: AuthzRequest = {
         identity: ctx.identity,
-        feature: call.feature,
+        feature,
         id: target,
         arguments:
           typeof args === 'object' && args !== null && !Array.isArray(args)
             ? (args as Record<string, unknown>)
             : {},
-        annotations: call.feature === 'tool' ? toolAnnotations.get(target) : undefined,
+        annotations: feature === 'tool' ? toolAnnotations.get(target) : undefined,
         serverName: ctx.serverName,
       };
       if (allowed(request)) return ALLOW;
       return deny(
-        `Access denied: the authorization policy does not permit ${ctx.identity.subject} to ${call.verb} ${JSON.stringify(target)}`,
+        `Access denied: the authorization policy does not permit ${ctx.identity.subject} to ${verb} ${JSON.stringify(target)}`,
       );
     },
 
     onServerResponse(response, request, ctx: MessageContext) {
       const list = LISTS[request.method];
-      const result = response.result as Record<string, unknown> | undefined;
-      const items = result?.[list?.field ?? ''];
-      if (!list || !Array.isArray(items)) return response;
+      if (!list || response.error) return response;
+      const result = response.result;
+      const items = isRecord(result) ? result[list.field] : undefined;
+      if (!isRecord(result) || !Array.isArray(items)) return unreadableList(response, request.method);
       const kept = items.filter((raw: unknown) => {
-        if (typeof raw !== 'object' || raw === null) return false;
-        const item = raw as Record<string, unknown>;
-        const id = item[list.key];
+        if (!isRecord(raw)) return false;
+        const id = raw[list.key];
         if (typeof id !== 'string') return false;
-        if (list.feature === 'tool') remember(item);
+        if (list.feature === 'tool') remember(raw);
         const annotations = list.feature === 'tool' ? toolAnnotations.get(id) : undefined;
         return allowed({
           identity: ctx.identity,
@@ -127,6 +134,53 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
       return { ...response, result: { ...result, [list.field]: kept } };
     },
   };
+}
+
+type Named = { feature: Feature; target: string; verb: string } | { verdict: ClientVerdict };
+
+/** The tool, prompt or resource a method names, or the verdict when it names none we can check. */
+function resourceNamed(method: string, params: Record<string, unknown> | undefined): Named {
+  if (method === 'completion/complete') {
+    const ref = params?.ref;
+    const kind = isRecord(ref) && typeof ref.type === 'string' ? COMPLETION_REFS[ref.type] : undefined;
+    const target = kind && isRecord(ref) ? ref[kind.key] : undefined;
+    if (!kind || typeof target !== 'string' || target === '') {
+      return invalid(
+        'Invalid params: completion/complete needs params.ref (ref/prompt with a name, or ref/resource with a uri)',
+      );
+    }
+    return { feature: kind.feature, target, verb: `complete arguments of ${kind.feature}` };
+  }
+  const call = CALLS[method];
+  if (!call) {
+    return { verdict: deny(`Access denied: method ${method} is not permitted by the authorization policy`) };
+  }
+  const target = params?.[call.key];
+  if (typeof target !== 'string' || target === '') {
+    return invalid(`Invalid params: ${method} needs params.${call.key}`);
+  }
+  return { feature: call.feature, target, verb: call.verb };
+}
+
+function invalid(message: string): Named {
+  return { verdict: { action: 'deny', reason: 'invalid', error: { code: RPC.invalidParams, message } } };
+}
+
+/** A list answer without a readable list: nothing in it can be shown safely. */
+function unreadableList(response: JsonRpcResponse, method: string): JsonRpcResponse {
+  log().warn({ method }, 'a list answer from the MCP server could not be read; answering an error instead');
+  return {
+    jsonrpc: '2.0',
+    id: response.id,
+    error: {
+      code: UNREADABLE_LIST_CODE,
+      message: `The MCP server's answer to ${method} could not be read, so the authorization policy could not filter it`,
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function deny(message: string): ClientVerdict {

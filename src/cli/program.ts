@@ -18,6 +18,7 @@ import { groupCommand } from './group.js';
 import { configCommand } from './config.js';
 import { registryCommand } from './registry.js';
 import { searchCommand } from './search.js';
+import { toolsCommand } from './tools.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -54,6 +55,7 @@ export function buildProgram(io: CliIO): Command {
     registryCommand,
     searchCommand,
     configCommand,
+    toolsCommand,
   ]) {
     program.addCommand(lifecycle(io));
   }

@@ -138,6 +138,33 @@ const CASES: FlagCase[] = [
     expect: { 'flags.skipRemoteCheck': true },
   },
   {
+    flag: 'rate-limit',
+    defaults: { rate_limit: U },
+    valid: ['--rate-limit', '120', '--rate-limit-fail-open'],
+    expect: { rate_limit: { per_principal: { requests_per_minute: 120 }, on_store_failure: 'allow' } },
+    invalid: [[['--rate-limit', '-1'], /rate-limit/]],
+  },
+  {
+    flag: 'tool-rate-limit',
+    defaults: { rate_limit: U },
+    valid: ['--tool-rate-limit', '10'],
+    expect: { rate_limit: { per_tool: { requests_per_minute: 10 } } },
+  },
+  {
+    flag: 'rate-limit-fail-open',
+    with: ['--rate-limit', '5'],
+    defaults: { 'rate_limit.on_store_failure': U },
+    valid: ['--rate-limit-fail-open'],
+    expect: { 'rate_limit.on_store_failure': 'allow' },
+  },
+  {
+    flag: 'tool-pinning',
+    defaults: { tool_pinning: U },
+    valid: ['--tool-pinning', 'enforce'],
+    expect: { tool_pinning: { mode: 'enforce' } },
+    invalid: [[['--tool-pinning', 'strict'], /tool-pinning/]],
+  },
+  {
     flag: 'from-config',
     defaults: { 'flags.fromConfig': U },
     valid: ['--from-config', 'exported.json'],
@@ -979,11 +1006,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 94 long flags (93 of the spec and --skip-remote-check) but --help (tested through the CLI)', () => {
+  it('covers all 98 long flags (93 of the spec, --skip-remote-check, three rate-limit flags and --tool-pinning) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(94);
+    expect(RUN_FLAGS).toHaveLength(98);
   });
 });
 

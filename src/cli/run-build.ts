@@ -17,6 +17,7 @@ import {
   runConfigSchema,
   type RemoteAuthConfig,
   type RunConfig,
+  type RateLimitConfig,
   type RunConfigInput,
   type TelemetryConfig,
   type TokenExchangeConfig,
@@ -323,6 +324,8 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...(target.kind === 'protocol' ? { runtime_config: runtimeConfig(parsed, target, existing) } : {}),
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
+    ...defined('rate_limit', rateLimit(flags.rateLimit, flags.toolRateLimit, flags.rateLimitFailOpen)),
+    ...(flags.toolPinning === 'off' ? {} : { tool_pinning: { mode: flags.toolPinning } }),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
     // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
     ...(target.kind === 'protocol'
@@ -613,4 +616,14 @@ function webhooks(
 
 function dropUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** --rate-limit, --tool-rate-limit and --rate-limit-fail-open as the RunConfig's rate_limit. */
+function rateLimit(perPrincipal: number, perTool: number, failOpen: boolean): RateLimitConfig | undefined {
+  if (perPrincipal <= 0 && perTool <= 0) return undefined;
+  return {
+    ...(perPrincipal > 0 ? { per_principal: { requests_per_minute: perPrincipal } } : {}),
+    ...(perTool > 0 ? { per_tool: { requests_per_minute: perTool } } : {}),
+    ...(failOpen ? { on_store_failure: 'allow' as const } : {}),
+  };
 }

@@ -219,6 +219,26 @@ export const sessionRedisSchema = z.strictObject({
 });
 export type SessionRedis = z.infer<typeof sessionRedisSchema>;
 
+/** One token bucket: a steady rate and how many may come at once (default: one minute's worth). */
+export const rateLimitRuleSchema = z.strictObject({
+  requests_per_minute: z.number().int().positive(),
+  burst: z.number().int().positive().optional(),
+});
+export type RateLimitRule = z.infer<typeof rateLimitRuleSchema>;
+
+/** Moat's own: token-bucket rate limits per principal and per principal and tool. */
+export const rateLimitSchema = z.strictObject({
+  /** Every message with a method, per principal (issuer + subject; the local user when anonymous). */
+  per_principal: rateLimitRuleSchema.optional(),
+  /** tools/call per principal and tool. */
+  per_tool: rateLimitRuleSchema.optional(),
+  /** Per-tool rules that replace per_tool for the named tools. */
+  tools: z.record(z.string(), rateLimitRuleSchema).optional(),
+  /** When the bucket store (Redis) fails: deny (default, HTTP 503) or allow. */
+  on_store_failure: z.enum(['deny', 'allow']).optional(),
+});
+export type RateLimitConfig = z.infer<typeof rateLimitSchema>;
+
 const runConfigFields = z.strictObject({
   schema_version: z.string().default(SCHEMA_VERSION),
   mcpserver_generation: z.number().int().optional(),
@@ -297,6 +317,15 @@ const runConfigFields = z.strictObject({
     .optional(),
 
   // Moat's own fields (ToolHive has no equivalent in its RunConfig).
+  rate_limit: rateLimitSchema.optional(),
+  /**
+   * Tool definition pinning: warn (log and audit a changed tool) or enforce (also hide it until
+   * approved). Pins live in Moat's state dir (`file`), in the session store's Redis when one is
+   * configured, or in memory (`memory`, for pods without Redis). Absent: off.
+   */
+  tool_pinning: z
+    .strictObject({ mode: z.enum(['warn', 'enforce']), store: z.enum(['file', 'memory']).optional() })
+    .optional(),
   /** Maximum inbound request body in bytes; absent means DEFAULTS.maxRequestBodySize. */
   max_request_body_size: z.number().int().positive().optional(),
   /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */

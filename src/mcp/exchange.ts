@@ -15,6 +15,8 @@ export interface ExchangeRecord {
   id?: JsonRpcId;
   /** Set when a policy refused the message (e.g. 'authz', 'tool-filter', 'validating-webhook'). */
   deniedBy?: string;
+  /** Tools whose definition differs from the pinned one, first noticed in this exchange. */
+  toolDefinitionsChanged?: string[];
   /** JSON-RPC error code of the final answer, when it was an error. */
   rpcErrorCode?: number;
   /** The client-facing session the exchange belongs to, once a transport knows it. */

@@ -32,9 +32,12 @@ export interface MessageContext {
  * - `unprocessable`: a policy service declared the message unprocessable (a webhook's HTTP 422);
  * - `not-found`: answered as the server itself would answer for something it does not have
  *   (a hidden tool), so clients report a failed call rather than a transport failure;
- * - `policy-error`: the policy could not decide and fails closed (a webhook that is down).
+ * - `policy-error`: the policy could not decide and fails closed (a webhook that is down);
+ * - `rate-limited`: the caller sent too much; `error.data.retryAfter` says when to try again;
+ * - `unavailable`: a store the policy needs is down (e.g. the rate limit's Redis); try later.
  */
-export type DenialReason = 'forbidden' | 'invalid' | 'unprocessable' | 'not-found' | 'policy-error';
+export type DenialReason =
+  'forbidden' | 'invalid' | 'unprocessable' | 'not-found' | 'policy-error' | 'rate-limited' | 'unavailable';
 
 /** What a policy decides about a message coming from the client. */
 export type ClientVerdict =

@@ -8,10 +8,12 @@
  * | edge middleware  | authentication (OIDC/JWT, RFC 6750)    | `oidc_config`                         |
  * | edge route       | RFC 9728 protected-resource metadata   | `oidc_config`                         |
  * | message policy 1 | response tap (answers for observers)   | an observer wants responses           |
+ * | message policy 1b| rate limit (token buckets)             | `rate_limit`                          |
  * | message policy 2 | tool filter / override                 | `tools_filter`, `tools_override`      |
  * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
  * | message policy 4 | validating webhooks                    | `validating_webhooks`                 |
  * | message policy 5 | authorization (Cedar)                  | `authz_config`, `authz_config_path`   |
+ * | message policy 6 | tool definition pinning                | `tool_pinning`                        |
  * | observer         | audit                                  | `audit_config`, `audit_config_path`   |
  * | observer         | telemetry (spans, metrics)             | `telemetry_config` with an endpoint   |
  * |                  |                                        | or the Prometheus path                |
@@ -41,11 +43,13 @@ import { openSecretsProvider } from '../secrets/manager.js';
 import { resolveSecretRef } from '../secrets/refs.js';
 import { userSecrets } from '../secrets/scoped.js';
 import type { SecretsProvider } from '../secrets/types.js';
+import type { PinStore } from '../pinning/index.js';
 import type { MetricsHandler, Telemetry } from '../telemetry/index.js';
 import { telemetrySettings } from '../telemetry/settings.js';
 import { runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { isLoopbackHost } from '../util/net.js';
+import { moatDirs } from '../util/paths.js';
 import { authenticationMiddleware } from './edge/authentication.js';
 import type { EdgeRoute } from './edge/server.js';
 import { writeJsonRpcError } from './pipeline/errors.js';
@@ -110,6 +114,12 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
     }
     if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
 
+    const rateLimit = await loadRateLimit(config, logger);
+    if (rateLimit) {
+      closers.push(() => rateLimit.close());
+      chain.policies.push(rateLimit.policy);
+    }
+
     const toolFilter = createToolFilter(config.tools_filter, config.tools_override);
     if (toolFilter) chain.policies.push(toolFilter);
 
@@ -124,6 +134,14 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
         ? await (await import('../authz/index.js')).loadAuthz(config)
         : undefined;
     if (authz) chain.policies.push(authz.policy);
+
+    // Last for client messages, so first to see tools/list answers: it hashes the server's own
+    // definitions, before overrides rename or re-describe them.
+    const pinning = await loadPinning(config, logger);
+    if (pinning) {
+      closers.push(pinning.close);
+      chain.policies.push(pinning.policy);
+    }
 
     const auth = await resolveInboundAuth(config, {
       resolveSecret: async (ref) => resolveSecretRef(ref, await secrets(), '--oidc-client-secret'),
@@ -192,6 +210,51 @@ function authenticatedMetrics(inbound: InboundAuth, serve: MetricsHandler): Edge
       serve(req, res);
     },
   };
+}
+
+/**
+ * Rate limits, with buckets in the session store's Redis when there is one (shared by replicas:
+ * a limit is per workload, not per pod), else in this process's memory.
+ */
+async function loadRateLimit(config: RunConfig, logger: Logger) {
+  if (!config.rate_limit) return undefined;
+  const { createRateLimit } = await import('../ratelimit/index.js');
+  const redisConfig = config.scaling_config?.session_redis;
+  if (!redisConfig) return createRateLimit(config);
+  const { connectRedis } = await import('./sessions/redis.js');
+  const client = await connectRedis(redisConfig, { logger });
+  const limit = createRateLimit(config, {
+    eval: (script, keys, args) => client.eval(script, { keys, arguments: args }),
+    prefix: `${redisConfig.key_prefix ?? 'moat:'}ratelimit:${config.name}:`,
+    close: async () => {
+      if (client.isOpen) await client.close();
+    },
+  });
+  if (!limit) await client.close();
+  return limit;
+}
+
+/** Tool pinning, with pins in the session store's Redis, the state dir, or memory. */
+async function loadPinning(config: RunConfig, logger: Logger) {
+  if (!config.tool_pinning) return undefined;
+  const pinning = await import('../pinning/index.js');
+  const { mode, store: where } = config.tool_pinning;
+  const redisConfig = config.scaling_config?.session_redis;
+  let store: PinStore;
+  let close = () => Promise.resolve();
+  if (redisConfig) {
+    const { connectRedis } = await import('./sessions/redis.js');
+    const client = await connectRedis(redisConfig, { logger });
+    store = new pinning.RedisPinStore(client, `${redisConfig.key_prefix ?? 'moat:'}pins:${config.name}`);
+    close = async () => {
+      if (client.isOpen) await client.close();
+    };
+  } else if (where === 'memory') {
+    store = new pinning.MemoryPinStore();
+  } else {
+    store = new pinning.FilePinStore(pinning.pinFile(moatDirs().state, config.name));
+  }
+  return { policy: pinning.createPinningPolicy({ mode, store, workload: config.name, logger }), close };
 }
 
 /** Telemetry, with the OpenTelemetry SDK loaded only when the RunConfig asks for it. */

@@ -24,12 +24,14 @@ export interface SessionRecord {
   lastAccess: number;
   /** Negotiated MCP protocol version, when known. */
   protocolVersion?: string;
+  /** Who created the session (issuer + subject, see sessions/binding.ts); absent when anonymous. */
+  principal?: string;
   /** Free-form string metadata (backend URL, transport, ...). */
   metadata: Record<string, string>;
 }
 
 export interface SessionStore {
-  /** Stores a new session. */
+  /** Stores a new session; fails when the id is taken (set-if-absent, atomic in every store). */
   create(record: SessionRecord): Promise<void>;
   /** Loads a session and refreshes its sliding TTL; undefined when unknown or expired. */
   get(id: string): Promise<SessionRecord | undefined>;

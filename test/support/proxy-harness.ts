@@ -81,3 +81,17 @@ export function messagesOf(response: { headers: Headers; text: string }): unknow
   if (type.startsWith('text/event-stream')) return sseMessages(response.text);
   return response.text === '' ? [] : [JSON.parse(response.text) as unknown];
 }
+
+/** The JSON-RPC message of an answer body, sent as JSON or as one SSE event. */
+export function messageOfAnswer<
+  T = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } },
+>(text: string): T {
+  const data = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('');
+  return JSON.parse(data) as T;
+}

@@ -182,6 +182,26 @@ export const sessionStorageSchema = withRules(
   ],
 );
 
+const rateLimitRuleSchema = z.object({
+  requestsPerMinute: int32().min(1).describe('Steady rate: requests per minute.'),
+  burst: int32().min(1).optional().describe('Requests allowed at once; unset means one minute of the rate.'),
+});
+
+export const rateLimitSchema = z.object({
+  perPrincipal: rateLimitRuleSchema
+    .optional()
+    .describe('Every MCP message with a method, per principal (token issuer + subject).'),
+  perTool: rateLimitRuleSchema.optional().describe('tools/call per principal and tool.'),
+  tools: z
+    .record(z.string().max(256), rateLimitRuleSchema)
+    .optional()
+    .describe('Rules replacing perTool for the named tools.'),
+  onStoreFailure: z
+    .enum(['deny', 'allow'])
+    .default('deny')
+    .describe('When Redis (sessionStorage) fails: deny with 503, or allow unlimited.'),
+});
+
 const quantity = () =>
   z
     .string()
@@ -287,6 +307,15 @@ export const mcpRemoteProxySpecSchema = withRules(
     sessionStorage: sessionStorageSchema
       .optional()
       .describe('Where MCP sessions live; unset means in pod memory (one replica, or ClientIP affinity).'),
+    toolPinning: z
+      .enum(['warn', 'enforce'])
+      .optional()
+      .describe(
+        'Tool definition pinning: warn logs and audits a changed tool; enforce also hides it; unset is off. Pins live in redis sessionStorage, else in pod memory.',
+      ),
+    rateLimit: rateLimitSchema
+      .optional()
+      .describe('Token-bucket rate limits, shared by replicas through redis sessionStorage, else per pod.'),
     oidcConfigRef: oidcConfigRefSchema
       .optional()
       .describe('Incoming-token validation; unset means the proxy is UNAUTHENTICATED.'),

@@ -379,3 +379,34 @@ describe('buildRunConfig', () => {
     expect(config.scaling_config).toEqual(expected);
   });
 });
+
+describe('rate limits', () => {
+  it('maps spec.rateLimit to the RunConfig, failing closed unless told otherwise', () => {
+    const config = buildRunConfig(
+      makeInputs({
+        remoteUrl: REMOTE,
+        rateLimit: {
+          perPrincipal: { requestsPerMinute: 600, burst: 50 },
+          tools: { deploy: { requestsPerMinute: 2 } },
+          onStoreFailure: 'deny',
+        },
+      }),
+    );
+    expect(config.rate_limit).toEqual({
+      per_principal: { requests_per_minute: 600, burst: 50 },
+      tools: { deploy: { requests_per_minute: 2 } },
+      on_store_failure: 'deny',
+    });
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).rate_limit).toBeUndefined();
+  });
+});
+
+describe('tool pinning', () => {
+  it('is off by default and kept in pod memory (or the session Redis) when on', () => {
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).tool_pinning).toBeUndefined();
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE, toolPinning: 'enforce' })).tool_pinning).toEqual({
+      mode: 'enforce',
+      store: 'memory',
+    });
+  });
+});

@@ -45,6 +45,8 @@ export function buildRunConfig(inputs: ProxyInputs): RunConfig {
     ...telemetrySection(inputs.telemetryConfig, spec.telemetryConfigRef?.serviceName ?? `moat-${name}`),
     ...outboundSection(inputs),
     ...sessionSection(inputs),
+    ...rateLimitSection(inputs),
+    ...pinningSection(inputs),
   };
   const result = runConfigSchema.safeParse(draft);
   if (!result.success) {
@@ -174,6 +176,34 @@ function outboundSection(inputs: ProxyInputs): Partial<RunConfigInput> {
     };
   }
   return section;
+}
+
+type RuleSpec = { requestsPerMinute: number; burst?: number | undefined };
+const rule = (r: RuleSpec) => ({
+  requests_per_minute: r.requestsPerMinute,
+  ...(r.burst !== undefined ? { burst: r.burst } : {}),
+});
+
+/** Pods have no state dir: pins go to Redis when sessions do (the proxy picks it), else memory. */
+function pinningSection(inputs: ProxyInputs): Partial<RunConfigInput> {
+  const mode = inputs.proxy.spec.toolPinning;
+  if (mode === undefined) return {};
+  return { tool_pinning: { mode, store: 'memory' } };
+}
+
+function rateLimitSection(inputs: ProxyInputs): Partial<RunConfigInput> {
+  const limit = inputs.proxy.spec.rateLimit;
+  if (!limit || (!limit.perPrincipal && !limit.perTool && !limit.tools)) return {};
+  return {
+    rate_limit: {
+      ...(limit.perPrincipal ? { per_principal: rule(limit.perPrincipal) } : {}),
+      ...(limit.perTool ? { per_tool: rule(limit.perTool) } : {}),
+      ...(limit.tools
+        ? { tools: Object.fromEntries(Object.entries(limit.tools).map(([name, r]) => [name, rule(r)])) }
+        : {}),
+      on_store_failure: limit.onStoreFailure,
+    },
+  };
 }
 
 function sessionSection(inputs: ProxyInputs): Partial<RunConfigInput> {

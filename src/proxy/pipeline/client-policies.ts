@@ -4,7 +4,7 @@
  * becomes a ProxyRejection with the HTTP status its reason maps to, recorded the same way for
  * audit whichever transport carried it).
  */
-import { isRequest, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
+import { isRequest, type JsonRpcError, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
 import {
   runClientPolicies,
   type ClientTransportKind,
@@ -23,7 +23,15 @@ export const DENIAL_STATUS: Record<DenialReason, number> = {
   // As the server would answer for a tool it does not have: a JSON-RPC error in a 200.
   'not-found': 200,
   'policy-error': 500,
+  'rate-limited': 429,
+  unavailable: 503,
 };
+
+/** Retry-After for a rate-limit refusal, from the `retryAfter` (seconds) its error data carries. */
+function retryAfterHeader(error: JsonRpcError): Record<string, string> {
+  const data = error.data as { retryAfter?: unknown } | undefined;
+  return typeof data?.retryAfter === 'number' ? { 'retry-after': String(data.retryAfter) } : {};
+}
 
 export function messageContext(
   request: EdgeRequest,
@@ -56,5 +64,6 @@ export async function applyClientPolicies(
   request.annotations.rpcErrorCode = verdict.error.code;
   throw new ProxyRejection(DENIAL_STATUS[verdict.reason], verdict.error, {
     id: isRequest(message) ? message.id : null,
+    ...(verdict.reason === 'rate-limited' ? { headers: retryAfterHeader(verdict.error) } : {}),
   });
 }

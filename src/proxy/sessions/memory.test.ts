@@ -35,6 +35,13 @@ describe('MemorySessionStore', () => {
     expect(s.size).toBe(0);
   });
 
+  it('never overwrites a live session with the same id (set-if-absent)', async () => {
+    const s = store();
+    await s.create({ ...record('taken'), principal: 'alice' });
+    await expect(s.create({ ...record('taken'), principal: 'mallory' })).rejects.toThrow(/already in use/);
+    expect(await s.get('taken')).toMatchObject({ principal: 'alice' });
+  });
+
   it('expires sessions not used for a whole TTL, and every load slides it', async () => {
     const s = store({ ttlMs: 1000 });
     await s.create(record('slide'));

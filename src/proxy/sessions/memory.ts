@@ -6,6 +6,11 @@
 import type { SessionRecord, SessionStore } from '../types.js';
 import { runtimeError, type MoatError } from '../../util/errors.js';
 
+/** A new session's id is already in use: never overwrite (and so take over) a live session. */
+export function sessionIdTaken(): MoatError {
+  return runtimeError('session id already in use', { httpStatus: 503 });
+}
+
 export interface MemorySessionStoreOptions {
   ttlMs: number;
   /** Most sessions held at once (default 100 000). */
@@ -39,7 +44,9 @@ export class MemorySessionStore implements SessionStore {
   }
 
   create(record: SessionRecord): Promise<void> {
-    if (!this.#sessions.has(record.id) && this.#sessions.size >= this.#maxSessions) {
+    const existing = this.#sessions.get(record.id);
+    if (existing && !this.#expired(existing, this.#now())) return Promise.reject(sessionIdTaken());
+    if (!existing && this.#sessions.size >= this.#maxSessions) {
       const full = this.#makeRoom();
       if (full) return Promise.reject(full);
     }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { SessionRedis } from '../../config/runconfig.js';
 import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
 import type { SessionRecord, SessionStore } from '../types.js';
+import { sessionIdTaken } from './memory.js';
 
 export const DEFAULT_KEY_PREFIX = 'moat:proxy:session:';
 export const PASSWORD_ENV = 'MOAT_SESSION_REDIS_PASSWORD';
@@ -56,7 +57,60 @@ export interface RedisSessionStoreOptions {
 function buildClient(options: Parameters<typeof createClient>[0] & object) {
   return createClient(options);
 }
-type Client = ReturnType<typeof buildClient>;
+export type RedisClient = ReturnType<typeof buildClient>;
+type Client = RedisClient;
+
+/**
+ * A connected client for the configured Redis (also used by the rate limiter's shared buckets).
+ * Fails when Redis is unreachable, refuses the password or fails TLS.
+ */
+export async function connectRedis(
+  config: SessionRedis,
+  options: { logger: Logger; env?: NodeJS.ProcessEnv },
+): Promise<RedisClient> {
+  const { host, port } = parseRedisAddress(config.address);
+  const password = await readPassword(config, options.env ?? process.env);
+  let connected = false;
+  // Before the first success a failure ends connect(); afterwards reconnect with backoff.
+  const reconnectStrategy = (retries: number, cause: Error): number | Error =>
+    connected ? Math.min(100 * 2 ** retries, 5000) : cause;
+  const common = { host, port, connectTimeout: 5000, reconnectStrategy };
+  const socket = config.tls
+    ? {
+        ...common,
+        tls: true as const,
+        ...(config.tls.ca_cert_file ? { ca: await readCa(config.tls.ca_cert_file) } : {}),
+        rejectUnauthorized: config.tls.insecure_skip_verify !== true,
+        ...(isIP(host) ? {} : { servername: host }),
+      }
+    : common;
+  const client = buildClient({
+    socket,
+    database: config.db ?? 0,
+    disableOfflineQueue: true,
+    ...(password === undefined ? {} : { password }),
+  });
+  let lastLogged = 0;
+  client.on('error', (err: unknown) => {
+    // The client emits every failed reconnect; log at most one line per 10 s.
+    if (!connected || Date.now() - lastLogged < 10_000) return;
+    lastLogged = Date.now();
+    options.logger.warn({ err: errorMessage(err) }, 'session store (Redis) connection error');
+  });
+  try {
+    await client.connect();
+    // A missing password only shows on the first command: check now, not on a client's request.
+    await client.ping();
+    connected = true;
+  } catch (err) {
+    client.destroy();
+    throw runtimeError(
+      `cannot connect to the Redis session store at ${config.address}${config.tls ? ' (TLS)' : ''}: ${errorMessage(err)}`,
+      { cause: err },
+    );
+  }
+  return client;
+}
 
 export class RedisSessionStore implements SessionStore {
   readonly #client: Client;
@@ -71,47 +125,7 @@ export class RedisSessionStore implements SessionStore {
 
   /** Connects (failing when Redis is unreachable, refuses the password or fails TLS) and returns the store. */
   static async connect(config: SessionRedis, options: RedisSessionStoreOptions): Promise<RedisSessionStore> {
-    const { host, port } = parseRedisAddress(config.address);
-    const password = await readPassword(config, options.env ?? process.env);
-    let connected = false;
-    // Before the first success a failure ends connect(); afterwards reconnect with backoff.
-    const reconnectStrategy = (retries: number, cause: Error): number | Error =>
-      connected ? Math.min(100 * 2 ** retries, 5000) : cause;
-    const common = { host, port, connectTimeout: 5000, reconnectStrategy };
-    const socket = config.tls
-      ? {
-          ...common,
-          tls: true as const,
-          ...(config.tls.ca_cert_file ? { ca: await readCa(config.tls.ca_cert_file) } : {}),
-          rejectUnauthorized: config.tls.insecure_skip_verify !== true,
-          ...(isIP(host) ? {} : { servername: host }),
-        }
-      : common;
-    const client = buildClient({
-      socket,
-      database: config.db ?? 0,
-      disableOfflineQueue: true,
-      ...(password === undefined ? {} : { password }),
-    });
-    let lastLogged = 0;
-    client.on('error', (err: unknown) => {
-      // The client emits every failed reconnect; log at most one line per 10 s.
-      if (!connected || Date.now() - lastLogged < 10_000) return;
-      lastLogged = Date.now();
-      options.logger.warn({ err: errorMessage(err) }, 'session store (Redis) connection error');
-    });
-    try {
-      await client.connect();
-      // A missing password only shows on the first command: check now, not on a client's request.
-      await client.ping();
-      connected = true;
-    } catch (err) {
-      client.destroy();
-      throw runtimeError(
-        `cannot connect to the Redis session store at ${config.address}${config.tls ? ' (TLS)' : ''}: ${errorMessage(err)}`,
-        { cause: err },
-      );
-    }
+    const client = await connectRedis(config, options);
     return new RedisSessionStore(client, config.key_prefix ?? DEFAULT_KEY_PREFIX, options.ttlMs);
   }
 
@@ -120,9 +134,12 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(record: SessionRecord): Promise<void> {
-    await this.#client.set(this.#key(record.id), JSON.stringify(record), {
+    // NX: atomic set-if-absent, so two replicas can never both own one id.
+    const stored = await this.#client.set(this.#key(record.id), JSON.stringify(record), {
+      condition: 'NX',
       expiration: { type: 'EX', value: this.#ttlSeconds },
     });
+    if (stored === null) throw sessionIdTaken();
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {

@@ -2,46 +2,23 @@
  * Two proxy processes sharing one Redis serve one session: initialize through A, call through B,
  * end through B, and A then answers 404. Works for streamable HTTP and for legacy SSE message POSTs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, messagesOf, post, testConfig } from '../../support/proxy-harness.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
+import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
 
-interface ProxyProcess {
-  url: string;
-  child: ChildProcess;
-}
-
-function startProxyProcess(redis: RedisServer, backend: HttpBackendServer): Promise<ProxyProcess> {
+function startProxy(redis: RedisServer, backend: HttpBackendServer): Promise<ProxyProcess> {
   const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/proxy-process.ts'], {
-    env: {
-      ...process.env,
-      MOAT_TEST_PROXY: JSON.stringify({
-        config,
-        backend: { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-      }),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    lines.once('line', (url) => resolve({ url, child }));
-    child.once('exit', (code) => reject(new Error(`proxy process exited (${code}): ${stderr}`)));
+  return startProxyProcess(config, {
+    kind: 'http',
+    url: backend.url,
+    transport: 'streamable-http',
+    remote: false,
   });
 }
 
-function stop(p: ProxyProcess | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (!p || p.child.exitCode !== null || p.child.pid === undefined) return resolve();
-    p.child.once('exit', () => resolve());
-    process.kill(p.child.pid, 'SIGTERM');
-  });
-}
+const stop = stopProxyProcess;
 
 describe('two proxy processes sharing one Redis', () => {
   let redis: RedisServer;
@@ -51,7 +28,7 @@ describe('two proxy processes sharing one Redis', () => {
   beforeAll(async () => {
     redis = await startRedis();
     backend = await startV1StreamableBackend({ json: true });
-    [a, b] = await Promise.all([startProxyProcess(redis, backend), startProxyProcess(redis, backend)]);
+    [a, b] = await Promise.all([startProxy(redis, backend), startProxy(redis, backend)]);
   }, 60_000);
   afterAll(async () => {
     await Promise.all([stop(a), stop(b)]);

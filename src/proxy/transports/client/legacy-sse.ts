@@ -41,7 +41,7 @@ export class LegacySseEndpoint {
         headers: { allow: 'GET' },
       });
     }
-    const session = await this.core.createLegacySession();
+    const session = await this.core.createLegacySession(request.identity);
     request.annotations.sessionId = session.id;
     // --endpoint-prefix wins over a (trusted) X-Forwarded-Prefix, which is part of the base URL.
     const base = this.endpointPrefix ? new URL(request.externalBaseUrl).origin : request.externalBaseUrl;
@@ -70,7 +70,7 @@ export class LegacySseEndpoint {
       new URL(request.req.url ?? '/', 'http://localhost').searchParams.get('session_id') ?? undefined;
     const message = await readMessage(request);
     const rpcId = 'id' in message ? message.id : null;
-    const session = await this.core.resolve(sessionId, 'sse', rpcId);
+    const session = await this.core.resolve(request.identity, sessionId, 'sse', rpcId);
     const ctx = this.core.context(request, 'sse', session);
     let approved: JsonRpcMessage;
     try {

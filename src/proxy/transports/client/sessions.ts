@@ -12,6 +12,8 @@ import { errorMessage } from '../../../util/errors.js';
 import { BridgeSession, RpcFailure, type Multiplexer, type RequestSink } from '../backend/stdio/mux.js';
 import { isNotification, isRequest, RPC, type JsonRpcId, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
 import type { ClientTransportKind, MessageContext, MessagePolicy } from '../../../mcp/policy.js';
+import type { Identity } from '../../../mcp/identity.js';
+import { ownedBy, ownerFields } from '../../sessions/binding.js';
 import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
 
 export interface ClientSessionsOptions {
@@ -56,6 +58,7 @@ export class ClientSessions {
 
   /** Creates a stored session for a client that completed initialize. */
   async createSession(
+    identity: Identity,
     transport: ClientTransportKind,
     capabilities: Record<string, unknown> | undefined,
     protocolVersion?: string,
@@ -66,6 +69,7 @@ export class ClientSessions {
       createdAt: now,
       lastAccess: now,
       ...(protocolVersion ? { protocolVersion } : {}),
+      ...ownerFields(identity),
       metadata: {
         transport,
         backend: 'stdio',
@@ -81,15 +85,17 @@ export class ClientSessions {
   }
 
   /** An open legacy SSE stream's session, before initialize (its capabilities come later). */
-  async createLegacySession(): Promise<BridgeSession> {
-    return this.createSession('sse', undefined);
+  async createLegacySession(identity: Identity): Promise<BridgeSession> {
+    return this.createSession(identity, 'sse', undefined);
   }
 
   /**
    * The live session for a client-facing id, validated against the store (which slides its TTL).
-   * Unknown or expired → 404 `Session not found`; a session of the other transport is unknown too.
+   * Unknown or expired → 404 `Session not found`; a session of the other transport or of another
+   * principal is unknown too.
    */
   async resolve(
+    identity: Identity,
     id: string | undefined,
     transport: ClientTransportKind,
     rpcId: JsonRpcId | null,
@@ -103,6 +109,7 @@ export class ClientSessions {
     }
     const record = await this.#storeCall(() => this.o.store.get(id));
     let session = this.sessions.get(id);
+    if (record && !ownedBy(record, identity)) throw sessionNotFound(rpcId);
     if (!record || (record.metadata.transport ?? transport) !== transport) {
       if (session) this.end(session, 'the session expired');
       throw sessionNotFound(rpcId);

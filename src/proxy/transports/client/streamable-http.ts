@@ -137,7 +137,7 @@ export class StreamableEndpoint {
     const rpcId = 'id' in message ? message.id : null;
     const session = postOnly
       ? ephemeralSession(message)
-      : await this.core.resolve(sessionHeader(request), 'streamable-http', rpcId);
+      : await this.core.resolve(request.identity, sessionHeader(request), 'streamable-http', rpcId);
     if (session.ephemeral) this.core.mux.addSession(session);
     const ctx = this.core.context(request, 'streamable-http', session);
     try {
@@ -183,6 +183,7 @@ export class StreamableEndpoint {
       const result = response.result as { protocolVersion?: string };
       const capabilities = approved.params?.capabilities;
       const session = await this.core.createSession(
+        request.identity,
         'streamable-http',
         typeof capabilities === 'object' && capabilities !== null
           ? (capabilities as Record<string, unknown>)
@@ -202,7 +203,12 @@ export class StreamableEndpoint {
   async #get(request: EdgeRequest): Promise<void> {
     if (!acceptsOf(request).sse)
       throw reject(406, RPC.invalidRequest, 'Accept must include text/event-stream');
-    const session = await this.core.resolve(sessionHeader(request), 'streamable-http', null);
+    const session = await this.core.resolve(
+      request.identity,
+      sessionHeader(request),
+      'streamable-http',
+      null,
+    );
     if (session.channel) {
       throw reject(409, RPC.invalidRequest, 'This session already has an open stream; close it first');
     }
@@ -221,7 +227,12 @@ export class StreamableEndpoint {
   }
 
   async #delete(request: EdgeRequest): Promise<void> {
-    const session = await this.core.resolve(sessionHeader(request), 'streamable-http', null);
+    const session = await this.core.resolve(
+      request.identity,
+      sessionHeader(request),
+      'streamable-http',
+      null,
+    );
     this.core.end(session, 'the client ended the session');
     request.res.writeHead(204).end();
   }

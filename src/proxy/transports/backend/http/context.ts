@@ -7,6 +7,8 @@ import type { PendingRequests } from './pending.js';
 import type { UpstreamClient } from './upstream-client.js';
 import { RPC } from '../../../../mcp/jsonrpc.js';
 import type { MessageContext } from '../../../../mcp/policy.js';
+import type { Identity } from '../../../../mcp/identity.js';
+import { ownedBy } from '../../../sessions/binding.js';
 import { messageContext as requestContext } from '../../../pipeline/client-policies.js';
 
 export interface ForwarderContext {
@@ -41,11 +43,16 @@ export async function withStore<T>(
   }
 }
 
-/** Loads a session (undefined when unknown or expired). */
-export function loadSession(fc: ForwarderContext, id: string): Promise<SessionRecord | undefined> {
+/** Loads the caller's session (undefined when unknown, expired or another principal's). */
+export async function loadSession(
+  fc: ForwarderContext,
+  id: string,
+  identity: Identity,
+): Promise<SessionRecord | undefined> {
   // Client-chosen text: refuse absurd values before they reach the store as keys.
-  if (id.length === 0 || id.length > 256) return Promise.resolve(undefined);
-  return withStore(fc, (store) => store.get(id));
+  if (id.length === 0 || id.length > 256) return undefined;
+  const record = await withStore(fc, (store) => store.get(id));
+  return record && ownedBy(record, identity) ? record : undefined;
 }
 
 /** Refreshes a session's sliding TTL (while a stream is open); failures are only logged. */

@@ -36,6 +36,7 @@ import {
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 import { inspectsResponses } from '../../../../mcp/policy.js';
+import { ownerFields } from '../../../sessions/binding.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -92,7 +93,7 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   let session: SessionRecord | undefined;
   const clientSessionId = stateless ? undefined : headerValue(req.headers, 'mcp-session-id');
   if (clientSessionId !== undefined) {
-    session = await loadSession(fc, clientSessionId);
+    session = await loadSession(fc, clientSessionId, request.identity);
     if (!session) {
       fc.pending.forget(clientSessionId);
       throw sessionNotFound();
@@ -139,7 +140,14 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
       if (!session) {
         const id = randomUUID();
         const now = Date.now();
-        const record = { id, backendSessionId, createdAt: now, lastAccess: now, metadata: SESSION_METADATA };
+        const record: SessionRecord = {
+          id,
+          backendSessionId,
+          createdAt: now,
+          lastAccess: now,
+          metadata: SESSION_METADATA,
+          ...ownerFields(request.identity),
+        };
         await withStore(fc, (store) => store.create(record));
         exposedSessionId = id;
       } else if (backendSessionId !== session.backendSessionId) {

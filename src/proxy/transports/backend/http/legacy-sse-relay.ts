@@ -30,6 +30,7 @@ import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.
 import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
 import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
+import { ownerFields } from '../../../sessions/binding.js';
 
 const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
 
@@ -156,6 +157,7 @@ export class LegacySseForwarder {
       createdAt: now,
       lastAccess: now,
       metadata: { transport: 'sse', endpoint: backendEndpoint.href },
+      ...ownerFields(request.identity),
     };
     const backendSessionId = backendEndpoint.searchParams.get(param);
     if (backendSessionId !== null) record.backendSessionId = backendSessionId;
@@ -173,7 +175,7 @@ export class LegacySseForwarder {
     if (clientSessionId === undefined || clientSessionId === null) {
       throw reject(400, RPC.invalidRequest, 'Missing sessionId query parameter (open the SSE stream first)');
     }
-    const session = await loadSession(fc, clientSessionId);
+    const session = await loadSession(fc, clientSessionId, request.identity);
     const endpoint = session?.metadata.endpoint;
     if (!session || session.metadata.transport !== 'sse' || endpoint === undefined) throw sessionNotFound();
 

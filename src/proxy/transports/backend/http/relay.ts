@@ -27,6 +27,16 @@ export interface ServerSide {
   lookup: RequestLookup;
 }
 
+/** What replaces an answer the response policies could not read (fail closed). */
+const UNREADABLE_ANSWER = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: {
+    code: -32603,
+    message: "The MCP server's answer could not be read, so the proxy's policies could not check it",
+  },
+});
+
 /** The list method a result answers, by its shape. */
 const LIST_RESULTS: Array<[field: string, method: string]> = [
   ['tools', 'tools/list'],
@@ -50,10 +60,14 @@ export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | un
   return undefined;
 }
 
-/** Runs the server-side policies over one JSON-RPC text; returns the text to send. */
+/**
+ * Runs the server-side policies over one JSON-RPC text; returns the text to send. Text the
+ * policies cannot read (compressed, malformed) is never passed on unchecked: it becomes an error.
+ */
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
   const message = tryParseJsonRpc(text);
-  if (!message || !isResponse(message) || message.id === null) return text;
+  if (!message) return text.trim() === '' ? text : UNREADABLE_ANSWER;
+  if (!isResponse(message) || message.id === null) return text;
   const request = side.lookup(message.id) ?? inferListRequest(message);
   if (!request) return text;
   const out = await runServerPolicies(side.policies, message, request, side.ctx);

@@ -83,7 +83,9 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardConte
 export function clientHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || RESPONSE_DROP.has(name) || (dropLength && name === 'content-length')) continue;
+    if (value === undefined || RESPONSE_DROP.has(name)) continue;
+    // A body the proxy rewrites goes out in the clear and with another length.
+    if (dropLength && (name === 'content-length' || name === 'content-encoding')) continue;
     out[name] = value;
   }
   return out;

@@ -1,0 +1,239 @@
+/**
+ * `npm run soak`: 60 s (or --seconds N) of mixed valid and bad MCP traffic through the whole
+ * policy stack — OIDC (real oidc-provider JWTs), Cedar, audit to a file, tool filter, rate limit
+ * and tool pinning, sessions in a real Redis — to a real SDK server, with the proxy in a process
+ * of its own. Reports the proxy's resident memory after warm-up (first sample, last, and the
+ * least-squares slope in MB/min) and every failed valid call (must be 0); exits 1 when any valid
+ * call failed or a bad input got a 2xx/5xx it should not.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { startV2StreamableBackend } from '../test/support/mcp-http-backends.js';
+import { startTestOidcProvider } from '../test/support/oidc.js';
+import { INIT_BODY, MCP_HEADERS, testConfig } from '../test/support/proxy-harness.js';
+import { startRedis } from '../test/support/redis.js';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '60' }, workers: { type: 'string', default: '8' } },
+});
+const SECONDS = Number(values.seconds);
+const WORKERS = Number(values.workers);
+const WARMUP_S = Math.min(15, Math.floor(SECONDS / 4));
+
+const home = await mkdtemp(join(tmpdir(), 'moat-soak-'));
+const idp = await startTestOidcProvider([{ id: 'alice', groups: ['eng'] }, { id: 'mallory' }]);
+const redis = await startRedis();
+const backend = await startV2StreamableBackend();
+const tokens = { alice: await idp.token('alice'), mallory: await idp.token('mallory') };
+
+const config = testConfig({
+  name: 'soak',
+  oidc_config: {
+    Issuer: idp.issuer,
+    Audience: idp.jwtResource,
+    InsecureAllowHTTP: true,
+    AllowPrivateIP: true,
+  },
+  authz_config: {
+    version: '1.0',
+    type: 'cedarv1',
+    cedar: {
+      policies: [
+        'permit(principal in MoatGroup::"eng", action == Action::"call_tool", resource);',
+        'permit(principal, action == Action::"call_tool", resource == Tool::"add");',
+      ],
+    },
+  },
+  audit_config: { component: 'soak', logFile: join(home, 'audit.log') },
+  tools_filter: ['echo', 'add'],
+  rate_limit: {
+    per_principal: { requests_per_minute: 1_000_000 },
+    tools: { add: { requests_per_minute: 60, burst: 5 } },
+  },
+  tool_pinning: { mode: 'warn' },
+  scaling_config: { session_redis: { address: redis.address } },
+});
+
+const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'test/support/proxy-process.ts'], {
+  env: {
+    ...process.env,
+    MOAT_HOME: home,
+    MOAT_TEST_PROXY: JSON.stringify({
+      config,
+      backend: { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+    }),
+  },
+  stdio: ['ignore', 'pipe', 'ignore'],
+});
+const lines = createInterface({ input: child.stdout });
+const url = await new Promise<string>((resolve, reject) => {
+  lines.once('line', resolve);
+  child.once('exit', (code) => reject(new Error(`the proxy exited (${code})`)));
+});
+/** Heap in use after a full GC, reported by the proxy process on SIGUSR2. */
+const heapSamples: Array<{ t: number; mb: number }> = [];
+lines.on('line', (line) => {
+  const usage = JSON.parse(line) as { heapUsed: number };
+  heapSamples.push({ t: (Date.now() - started) / 1000, mb: usage.heapUsed / 2 ** 20 });
+});
+const mcp = `${url}/mcp`;
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+type Outcome = { status: number; body: string };
+async function send(body: string, headers: Record<string, string>): Promise<Outcome> {
+  const res = await fetch(mcp, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, ...headers },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+const auth = (who: keyof typeof tokens, session?: string) => ({
+  authorization: `Bearer ${tokens[who]}`,
+  'mcp-protocol-version': '2025-11-25',
+  ...(session ? { 'mcp-session-id': session } : {}),
+});
+
+async function openSession(who: keyof typeof tokens): Promise<string> {
+  const res = await fetch(mcp, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, ...auth(who) },
+    body: JSON.stringify(INIT_BODY),
+  });
+  await res.text();
+  const id = res.headers.get('mcp-session-id');
+  if (res.status !== 200 || !id) throw new Error(`initialize failed: HTTP ${res.status}`);
+  return id;
+}
+
+const call = (id: number, name: string, args: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+/** Bad inputs and the statuses each may get (never a 2xx success, never a 5xx). */
+const BAD: Array<{
+  name: string;
+  send: (s: { alice: string; mallory: string }, i: number) => Promise<Outcome>;
+  ok: (o: Outcome) => boolean;
+}> = [
+  {
+    name: 'no token',
+    send: (_s, i) => send(call(i, 'echo', { text: 'x' }), {}),
+    ok: (o) => o.status === 401,
+  },
+  {
+    name: 'forged token',
+    send: (_s, i) =>
+      send(call(i, 'echo', { text: 'x' }), { authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.' }),
+    ok: (o) => o.status === 401,
+  },
+  {
+    name: 'bad JSON',
+    send: (s) => send('{"jsonrpc":"2.0",', auth('alice', s.alice)),
+    ok: (o) => o.status === 400,
+  },
+  {
+    name: 'batch',
+    send: (s, i) => send(`[${call(i, 'echo', { text: 'x' })}]`, auth('alice', s.alice)),
+    ok: (o) => o.status === 400,
+  },
+  {
+    name: 'forbidden tool',
+    send: (s, i) => send(call(i, 'echo', { text: 'x' }), auth('mallory', s.mallory)),
+    ok: (o) => o.status === 403,
+  },
+  {
+    name: 'filtered tool',
+    send: (s, i) => send(call(i, 'secret', {}), auth('alice', s.alice)),
+    ok: (o) => o.status === 200 && o.body.includes('Unknown tool'),
+  },
+  {
+    name: "another user's session",
+    send: (s) => send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), auth('mallory', s.alice)),
+    ok: (o) => o.status === 404,
+  },
+  {
+    name: 'rate-limited tool',
+    send: (s, i) => send(call(i, 'add', { a: 1, b: 2 }), auth('mallory', s.mallory)),
+    ok: (o) => o.status === 429 || (o.status === 200 && o.body.includes('"3"')),
+  },
+];
+
+const counts = { valid: 0, validFailed: 0, bad: 0, badWrong: 0 };
+const failures: string[] = [];
+const samples: Array<{ t: number; mb: number }> = [];
+const started = Date.now();
+const deadline = started + SECONDS * 1000;
+
+async function worker(n: number): Promise<void> {
+  const sessions = { alice: await openSession('alice'), mallory: await openSession('mallory') };
+  for (let i = 0; Date.now() < deadline; i++) {
+    const id = n * 1_000_000 + i;
+    if (i % 10 < 7) {
+      counts.valid++;
+      const text = `w${n}-${i}`;
+      const o = await send(call(id, 'echo', { text }), auth('alice', sessions.alice)).catch(
+        (err: unknown) => ({ status: 0, body: String(err) }),
+      );
+      if (o.status !== 200 || !o.body.includes(text)) {
+        counts.validFailed++;
+        if (failures.length < 20) failures.push(`valid call: HTTP ${o.status} ${o.body.slice(0, 200)}`);
+      }
+    } else {
+      counts.bad++;
+      const bad = BAD[i % BAD.length]!;
+      const o = await bad.send(sessions, id).catch((err: unknown) => ({ status: 0, body: String(err) }));
+      if (!bad.ok(o)) {
+        counts.badWrong++;
+        if (failures.length < 20) failures.push(`${bad.name}: HTTP ${o.status} ${o.body.slice(0, 200)}`);
+      }
+    }
+  }
+}
+
+const sampler = setInterval(() => {
+  if (!child.pid) return;
+  void rssMb(child.pid).then((mb) => samples.push({ t: (Date.now() - started) / 1000, mb }));
+  process.kill(child.pid, 'SIGUSR2');
+}, 1000);
+try {
+  await Promise.all(Array.from({ length: WORKERS }, (_, n) => worker(n)));
+} finally {
+  clearInterval(sampler);
+  if (child.pid) process.kill(child.pid, 'SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  await backend.close();
+  await redis.stop();
+  await idp.close();
+  await rm(home, { recursive: true, force: true });
+}
+
+/** First, last, max and least-squares slope (MB/min) of the samples after warm-up. */
+function trend(all: Array<{ t: number; mb: number }>): string {
+  const steady = all.filter((x) => x.t >= WARMUP_S);
+  const n = steady.length;
+  const meanT = steady.reduce((a, x) => a + x.t, 0) / n;
+  const meanM = steady.reduce((a, x) => a + x.mb, 0) / n;
+  const slope =
+    steady.reduce((a, x) => a + (x.t - meanT) * (x.mb - meanM), 0) /
+    steady.reduce((a, x) => a + (x.t - meanT) ** 2, 0);
+  const fmt = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+  return `first ${fmt(steady[0]?.mb)} MB, last ${fmt(steady.at(-1)?.mb)} MB, max ${fmt(Math.max(...steady.map((x) => x.mb)))} MB, slope ${(slope * 60).toFixed(2)} MB/min over ${n} samples`;
+}
+console.log(`soak: ${SECONDS} s, ${WORKERS} workers, full policy stack on Redis`);
+console.log(`valid calls: ${counts.valid}, failed: ${counts.validFailed}`);
+console.log(`bad inputs: ${counts.bad}, answered wrongly: ${counts.badWrong}`);
+console.log(`proxy heap after full GC, after ${WARMUP_S} s warm-up: ${trend(heapSamples)}`);
+console.log(`proxy RSS, after ${WARMUP_S} s warm-up: ${trend(samples)}`);
+for (const f of failures) console.log(`  ${f}`);
+process.exitCode = counts.validFailed > 0 || counts.badWrong > 0 ? 1 : 0;
