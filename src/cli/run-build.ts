@@ -322,6 +322,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...headerForward(parsed),
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
+    ...(flags.upstreamTimeout > 0 ? { upstream_timeout: formatDuration(flags.upstreamTimeout) } : {}),
     // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
     ...(target.kind === 'protocol'
       ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }

@@ -452,6 +452,17 @@ export const RUN_FLAGS = [
     feature: 'proxy-options',
   },
   {
+    long: 'upstream-timeout',
+    type: 'duration',
+    value: '<duration>',
+    default: 0,
+    defaultText: formatDurationShort(DEFAULTS.upstreamTimeoutMs),
+    help: "Maximum time to wait for an HTTP backend's answer to a request; 0 uses the default",
+    section: 'proxy',
+    runConfig: ['upstream_timeout'],
+    feature: 'proxy-options',
+  },
+  {
     long: 'session-ttl',
     type: 'duration',
     value: '<duration>',

@@ -9,7 +9,13 @@ import type { Logger } from 'pino';
 import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
 import type { UpstreamAuth } from '../auth/outbound/types.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { clientPath, clientTransport, proxyReadTimeoutMs, sessionTtlMs } from '../config/derived.js';
+import {
+  clientPath,
+  clientTransport,
+  proxyReadTimeoutMs,
+  sessionTtlMs,
+  upstreamTimeoutMs,
+} from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { SecretsProvider } from '../secrets/types.js';
 import { log } from '../util/log.js';
@@ -71,14 +77,16 @@ export async function startProxy(
     for (const close of owned.reverse()) await close();
   };
   let handler: TransportHandler & { backendHealth?(): Promise<HealthReport['backend']> };
+  let sessions: SessionStore;
   try {
-    const sessions = options.sessions ?? (await createSessionStore(config, { logger }));
+    sessions = options.sessions ?? (await createSessionStore(config, { logger }));
     if (!options.sessions) owned.push(() => sessions.close());
     const transportOptions: TransportOptions = {
       config,
       policies: chain.policies,
       sessions,
       sessionTtlMs: ttl,
+      upstreamTimeoutMs: upstreamTimeoutMs(config),
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
       ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
@@ -112,9 +120,16 @@ export async function startProxy(
     handler,
     logger,
     health: async () => {
-      const backendHealth = handler.backendHealth ? await handler.backendHealth() : undefined;
+      const [backendHealth, storeProblem] = await Promise.all([
+        handler.backendHealth ? handler.backendHealth() : undefined,
+        sessions.problem?.(),
+      ]);
+      const degraded = backendHealth && !backendHealth.reachable;
       return {
-        status: backendHealth && !backendHealth.reachable ? 'degraded' : 'healthy',
+        status: storeProblem !== undefined ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+        ...(sessions.problem
+          ? { session_store: storeProblem ? { ok: false, error: storeProblem } : { ok: true } }
+          : {}),
         transport,
         uptime_seconds: Math.floor((Date.now() - started) / 1000),
         timestamp: new Date().toISOString(),

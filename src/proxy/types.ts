@@ -37,6 +37,8 @@ export interface SessionStore {
   update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void>;
   /** Deletes a session; deleting an unknown one is not an error. */
   delete(id: string): Promise<void>;
+  /** Why the store cannot serve now (e.g. Redis not answering), or undefined when it can. */
+  problem?(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,8 @@ export interface TransportOptions {
   policies: readonly MessagePolicy[];
   sessions: SessionStore;
   sessionTtlMs: number;
+  /** How long an HTTP backend may take to answer a POST (headers and whole body) or open a stream. */
+  upstreamTimeoutMs: number;
   /** Interval of `:` keep-alive comments on idle SSE streams. */
   keepAliveMs: number;
   logger: Logger;

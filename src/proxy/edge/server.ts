@@ -43,11 +43,13 @@ export interface EdgeRoute {
 }
 
 export interface HealthReport {
-  status: 'healthy' | 'degraded';
+  /** `unhealthy` (HTTP 503): requests cannot be served, e.g. the session store is stuck. */
+  status: 'healthy' | 'degraded' | 'unhealthy';
   transport: string;
   uptime_seconds: number;
   timestamp: string;
   backend?: { reachable: boolean; latency_ms?: number; error?: string; checked_at: string };
+  session_store?: { ok: boolean; error?: string };
 }
 
 export interface EdgeOptions {
@@ -151,8 +153,9 @@ export function createEdge(options: EdgeOptions): Edge {
         headers: { allow: 'GET' },
       });
     }
-    const body = JSON.stringify(await options.health());
-    res.writeHead(200, {
+    const report = await options.health();
+    const body = JSON.stringify(report);
+    res.writeHead(report.status === 'unhealthy' ? 503 : 200, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
       'content-length': Buffer.byteLength(body),

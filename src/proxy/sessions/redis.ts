@@ -14,6 +14,8 @@ import type { SessionRecord, SessionStore } from '../types.js';
 export const DEFAULT_KEY_PREFIX = 'moat:proxy:session:';
 export const PASSWORD_ENV = 'MOAT_SESSION_REDIS_PASSWORD';
 const FIELD = 'scaling_config.session_redis';
+/** A Redis that does not answer within this (frozen, overloaded) fails the request with 503. */
+export const REDIS_COMMAND_TIMEOUT_MS = 2000;
 
 /** Splits `host:port` / `[v6]:port` / `host` (port 6379). */
 export function parseRedisAddress(address: string): { host: string; port: number } {
@@ -64,7 +66,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #ttlSeconds: number;
 
   private constructor(client: Client, prefix: string, ttlMs: number) {
-    this.#client = client;
+    // Every command is bounded: a stuck Redis must fail requests, not hang them.
+    this.#client = client.withCommandOptions({ timeout: REDIS_COMMAND_TIMEOUT_MS });
     this.#prefix = prefix;
     this.#ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
   }
@@ -152,6 +155,15 @@ export class RedisSessionStore implements SessionStore {
 
   async delete(id: string): Promise<void> {
     await this.#client.del(this.#key(id));
+  }
+
+  async problem(): Promise<string | undefined> {
+    try {
+      await this.#client.ping();
+      return undefined;
+    } catch (err) {
+      return `Redis is not answering (PING bound ${REDIS_COMMAND_TIMEOUT_MS} ms): ${errorMessage(err)}`;
+    }
   }
 
   async close(): Promise<void> {

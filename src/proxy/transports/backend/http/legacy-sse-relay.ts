@@ -26,7 +26,7 @@ import {
   withStore,
   type ForwarderContext,
 } from './context.js';
-import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
+import { policyRewriter, relayAnswer, relaySse, type EventRewriter } from './relay.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
 import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
@@ -83,13 +83,8 @@ export class LegacySseForwarder {
       signal: abortOnClientClose(request),
     });
     const isSse = (headerValue(upstream.headers, 'content-type') ?? '').startsWith('text/event-stream');
-    const outHeaders = clientHeaders(upstream.headers, isSse);
-    if (!isSse || upstream.statusCode !== 200) {
-      res.writeHead(upstream.statusCode, outHeaders);
-      await relayRaw(upstream, res).catch(() => discard(upstream.body));
-      res.end();
-      return;
-    }
+    if (!isSse || upstream.statusCode !== 200) return relayAnswer(upstream, res, null, undefined);
+    const outHeaders = clientHeaders(upstream.headers, true);
     outHeaders['x-accel-buffering'] = 'no';
     outHeaders['cache-control'] ??= 'no-cache';
     res.writeHead(200, outHeaders);
@@ -201,9 +196,7 @@ export class LegacySseForwarder {
       signal: abortOnClientClose(request),
     });
     if (upstream.statusCode === 404) await endSession(fc, session.id);
-    request.res.writeHead(upstream.statusCode, clientHeaders(upstream.headers, false));
-    await relayRaw(upstream, request.res).catch(() => discard(upstream.body));
-    request.res.end();
+    await relayAnswer(upstream, request.res, null, undefined);
   }
 
   /**

@@ -203,7 +203,8 @@ export class UpstreamClient {
     try {
       return await this.#request(req.url, req.method, headers, req.body, req.signal);
     } catch (err) {
-      if (req.signal.aborted) throw err;
+      // The reason the caller aborted (the client went away, an UpstreamTimeout) is theirs to map.
+      if (req.signal.aborted) throw req.signal.reason as Error;
       throw reject(502, RPC.serverError, `MCP backend unavailable: ${errorMessage(err)}`);
     }
   }
@@ -278,6 +279,9 @@ function drain(body: Readable): Promise<void> {
   });
 }
 
+/** The largest answer that is not a stream the proxy reads (it reads such answers whole). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 /** The whole body of a response (read already for small answers). */
 export function wholeBody(response: UpstreamResponse): Promise<Buffer> {
   return response.whole ? Promise.resolve(response.whole) : readAll(response.body);
@@ -287,7 +291,12 @@ export function wholeBody(response: UpstreamResponse): Promise<Buffer> {
 function readAll(body: Readable): Promise<Buffer> {
   return new Promise((resolve, rejectRead) => {
     const chunks: Buffer[] = [];
-    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
+      else body.destroy(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+    });
     body.once('error', rejectRead);
     body.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
     // Destroyed before its end (e.g. the connection was reset): no 'end' will come.
