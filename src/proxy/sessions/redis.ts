@@ -60,14 +60,29 @@ function buildClient(options: Parameters<typeof createClient>[0] & object) {
 }
 type Client = ReturnType<typeof buildClient>;
 
+/**
+ * Bounds a command: a stuck Redis must fail requests, not hang them. (The client's own command
+ * timeout stops counting once a command is written, so a frozen server would hang it forever; the
+ * late reply is still read in order by the client.)
+ */
+function bounded<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rejectTimeout) => {
+    timer = setTimeout(
+      () => rejectTimeout(new Error(`no answer within ${REDIS_COMMAND_TIMEOUT_MS} ms`)),
+      REDIS_COMMAND_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
+}
+
 export class RedisSessionStore implements SessionStore {
   readonly #client: Client;
   readonly #prefix: string;
   readonly #ttlSeconds: number;
 
   private constructor(client: Client, prefix: string, ttlMs: number) {
-    // Every command is bounded: a stuck Redis must fail requests, not hang them.
-    this.#client = client.withCommandOptions({ timeout: REDIS_COMMAND_TIMEOUT_MS });
+    this.#client = client;
     this.#prefix = prefix;
     this.#ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
   }
@@ -123,13 +138,15 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(record: SessionRecord): Promise<void> {
-    await this.#client.set(this.#key(record.id), JSON.stringify(record), {
-      expiration: { type: 'EX', value: this.#ttlSeconds },
-    });
+    await bounded(
+      this.#client.set(this.#key(record.id), JSON.stringify(record), {
+        expiration: { type: 'EX', value: this.#ttlSeconds },
+      }),
+    );
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const text = await this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds });
+    const text = await bounded(this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds }));
     if (text === null) return undefined;
     const record = JSON.parse(text) as SessionRecord;
     record.lastAccess = Date.now();
@@ -137,7 +154,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void> {
-    const text = await this.#client.get(this.#key(id));
+    const text = await bounded(this.#client.get(this.#key(id)));
     if (text === null) return;
     const record = JSON.parse(text) as SessionRecord;
     const merged: SessionRecord = {
@@ -147,19 +164,21 @@ export class RedisSessionStore implements SessionStore {
       metadata: { ...record.metadata, ...patch.metadata },
     };
     // XX: never resurrect a session deleted meanwhile.
-    await this.#client.set(this.#key(id), JSON.stringify(merged), {
-      condition: 'XX',
-      expiration: { type: 'EX', value: this.#ttlSeconds },
-    });
+    await bounded(
+      this.#client.set(this.#key(id), JSON.stringify(merged), {
+        condition: 'XX',
+        expiration: { type: 'EX', value: this.#ttlSeconds },
+      }),
+    );
   }
 
   async delete(id: string): Promise<void> {
-    await this.#client.del(this.#key(id));
+    await bounded(this.#client.del(this.#key(id)));
   }
 
   async problem(): Promise<string | undefined> {
     try {
-      await this.#client.ping();
+      await bounded(this.#client.ping());
       return undefined;
     } catch (err) {
       return `Redis is not answering (PING bound ${REDIS_COMMAND_TIMEOUT_MS} ms): ${errorMessage(err)}`;
