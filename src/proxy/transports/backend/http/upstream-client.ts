@@ -12,6 +12,7 @@ import { createPool, exchange, type UpstreamExchange, type UpstreamPool } from '
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { RPC } from '../../../../mcp/jsonrpc.js';
+import { connectionNamed } from '../../../edge/http-rules.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([
@@ -62,8 +63,10 @@ export interface ForwardContext {
 /** The headers of the upstream request, before session and credential headers are added. */
 export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardContext): Record<string, string> {
   const out: Record<string, string> = {};
+  // Hop-by-hop by the client's say-so (RFC 9110 §7.6.1); the edge refused any the proxy relies on.
+  const hopByHop = connectionNamed(incoming.connection);
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || REQUEST_DROP.has(name)) continue;
+    if (value === undefined || REQUEST_DROP.has(name) || hopByHop.includes(name)) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   // Identity encoding: responses may need parsing, and keep-alive comments go into the byte stream.
