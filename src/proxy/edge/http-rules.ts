@@ -12,8 +12,19 @@ import type { Duplex } from 'node:stream';
 import { reject, rpcErrorBody } from '../pipeline/errors.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
+/** Client headers about where a request came from: never forwarded; the proxy sets its own. */
+export const FORWARDING_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+];
+
 /** Headers the proxy sets upstream or consumes itself: a Connection header may not name them. */
 const PROTECTED = new Set([
+  ...FORWARDING_HEADERS,
   'authorization',
   'proxy-authorization',
   'cookie',
@@ -21,12 +32,6 @@ const PROTECTED = new Set([
   'content-length',
   'content-type',
   'transfer-encoding',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-forwarded-port',
-  'x-forwarded-prefix',
   'mcp-session-id',
   'mcp-protocol-version',
   'mcp-method',

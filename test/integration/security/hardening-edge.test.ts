@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { INIT_BODY, memoryLogger, MCP_HEADERS, post, testConfig } from '../../support/proxy-harness.js';
+import { INIT_BODY, memoryLogger, MCP_HEADERS, testConfig } from '../../support/proxy-harness.js';
 
 let backend: HttpBackendServer;
 let proxy: RunningProxy;
@@ -124,7 +124,7 @@ describe('413 reaches a client that keeps sending', () => {
       headers: MCP_HEADERS,
       body: makeBody(),
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: { message: expect.stringContaining('too large') } });
   });

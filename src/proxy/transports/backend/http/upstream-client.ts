@@ -12,7 +12,7 @@ import { createPool, exchange, type UpstreamExchange, type UpstreamPool } from '
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { RPC } from '../../../../mcp/jsonrpc.js';
-import { connectionNamed } from '../../../edge/http-rules.js';
+import { connectionNamed, FORWARDING_HEADERS } from '../../../edge/http-rules.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([
@@ -30,12 +30,7 @@ const REQUEST_DROP = new Set([
   'authorization',
   'cookie',
   'origin',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-forwarded-port',
-  'x-forwarded-prefix',
+  ...FORWARDING_HEADERS,
   'accept-encoding',
   'mcp-session-id',
 ]);
