@@ -61,7 +61,9 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
         req.pause();
         rejectPromise(err);
       } else {
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+        // A leading UTF-8 BOM is not part of the JSON: parsed and forwarded bytes are the same.
+        resolve(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body);
       }
     };
     const onData = (chunk: Buffer): void => {

@@ -191,3 +191,27 @@ describe('HTTP rules', () => {
     expectRpcBody(answer);
   });
 });
+
+describe('strict envelope check before any policy (none configured here)', () => {
+  it.each([
+    ['a case-variant duplicate key', '{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}'],
+    ['a float id', '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}'],
+    ['trailing bytes', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n{"jsonrpc":"2.0"}'],
+  ])('refuses %s with 400 before the backend sees it', async (_name, text) => {
+    const before = backend.seen.length;
+    const res = await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: text });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.any(String) } });
+    expect(backend.seen.length).toBe(before);
+  });
+
+  it('accepts a body with a leading BOM and forwards it without the BOM', async () => {
+    const res = await fetch(`${proxy.url}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: `\ufeff${JSON.stringify(INIT_BODY)}`,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 1, result: { protocolVersion: expect.any(String) } });
+  });
+});

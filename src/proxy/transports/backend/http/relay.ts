@@ -12,8 +12,7 @@ import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isResponse,
-  MAX_JSON_DEPTH,
-  nestsDeeperThan,
+  jsonShapeProblem,
   RPC,
   toJsonRpcMessage,
   tryParseJsonRpc,
@@ -84,7 +83,7 @@ function isJsonType(headers: UpstreamResponse['headers']): boolean {
 /**
  * A non-stream answer, read whole and checked before any byte of it reaches the client, then
  * passed through the server-side policies (`side`). A truncated body, one over the size limit,
- * invalid JSON, nesting deeper than MAX_JSON_DEPTH, or a 2xx JSON answer that is not a JSON-RPC
+ * invalid JSON, nesting deeper than MAX_JSON_DEPTH (jsonShapeProblem), or a 2xx JSON answer that is not a JSON-RPC
  * message all become a 502 with a JSON-RPC error for request `id`.
  */
 export async function answerBody(
@@ -107,9 +106,8 @@ export async function answerBody(
   } catch {
     throw brokenAnswer('the body is not valid JSON', id);
   }
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-    throw brokenAnswer(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`, id);
-  }
+  const problem = jsonShapeProblem(text, false);
+  if (problem !== undefined) throw brokenAnswer(problem, id);
   if (upstream.statusCode >= 300) return body;
   let message: JsonRpcMessage;
   try {
