@@ -29,6 +29,7 @@ import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.j
 import type { SecretToStore } from '../secrets/workload.js';
 import { NS_PER_MS, formatDuration } from '../util/duration.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { isMetadataHost } from '../util/net.js';
 import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
 import type { ParsedRun } from './run-command.js';
 import { RUN_FLAGS, type RunFlagName } from './run-flags.js';
@@ -206,6 +207,12 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     throw usageError('missing target: moat run needs IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)');
   }
   const target = detectTarget(parsed.target);
+  if (target.kind === 'remote' && isMetadataHost(target.hostname) && !flags.allowMetadataAddress) {
+    throw usageError(
+      `target ${target.url}: ${target.hostname} is a link-local or cloud metadata address, never an MCP server; ` +
+        'add --allow-metadata-address if it really is one',
+    );
+  }
   checkApplicability(target, explicit, serverArgs);
   const abs = (path: string): string => resolve(ctx.cwd, path);
   const existing = (

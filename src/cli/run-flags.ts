@@ -136,6 +136,15 @@ export const RUN_FLAGS = [
     runConfig: [],
   },
   {
+    // Moat's own: a cloud metadata address is never an MCP server unless the user says so.
+    long: 'allow-metadata-address',
+    type: 'bool',
+    default: false,
+    help: 'Allow a remote URL at a link-local or cloud metadata address (169.254.169.254, fd00:ec2::254, metadata.google.internal...)',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
     long: 'from-config',
     type: 'string',
     value: '<path>',
