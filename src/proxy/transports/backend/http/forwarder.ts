@@ -2,7 +2,8 @@
  * The HTTP forwarder: serves a streamable-HTTP or legacy-SSE MCP server (in a container, or a
  * remote URL) through the edge. The backend's session IDs never reach the client: the client gets
  * a random ID mapped to the backend's in the session store, so any replica sharing the store can
- * serve the session. With no policy configured, bodies pass through unparsed.
+ * serve the session. Requests and non-stream answers are always checked (strict JSON-RPC, whole and
+ * valid answers); with no policy configured nothing is rewritten and SSE streams pass unparsed.
  */
 import { randomUUID } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
