@@ -14,23 +14,33 @@ export class UpstreamTimeout extends Error {
 }
 
 export interface UpstreamDeadline {
+  /** Aborts when the client goes away, or with an UpstreamTimeout when the time is up. */
   signal: AbortSignal;
-  /** Ends the bound (e.g. once a long-lived stream has opened). */
+  /** Ends the time bound (e.g. once a long-lived stream has opened); the client one stays. */
   stop(): void;
 }
 
-export function upstreamDeadline(ms: number, clientGone: AbortSignal): UpstreamDeadline {
+/**
+ * Runs one upstream exchange under a deadline of `ms`; a timeout that escapes `run` becomes a
+ * 504 with a JSON-RPC error for request `id`.
+ */
+export async function withDeadline<T>(
+  ms: number,
+  clientGone: AbortSignal,
+  id: JsonRpcId | null,
+  run: (deadline: UpstreamDeadline) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
-  const onClientGone = () => controller.abort(clientGone.reason);
-  clientGone.addEventListener('abort', onClientGone, { once: true });
-  return {
-    signal: controller.signal,
-    stop: () => {
-      clearTimeout(timer);
-      clientGone.removeEventListener('abort', onClientGone);
-    },
-  };
+  clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+  try {
+    return await run({ signal: controller.signal, stop: () => clearTimeout(timer) });
+  } catch (err) {
+    if (err instanceof UpstreamTimeout) throw timeoutRejection(err, id);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The answer for a timed-out exchange: 504 with a JSON-RPC error. */

@@ -27,7 +27,7 @@ import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { PendingRequests } from './pending.js';
 import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
 import { formatEvent, SseWriter } from '../../sse.js';
-import { timeoutRejection, upstreamDeadline, UpstreamTimeout, type UpstreamDeadline } from './deadline.js';
+import { timeoutRejection, UpstreamTimeout, withDeadline, type UpstreamDeadline } from './deadline.js';
 import {
   clientHeaders,
   discard,
@@ -132,15 +132,10 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   }
 
   const rpcId = message && 'id' in message ? message.id : null;
-  const deadline = upstreamDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request));
-  try {
-    await exchange(fc, request, deadline, { method, headers, session, sentRequest, rpcId, stateless, body });
-  } catch (err) {
-    if (err instanceof UpstreamTimeout) throw timeoutRejection(err, rpcId);
-    throw err;
-  } finally {
-    deadline.stop();
-  }
+  const outgoing = { method, headers, session, sentRequest, rpcId, stateless, body };
+  await withDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request), rpcId, (deadline) =>
+    exchange(fc, request, deadline, outgoing),
+  );
 }
 
 interface Outgoing {
