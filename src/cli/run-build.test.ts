@@ -165,6 +165,13 @@ const CASES: FlagCase[] = [
     invalid: [[['--tool-pinning', 'strict'], /tool-pinning/]],
   },
   {
+    flag: 'allow-metadata-address',
+    target: REMOTE,
+    defaults: { 'flags.allowMetadataAddress': false },
+    valid: ['--allow-metadata-address'],
+    expect: { 'flags.allowMetadataAddress': true },
+  },
+  {
     flag: 'from-config',
     defaults: { 'flags.fromConfig': U },
     valid: ['--from-config', 'exported.json'],
@@ -446,6 +453,13 @@ const CASES: FlagCase[] = [
     valid: ['--proxy-read-timeout', '1m'],
     expect: { proxy_read_timeout: '1m0s' },
     invalid: [[['--proxy-read-timeout', '-5s'], /--proxy-read-timeout.*duration such as 30s/]],
+  },
+  {
+    flag: 'upstream-timeout',
+    defaults: { upstream_timeout: U },
+    valid: ['--upstream-timeout', '90s'],
+    expect: { upstream_timeout: '1m30s' },
+    invalid: [[['--upstream-timeout', '-5s'], /--upstream-timeout.*duration such as 30s/]],
   },
   {
     flag: 'session-ttl',
@@ -1006,11 +1020,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 98 long flags (93 of the spec, --skip-remote-check, three rate-limit flags and --tool-pinning) but --help (tested through the CLI)', () => {
+  it('covers all 100 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags and --tool-pinning) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(98);
+    expect(RUN_FLAGS).toHaveLength(100);
   });
 });
 
@@ -1164,5 +1178,34 @@ describe('rules across flags', () => {
     expect(config.permission_profile).toBeNull();
     expect(config.isolate_network).toBeUndefined();
     expect(config.remote_auth_config).toEqual({ timeout: 30_000_000_000, callback_port: 8666 });
+  });
+});
+
+describe('remote URL address rules', () => {
+  it.each([
+    'http://169.254.169.254/latest/meta-data',
+    'http://2852039166/mcp',
+    'http://0xa9.0xfe.0xa9.0xfe/mcp',
+    'http://[::ffff:169.254.169.254]/mcp',
+    'http://[fd00:ec2::254]/mcp',
+    'http://metadata.google.internal/computeMetadata/v1',
+  ])('refuses the metadata address %s unless --allow-metadata-address', (url) => {
+    expect(() => build([], url)).toThrow(/cloud metadata address.*--allow-metadata-address/);
+    expect(pick(build(['--allow-metadata-address'], url), 'remote_url')).toBe(url);
+  });
+
+  it('refuses credentials in the URL without repeating them', () => {
+    let message = '';
+    try {
+      build([], 'https://user:s3cret@api.example.com/mcp');
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/credentials in the URL are refused/);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('keeps loopback remotes (a local CLI talking to a local server)', () => {
+    expect(pick(build([], 'http://127.0.0.1:8080/mcp'), 'remote_url')).toBe('http://127.0.0.1:8080/mcp');
   });
 });

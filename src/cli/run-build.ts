@@ -30,6 +30,7 @@ import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.j
 import type { SecretToStore } from '../secrets/workload.js';
 import { NS_PER_MS, formatDuration } from '../util/duration.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { isMetadataHost } from '../util/net.js';
 import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
 import type { ParsedRun } from './run-command.js';
 import { RUN_FLAGS, type RunFlagName } from './run-flags.js';
@@ -209,6 +210,12 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     );
   }
   const target = detectTarget(parsed.target);
+  if (target.kind === 'remote' && isMetadataHost(target.hostname) && !flags.allowMetadataAddress) {
+    throw usageError(
+      `target ${target.url}: ${target.hostname} is a link-local or cloud metadata address, never an MCP server; ` +
+        'add --allow-metadata-address if it really is one',
+    );
+  }
   checkApplicability(target, explicit, serverArgs);
   const abs = (path: string): string => resolve(ctx.cwd, path);
   const existing = (
@@ -327,6 +334,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...defined('rate_limit', rateLimit(flags.rateLimit, flags.toolRateLimit, flags.rateLimitFailOpen)),
     ...(flags.toolPinning === 'off' ? {} : { tool_pinning: { mode: flags.toolPinning } }),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
+    ...(flags.upstreamTimeout > 0 ? { upstream_timeout: formatDuration(flags.upstreamTimeout) } : {}),
     // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
     ...(target.kind === 'protocol'
       ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }

@@ -132,6 +132,15 @@ export const RUN_FLAGS = [
     runConfig: [],
   },
   {
+    // Moat's own: a cloud metadata address is never an MCP server unless the user says so.
+    long: 'allow-metadata-address',
+    type: 'bool',
+    default: false,
+    help: 'Allow a remote URL at a link-local or cloud metadata address (169.254.169.254, fd00:ec2::254, metadata.google.internal...)',
+    section: 'identity',
+    runConfig: [],
+  },
+  {
     long: 'from-config',
     type: 'string',
     value: '<path>',
@@ -478,6 +487,16 @@ export const RUN_FLAGS = [
     help: 'Allow requests when the shared rate limit store (Redis) fails, instead of answering 503',
     section: 'proxy',
     runConfig: ['rate_limit.on_store_failure'],
+  },
+  {
+    long: 'upstream-timeout',
+    type: 'duration',
+    value: '<duration>',
+    default: 0,
+    defaultText: formatDurationShort(DEFAULTS.upstreamTimeoutMs),
+    help: "Maximum time to wait for an HTTP backend's answer to a request; 0 uses the default",
+    section: 'proxy',
+    runConfig: ['upstream_timeout'],
     feature: 'proxy-options',
   },
   {

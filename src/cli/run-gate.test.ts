@@ -30,6 +30,7 @@ describe('feature gate on flags', () => {
     const basic = ROWS.filter((r) => r.feature === undefined).map((r) => r.long);
     expect(basic.sort()).toEqual(
       [
+        'allow-metadata-address',
         'debug',
         'env',
         'env-file',

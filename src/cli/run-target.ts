@@ -18,7 +18,16 @@ export type Target =
 /** Classifies a target: an http(s) URL with a host, a protocol scheme, else an image reference. */
 export function detectTarget(raw: string): Target {
   const url = parseHttpUrl(raw);
-  if (url) return { kind: 'remote', url: raw, hostname: url.hostname };
+  if (url) {
+    // They would be stored in clear in the RunConfig, logs and `moat list`, and never sent.
+    if (url.username !== '' || url.password !== '') {
+      throw usageError(
+        `target ${url.protocol}//…@${url.host}${url.pathname}: credentials in the URL are refused ` +
+          '(they would be stored in clear); pass them with --remote-auth-bearer-token-file or --remote-forward-headers',
+      );
+    }
+    return { kind: 'remote', url: raw, hostname: url.hostname };
+  }
   const protocol = parseProtocolTarget(raw);
   if (protocol) {
     const { scheme, pkg } = protocol;

@@ -23,6 +23,8 @@ export const DEFAULTS = {
   permissionProfile: 'network',
   maxRequestBodySize: 8 * 1024 * 1024,
   proxyReadTimeoutMs: 30_000,
+  /** A tool call may legitimately run for minutes; a backend silent for longer is stuck. */
+  upstreamTimeoutMs: 5 * 60 * 1000,
   sessionTtlMs: 2 * 60 * 60 * 1000,
   imageVerification: 'warn',
   /** Scopes the protected-resource metadata advertises when --oidc-scopes is not given. */

@@ -67,6 +67,11 @@ export function proxyReadTimeoutMs(config: Pick<RunConfig, 'proxy_read_timeout'>
   return durationMs('proxy_read_timeout', config.proxy_read_timeout, DEFAULTS.proxyReadTimeoutMs);
 }
 
+/** How long the proxy waits for an HTTP backend's answer (`upstream_timeout`, default 5m). */
+export function upstreamTimeoutMs(config: Pick<RunConfig, 'upstream_timeout'>): number {
+  return durationMs('upstream_timeout', config.upstream_timeout, DEFAULTS.upstreamTimeoutMs);
+}
+
 /** The OAuth flow timeout (`remote_auth_config.timeout`, nanoseconds; absent or 0 means 30s). */
 export function remoteAuthTimeoutMs(auth: Pick<RemoteAuthConfig, 'timeout'> | undefined): number {
   return auth?.timeout ? Math.round(auth.timeout / NS_PER_MS) : DEFAULTS.remoteAuthTimeoutMs;

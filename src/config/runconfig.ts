@@ -330,6 +330,8 @@ const runConfigFields = z.strictObject({
   max_request_body_size: z.number().int().positive().optional(),
   /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */
   proxy_read_timeout: goDuration.optional(),
+  /** How long a call to an HTTP backend may take (Go duration); absent means derived.ts upstreamTimeoutMs. */
+  upstream_timeout: goDuration.optional(),
   /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
   protocol_target: z.string().optional(),
   image_verification: z.enum(['warn', 'enabled', 'disabled']).optional(),

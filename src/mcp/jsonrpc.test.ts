@@ -70,3 +70,52 @@ describe('annotations', () => {
     }
   });
 });
+
+describe('strict envelope check', () => {
+  it.each([
+    ['a duplicate key', '{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"}', /appears twice/],
+    [
+      'a case-variant key',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"ping"}',
+      /"Method" appears twice/,
+    ],
+    [
+      'a duplicate key spelled with an escape',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","\\u006dethod":"tools/call"}',
+      /appears twice/,
+    ],
+    [
+      'a case-variant key deep inside params',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[{"k":1,"K":2}]}}}',
+      /"K" appears twice/,
+    ],
+    [
+      'nesting past the bound',
+      `{"jsonrpc":"2.0","method":"x","params":{"a":${'['.repeat(1001)}${']'.repeat(1001)}}}`,
+      /nested deeper/,
+    ],
+    ['a float id', '{"jsonrpc":"2.0","id":1.5,"method":"ping"}', /safe integer/],
+    ['an id past 2^53', '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', /safe integer/],
+    [
+      'params that are an array',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}',
+      /params must be an object/,
+    ],
+    ['a batch', '[{"jsonrpc":"2.0","id":1,"method":"ping"}]', /batch/],
+  ])('refuses %s', (_name, body, message) => {
+    expect(rejection(body).error).toMatchObject({ code: -32600, message: expect.stringMatching(message) });
+  });
+
+  it('refuses trailing bytes after the message as a parse error', () => {
+    expect(rejection('{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0"}').error.code).toBe(-32700);
+    expect(rejection('{"jsonrpc":"2.0","id":1,"method":"ping"} x').error.code).toBe(-32700);
+  });
+
+  it('accepts a leading BOM, keys that only look alike, and the same key in different objects', () => {
+    expect(parseJsonRpc('\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}')).toMatchObject({ id: 1 });
+    const message = parseJsonRpc(
+      '{"jsonrpc":"2.0","id":"a,b","method":"tools/call","params":{"name":"n","arguments":{"name":"x","a":{"name":"y"},"s":"\\"name\\":1,"}}}',
+    );
+    expect(message).toMatchObject({ params: { arguments: { name: 'x', a: { name: 'y' } } } });
+  });
+});

@@ -77,8 +77,9 @@ export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse 
   return !('method' in message);
 }
 
+/** A string, or an integer a JSON peer in any language reads exactly (no floats, no 2^53 and above). */
 function isId(value: unknown): value is JsonRpcId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  return typeof value === 'string' || Number.isSafeInteger(value);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -105,7 +106,8 @@ export function toJsonRpcMessage(value: unknown): JsonRpcMessage {
     if (value.params !== undefined && !isObject(value.params)) {
       throw invalid('Invalid Request: params must be an object', id);
     }
-    if ('id' in value && !isId(value.id)) throw invalid('Invalid Request: id must be a string or a number');
+    if ('id' in value && !isId(value.id))
+      throw invalid('Invalid Request: id must be a string or a safe integer');
     return value as unknown as JsonRpcRequest | JsonRpcNotification;
   }
   const hasResult = 'result' in value;
@@ -120,16 +122,30 @@ export function toJsonRpcMessage(value: unknown): JsonRpcMessage {
   return value as unknown as JsonRpcResponse;
 }
 
-/** Parses one JSON-RPC message from a request body. */
+/**
+ * Parses one JSON-RPC message from a client's request body, strictly: one JSON value and nothing
+ * after it, no key twice in an object (in any case) at any depth, nesting within MAX_JSON_DEPTH,
+ * then the envelope rules of toJsonRpcMessage. A leading UTF-8 BOM is skipped.
+ */
 export function parseJsonRpc(body: Buffer | string): JsonRpcMessage {
+  let text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
-    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw new InvalidMessage({
       code: RPC.parseError,
       message: 'Parse error: the request body is not valid JSON',
     });
+  }
+  const problem = jsonShapeProblem(text, true);
+  if (problem !== undefined) {
+    const id =
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? idOf(value as Record<string, unknown>)
+        : null;
+    throw invalid(`Invalid Request: ${problem}`, id);
   }
   return toJsonRpcMessage(value);
 }
@@ -162,4 +178,62 @@ export function messageTarget(message: JsonRpcMessage): string | undefined {
 /** A key for a request id that keeps 1 and "1" apart. */
 export function idKey(id: JsonRpcId): string {
   return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+}
+
+/** Deepest nesting of arrays and objects Moat passes on; deeper JSON breaks clients (stack overflow). */
+export const MAX_JSON_DEPTH = 1000;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * What is wrong with the shape of JSON text that JSON.parse accepted, or undefined: nesting deeper
+ * than MAX_JSON_DEPTH, and with `keys`, a key repeated in one object, also in another case
+ * (`"method"` and `"Method"`) or spelled with escapes. JSON.parse keeps the last duplicate
+ * silently, so a policy and the server could read different values. One pass, no recursion;
+ * `text` must be JSON that JSON.parse accepted.
+ */
+export function jsonShapeProblem(text: string, keys: boolean): string | undefined {
+  // Per open container: the keys seen (objects) or null (arrays).
+  const open: Array<Set<string> | null> = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      let escaped = false;
+      for (let cc = text.charCodeAt(end); cc !== QUOTE && end < text.length; cc = text.charCodeAt(end)) {
+        if (cc === BACKSLASH) {
+          escaped = true;
+          end++;
+        }
+        end++;
+      }
+      if (expectKey && keys) {
+        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        const seen = open[open.length - 1] as Set<string>;
+        const folded = key.toLowerCase();
+        if (seen.has(folded))
+          return `the key "${key}" appears twice in one object (keys are compared ignoring case)`;
+        seen.add(folded);
+      }
+      expectKey = false;
+      i = end;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (open.length >= MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
+      open.push(c === OPEN_BRACE ? new Set() : null);
+      expectKey = c === OPEN_BRACE;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      open.pop();
+      expectKey = false;
+    } else if (c === COMMA) {
+      expectKey = open[open.length - 1] != null;
+    }
+  }
+  return undefined;
 }

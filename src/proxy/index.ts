@@ -9,7 +9,13 @@ import type { Logger } from 'pino';
 import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
 import type { UpstreamAuth } from '../auth/outbound/types.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { clientPath, clientTransport, proxyReadTimeoutMs, sessionTtlMs } from '../config/derived.js';
+import {
+  clientPath,
+  clientTransport,
+  proxyReadTimeoutMs,
+  sessionTtlMs,
+  upstreamTimeoutMs,
+} from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { SecretsProvider } from '../secrets/types.js';
 import { log } from '../util/log.js';
@@ -80,6 +86,7 @@ export async function startProxy(
       policies: chain.policies,
       sessions,
       sessionTtlMs: ttl,
+      upstreamTimeoutMs: upstreamTimeoutMs(config),
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
       ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
@@ -113,15 +120,16 @@ export async function startProxy(
     handler,
     logger,
     health: async () => {
-      const backendHealth = handler.backendHealth ? await handler.backendHealth() : undefined;
-      // A store that cannot serve fails every session request: take this replica out (503).
-      const storeDown = sessions.usable?.() === false;
+      const [backendHealth, storeProblem] = await Promise.all([
+        handler.backendHealth ? handler.backendHealth() : undefined,
+        sessions.problem?.(),
+      ]);
+      const degraded = backendHealth && !backendHealth.reachable;
       return {
-        status: storeDown
-          ? 'unavailable'
-          : backendHealth && !backendHealth.reachable
-            ? 'degraded'
-            : 'healthy',
+        status: storeProblem !== undefined ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+        ...(sessions.problem
+          ? { session_store: storeProblem ? { ok: false, error: storeProblem } : { ok: true } }
+          : {}),
         transport,
         uptime_seconds: Math.floor((Date.now() - started) / 1000),
         timestamp: new Date().toISOString(),

@@ -39,8 +39,8 @@ export interface SessionStore {
   update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void>;
   /** Deletes a session; deleting an unknown one is not an error. */
   delete(id: string): Promise<void>;
-  /** False while the store cannot serve (its Redis connection is down); absent means always usable. */
-  usable?(): boolean;
+  /** Why the store cannot serve now (e.g. Redis not answering), or undefined when it can. */
+  problem?(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -63,6 +63,8 @@ export interface TransportOptions {
   policies: readonly MessagePolicy[];
   sessions: SessionStore;
   sessionTtlMs: number;
+  /** How long an HTTP backend may take to answer a POST (headers and whole body) or open a stream. */
+  upstreamTimeoutMs: number;
   /** Interval of `:` keep-alive comments on idle SSE streams. */
   keepAliveMs: number;
   logger: Logger;

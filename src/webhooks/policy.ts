@@ -51,8 +51,8 @@ const deny = (reason: DenialReason, code: number, message: string): ClientVerdic
 export function createValidatingPolicy(hooks: readonly WebhookClient[]): MessagePolicy {
   return {
     name: 'validating-webhook',
+    // Every shape is reviewed: requests, notifications and responses to server requests.
     async onClientMessage(message, ctx) {
-      if (!('method' in message)) return ALLOW;
       for (const hook of hooks) {
         try {
           const answer = await hook.call(reviewRequest(message, ctx));
@@ -81,7 +81,6 @@ export function createMutatingPolicy(hooks: readonly WebhookClient[]): MessagePo
   return {
     name: 'mutating-webhook',
     async onClientMessage(message, ctx) {
-      if (!('method' in message)) return ALLOW;
       let current: JsonRpcMessage = message;
       for (const hook of hooks) {
         const review = reviewRequest(current, ctx);
@@ -124,8 +123,11 @@ function patched(message: JsonRpcMessage, patch: unknown): JsonRpcMessage {
     throw new PatchError(`the patched request is not valid JSON-RPC: ${errorMessage(err)}`);
   }
   const id = (m: JsonRpcMessage) => ('id' in m ? m.id : undefined);
-  if (id(checked) !== id(message) || !('method' in checked)) {
-    throw new PatchError('a patch must not change the request id or turn the request into a response');
+  const kind = (m: JsonRpcMessage) => ('method' in m ? ('id' in m ? 'request' : 'notification') : 'response');
+  if (id(checked) !== id(message) || kind(checked) !== kind(message)) {
+    throw new PatchError(
+      'a patch must not change the message id or its kind (request, notification, response)',
+    );
   }
   return checked;
 }

@@ -18,6 +18,8 @@ describe('isPrivateAddress', () => {
     'fe80::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a00:1',
     '[::1]',
   ])('%s is private', (address) => {
     expect(isPrivateAddress(address)).toBe(true);

@@ -4,6 +4,7 @@
  * IPv6, unspecified and multicast. IPv4-mapped IPv6 addresses are judged by their IPv4 part.
  */
 import { BlockList, isIP } from 'node:net';
+import { embeddedIpv4 } from '../../util/net.js';
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -31,13 +32,12 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
-const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
-
 /** True when the address is not a public unicast address. Throws on a non-IP string. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = MAPPED_V4.exec(bare);
-  if (mapped) return blocked.check(mapped[1] as string, 'ipv4');
+  // Judged by the IPv4 address inside, in either spelling (`::ffff:a9fe:a9fe` is 169.254.169.254).
+  const mapped = embeddedIpv4(bare);
+  if (mapped !== undefined) return blocked.check(mapped, 'ipv4');
   const family = isIP(bare);
   if (family === 4) return blocked.check(bare, 'ipv4');
   if (family === 6) return blocked.check(bare, 'ipv6');

@@ -70,6 +70,12 @@ describe('checkDiscoveredUrl (SSRF guard)', () => {
     ['http://127.0.0.1:9000', 'https://remote.example/mcp', /must use https/],
     ['https://169.254.169.254/latest', 'https://remote.example/mcp', /link-local/],
     ['https://[fe80::1]/x', 'https://remote.example/mcp', /link-local/],
+    // IPv4-mapped IPv6 spellings of link-local (the URL parser turns the first into the second).
+    ['https://[::ffff:169.254.169.254]/x', 'https://remote.example/mcp', /link-local/],
+    ['https://[::ffff:a9fe:a9fe]/x', 'https://10.0.0.4/mcp', /link-local/],
+    ['https://[fd00:ec2::254]/x', 'https://remote.example/mcp', /metadata/],
+    ['https://metadata.google.internal/x', 'https://remote.example/mcp', /metadata/],
+    ['https://[::ffff:a00:5]/token', 'https://remote.example/mcp', /private address/],
     [
       'https://10.0.0.5/token',
       'https://remote.example/mcp',

@@ -372,6 +372,14 @@ export function describeOAuthError(err: unknown, what: string, issuer: string): 
 }
 
 /** The authorization server, the RFC 8707 resource and the scopes to ask for. */
+/** The endpoints an authorization server's metadata names get the discovered-URL rules. */
+function checkEndpoints(metadata: AuthorizationServerMetadata, remoteUrl: string): void {
+  for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
+    const value = metadata[key];
+    if (value) checkDiscoveredUrl(value, remoteUrl, key);
+  }
+}
+
 /** Undefined when the remote neither answers 401 nor publishes protected-resource metadata. */
 async function resolveServer(
   settings: RemoteOAuthSettings,
@@ -390,6 +398,8 @@ async function resolveServer(
     };
   }
   if (settings.issuer) {
+    // The same address rules as URLs learned from the remote's metadata.
+    checkDiscoveredUrl(settings.issuer, remoteUrl, '--remote-auth-issuer');
     const found = await discoverAuthorizationServer(settings.issuer, fetchImpl);
     if (!found) {
       throw runtimeError(
@@ -398,6 +408,7 @@ async function resolveServer(
     }
     // An OpenID provider (found through OIDC discovery, or advertising the openid scope) gets the OIDC defaults.
     const isOidc = found.oidc || Boolean(found.metadata.scopes_supported?.includes('openid'));
+    checkEndpoints(found.metadata, remoteUrl);
     return {
       metadata: found.metadata,
       resource: settings.resource,
@@ -420,10 +431,7 @@ async function resolveServer(
       (await discoverAuthorizationServer(new URL(remoteUrl).origin, fetchImpl, { legacy: true }))?.metadata ??
       defaultEndpoints(remoteUrl);
   }
-  for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
-    const value = metadata[key];
-    if (value) checkDiscoveredUrl(value, remoteUrl, key);
-  }
+  checkEndpoints(metadata, remoteUrl);
   const resource = settings.resource ?? (prm ? checkResource(prm.resource, remoteUrl) : undefined);
   const challengeScope = discovered.challenge?.params.scope?.split(' ').filter(Boolean);
   const scopes = settings.scopes ?? (challengeScope?.length ? challengeScope : (prm?.scopes_supported ?? []));

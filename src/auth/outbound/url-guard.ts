@@ -2,15 +2,13 @@
  * SSRF guard for URLs Moat learns from a remote server (protected-resource metadata, authorization
  * server metadata): the remote must not steer Moat's credentials toward a more private place than
  * itself. https is required unless the remote itself is plain http on loopback (local development);
- * link-local addresses (cloud metadata endpoints) are never allowed; private addresses only when the
+ * link-local and cloud metadata addresses (in any spelling: util/net.ts) are never allowed; private addresses only when the
  * remote is private too. Host names are not resolved here.
  */
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '../inbound/private-address.js';
 import { runtimeError } from '../../util/errors.js';
-import { isLoopbackHost } from '../../util/net.js';
-
-const LINK_LOCAL = /^(169\.254\.|fe[89ab][0-9a-f]:)/i;
+import { isLoopbackHost, isMetadataHost } from '../../util/net.js';
 
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
@@ -34,7 +32,9 @@ export function checkDiscoveredUrl(url: string, remote: string, what: string): U
     throw runtimeError(`${what} ${url} must use https`);
   }
   const host = hostOf(parsed);
-  if (LINK_LOCAL.test(host)) throw runtimeError(`${what} ${url} points at a link-local address; refused`);
+  if (isMetadataHost(host)) {
+    throw runtimeError(`${what} ${url} points at a link-local or cloud metadata address; refused`);
+  }
   if (isPrivateHost(host) && !isPrivateHost(hostOf(remoteUrl))) {
     throw runtimeError(
       `${what} ${url} points at a private address but the remote server ${remote} is public; refused`,

@@ -7,9 +7,37 @@ import { reject } from '../pipeline/errors.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
 export function tooLarge(limit: number) {
-  return reject(413, RPC.invalidRequest, `Request body too large: the limit is ${limit} bytes`, {
-    headers: { connection: 'close' },
+  return reject(413, RPC.invalidRequest, `Request body too large: the limit is ${limit} bytes`);
+}
+
+/** How much of a refused body the edge still reads so the client can see its 413 (then it closes). */
+export const DRAIN_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * After a 413 went out: a client still sending would get a reset (and lose the answer) if the
+ * connection closed under it, so the rest of the body is read and dropped, up to DRAIN_LIMIT_BYTES
+ * and `timeoutMs`; past either bound the connection is closed. A body that ends in time leaves
+ * the connection usable.
+ */
+export function drainRefusedBody(req: IncomingMessage, timeoutMs: number): void {
+  if (req.complete) return;
+  let drained = 0;
+  const close = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.socket.destroy();
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) close();
+  };
+  const timer = setTimeout(close, timeoutMs);
+  req.on('data', onData);
+  req.once('end', () => {
+    clearTimeout(timer);
+    req.off('data', onData);
   });
+  req.resume();
 }
 
 /** Rejects at once when the declared Content-Length is over the limit. */
@@ -33,7 +61,9 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
         req.pause();
         rejectPromise(err);
       } else {
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+        // A leading UTF-8 BOM is not part of the JSON: parsed and forwarded bytes are the same.
+        resolve(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body);
       }
     };
     const onData = (chunk: Buffer): void => {

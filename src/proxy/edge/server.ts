@@ -21,7 +21,8 @@ import {
 } from '../../mcp/exchange.js';
 import { tryParseJsonRpc } from '../../mcp/jsonrpc.js';
 import type { ClientTransportKind } from '../../mcp/policy.js';
-import { checkContentLength, readBody } from './body.js';
+import { checkContentLength, drainRefusedBody, readBody } from './body.js';
+import { answerClientError, checkHttpRules } from './http-rules.js';
 import { meterBody } from './meter.js';
 import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
@@ -43,12 +44,13 @@ export interface EdgeRoute {
 }
 
 export interface HealthReport {
-  /** `unavailable` (HTTP 503): the session store cannot serve, so this replica must take no traffic. */
-  status: 'healthy' | 'degraded' | 'unavailable';
+  /** `unhealthy` (HTTP 503): requests cannot be served, e.g. the session store is stuck. */
+  status: 'healthy' | 'degraded' | 'unhealthy';
   transport: string;
   uptime_seconds: number;
   timestamp: string;
   backend?: { reachable: boolean; latency_ms?: number; error?: string; checked_at: string };
+  session_store?: { ok: boolean; error?: string };
 }
 
 export interface EdgeOptions {
@@ -134,6 +136,7 @@ export function createEdge(options: EdgeOptions): Edge {
   let boundPort = options.port;
 
   function refuse(req: IncomingMessage, res: ServerResponse, rejection: ProxyRejection): void {
+    if (rejection.httpStatus === 413) drainRefusedBody(req, options.readTimeoutMs);
     logger.debug(
       {
         method: req.method,
@@ -154,7 +157,7 @@ export function createEdge(options: EdgeOptions): Edge {
     }
     const report = await options.health();
     const body = JSON.stringify(report);
-    res.writeHead(report.status === 'unavailable' ? 503 : 200, {
+    res.writeHead(report.status === 'unhealthy' ? 503 : 200, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
       'content-length': Buffer.byteLength(body),
@@ -183,6 +186,7 @@ export function createEdge(options: EdgeOptions): Edge {
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkHttpRules(req);
     const path = pathOf(req.url);
     if (path === '/health') return serveHealth(req, res);
     const base = externalBaseUrl(
@@ -259,39 +263,49 @@ export function createEdge(options: EdgeOptions): Edge {
     for (const observer of options.observers) observer.onExchange(summary);
   }
 
-  const server = createServer((req, res) => {
-    serve(req, res).catch((err: unknown) => {
-      if (err instanceof ProxyRejection) {
-        refuse(req, res, err);
-        return;
-      }
-      if (isMoatError(err)) {
-        writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
-        return;
-      }
-      if (clientWentAway(res)) {
-        // Normal: e.g. a client closing its GET stream before the backend sent the first event.
-        logger.debug(
+  const readTimeout = options.readTimeoutMs;
+  const server = createServer(
+    {
+      // The edge checks Host itself, to answer with a JSON-RPC body (http-rules.ts).
+      requireHostHeader: false,
+      // --proxy-read-timeout bounds the header phase too; Node checks its timers this often.
+      headersTimeout: readTimeout,
+      // The edge's own body deadline (408 with a JSON-RPC body) fires first; streams stay open.
+      requestTimeout: readTimeout + 1000,
+      connectionsCheckingInterval: Math.min(1000, readTimeout),
+      // Longer than clients keep idle connections (undici: 4 s), so a client never reuses a
+      // socket the proxy is closing at that moment.
+      keepAliveTimeout: Math.max(readTimeout, 5000),
+    },
+    (req, res) => {
+      serve(req, res).catch((err: unknown) => {
+        if (err instanceof ProxyRejection) {
+          refuse(req, res, err);
+          return;
+        }
+        if (isMoatError(err)) {
+          writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
+          return;
+        }
+        if (clientWentAway(res)) {
+          // Normal: e.g. a client closing its GET stream before the backend sent the first event.
+          logger.debug(
+            { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+            'client closed the connection before the response was complete',
+          );
+          res.destroy();
+          return;
+        }
+        logger.error(
           { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-          'client closed the connection before the response was complete',
+          'proxy request failed',
         );
-        res.destroy();
-        return;
-      }
-      logger.error(
-        { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-        'proxy request failed',
-      );
-      if (res.headersSent) res.destroy();
-      else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
-    });
-  });
-  // The proxy enforces its own body read timeout (408 with a JSON-RPC body); streams may stay open.
-  server.requestTimeout = 0;
-  server.headersTimeout = 30_000;
-  // Longer than clients keep idle connections (undici: 4 s), so a client never reuses a socket
-  // the proxy is closing at that moment (node's default is 5 s).
-  server.keepAliveTimeout = 60_000;
+        if (res.headersSent) res.destroy();
+        else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
+      });
+    },
+  );
+  server.on('clientError', answerClientError);
 
   return {
     server,

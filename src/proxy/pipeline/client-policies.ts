@@ -62,8 +62,12 @@ export async function applyClientPolicies(
   if (verdict.action === 'forward') return verdict;
   request.annotations.deniedBy = verdict.policy;
   request.annotations.rpcErrorCode = verdict.error.code;
-  throw new ProxyRejection(DENIAL_STATUS[verdict.reason], verdict.error, {
-    id: isRequest(message) ? message.id : null,
+  const awaitsAnswer = isRequest(message);
+  // Only a request has a caller waiting for a JSON-RPC answer "as the server would give it";
+  // any other refused message (a notification, a response) must fail at the HTTP level.
+  const status = DENIAL_STATUS[verdict.reason];
+  throw new ProxyRejection(awaitsAnswer || status >= 400 ? status : 403, verdict.error, {
+    id: awaitsAnswer ? message.id : null,
     ...(verdict.reason === 'rate-limited' ? { headers: retryAfterHeader(verdict.error) } : {}),
   });
 }

@@ -9,7 +9,7 @@
  */
 import type { ToolOverride } from '../../config/runconfig.js';
 import { usageError } from '../../util/errors.js';
-import { RPC, type JsonRpcResponse, isRequest } from '../../mcp/jsonrpc.js';
+import { RPC, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessagePolicy } from '../../mcp/policy.js';
 
 export const TOOL_FILTER_POLICY = 'tool-filter';
@@ -81,7 +81,8 @@ export function createToolFilter(
     name: TOOL_FILTER_POLICY,
 
     onClientMessage(message) {
-      if (!isRequest(message) || message.method !== 'tools/call') return ALLOW;
+      // Decided by method, whatever the shape: a tools/call notification is refused like the request.
+      if (!('method' in message) || message.method !== 'tools/call') return ALLOW;
       const called = message.params?.name;
       if (typeof called !== 'string') {
         return {

@@ -15,6 +15,8 @@ import { sessionIdTaken } from './memory.js';
 export const DEFAULT_KEY_PREFIX = 'moat:proxy:session:';
 export const PASSWORD_ENV = 'MOAT_SESSION_REDIS_PASSWORD';
 const FIELD = 'scaling_config.session_redis';
+/** A Redis that does not answer within this (frozen, overloaded) fails the request with 503. */
+export const REDIS_COMMAND_TIMEOUT_MS = 2000;
 
 /** Splits `host:port` / `[v6]:port` / `host` (port 6379). */
 export function parseRedisAddress(address: string): { host: string; port: number } {
@@ -112,6 +114,22 @@ export async function connectRedis(
   return client;
 }
 
+/**
+ * Bounds a command: a stuck Redis must fail requests, not hang them. (The client's own command
+ * timeout stops counting once a command is written, so a frozen server would hang it forever; the
+ * late reply is still read in order by the client.)
+ */
+function bounded<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rejectTimeout) => {
+    timer = setTimeout(
+      () => rejectTimeout(new Error(`no answer within ${REDIS_COMMAND_TIMEOUT_MS} ms`)),
+      REDIS_COMMAND_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
+}
+
 export class RedisSessionStore implements SessionStore {
   readonly #client: Client;
   readonly #prefix: string;
@@ -135,15 +153,17 @@ export class RedisSessionStore implements SessionStore {
 
   async create(record: SessionRecord): Promise<void> {
     // NX: atomic set-if-absent, so two replicas can never both own one id.
-    const stored = await this.#client.set(this.#key(record.id), JSON.stringify(record), {
-      condition: 'NX',
-      expiration: { type: 'EX', value: this.#ttlSeconds },
-    });
+    const stored = await bounded(
+      this.#client.set(this.#key(record.id), JSON.stringify(record), {
+        condition: 'NX',
+        expiration: { type: 'EX', value: this.#ttlSeconds },
+      }),
+    );
     if (stored === null) throw sessionIdTaken();
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const text = await this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds });
+    const text = await bounded(this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds }));
     if (text === null) return undefined;
     const record = JSON.parse(text) as SessionRecord;
     record.lastAccess = Date.now();
@@ -151,7 +171,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void> {
-    const text = await this.#client.get(this.#key(id));
+    const text = await bounded(this.#client.get(this.#key(id)));
     if (text === null) return;
     const record = JSON.parse(text) as SessionRecord;
     const merged: SessionRecord = {
@@ -161,18 +181,25 @@ export class RedisSessionStore implements SessionStore {
       metadata: { ...record.metadata, ...patch.metadata },
     };
     // XX: never resurrect a session deleted meanwhile.
-    await this.#client.set(this.#key(id), JSON.stringify(merged), {
-      condition: 'XX',
-      expiration: { type: 'EX', value: this.#ttlSeconds },
-    });
+    await bounded(
+      this.#client.set(this.#key(id), JSON.stringify(merged), {
+        condition: 'XX',
+        expiration: { type: 'EX', value: this.#ttlSeconds },
+      }),
+    );
   }
 
   async delete(id: string): Promise<void> {
-    await this.#client.del(this.#key(id));
+    await bounded(this.#client.del(this.#key(id)));
   }
 
-  usable(): boolean {
-    return this.#client.isReady;
+  async problem(): Promise<string | undefined> {
+    try {
+      await bounded(this.#client.ping());
+      return undefined;
+    } catch (err) {
+      return `Redis is not answering (PING bound ${REDIS_COMMAND_TIMEOUT_MS} ms): ${errorMessage(err)}`;
+    }
   }
 
   async close(): Promise<void> {

@@ -282,6 +282,15 @@ describe('OAuth to a remote MCP server', () => {
 });
 
 describe('OAuth bad inputs', () => {
+  it.each(['http://169.254.169.254', 'http://[::ffff:169.254.169.254]', 'http://metadata.google.internal'])(
+    'refuses --remote-auth-issuer %s before any request (the rules of discovered URLs)',
+    async (issuer) => {
+      await expect(createUpstreamAuth(config('metadata-issuer', { issuer }), harness().deps)).rejects.toThrow(
+        /--remote-auth-issuer .* link-local or cloud metadata address; refused/,
+      );
+    },
+  );
+
   it('names an unreachable issuer', async () => {
     const closed = await freePort();
     await expect(

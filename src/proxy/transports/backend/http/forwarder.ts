@@ -2,11 +2,13 @@
  * The HTTP forwarder: serves a streamable-HTTP or legacy-SSE MCP server (in a container, or a
  * remote URL) through the edge. The backend's session IDs never reach the client: the client gets
  * a random ID mapped to the backend's in the session store, so any replica sharing the store can
- * serve the session. With no policy configured, bodies pass through unparsed.
+ * serve the session. Requests and non-stream answers are always checked (strict JSON-RPC, whole and
+ * valid answers); with no policy configured nothing is rewritten and SSE streams pass unparsed.
  */
 import { randomUUID } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { HttpBackend, TransportOptions } from '../../../types.js';
-import { sessionNotFound } from '../../../pipeline/errors.js';
+import { rpcErrorBody, sessionNotFound } from '../../../pipeline/errors.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { readMessage } from '../../../pipeline/message.js';
 import { isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
@@ -23,8 +25,9 @@ import {
 } from './context.js';
 import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { PendingRequests } from './pending.js';
-import { policyRewriter, relayJson, relayRaw, relaySse, type ServerSide } from './relay.js';
-import { SseWriter } from '../../sse.js';
+import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
+import { formatEvent, SseWriter } from '../../sse.js';
+import { timeoutRejection, UpstreamTimeout, withDeadline, type UpstreamDeadline } from './deadline.js';
 import {
   clientHeaders,
   discard,
@@ -34,7 +37,12 @@ import {
   UpstreamClient,
 } from './upstream-client.js';
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
-import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
+import {
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+} from '../../../../mcp/jsonrpc.js';
 import { inspectsResponses } from '../../../../mcp/policy.js';
 import { ownerFields } from '../../../sessions/binding.js';
 
@@ -86,7 +94,7 @@ async function applyPolicies(
 }
 
 async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Promise<void> {
-  const { req, res } = request;
+  const { req } = request;
   const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
 
@@ -103,8 +111,9 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   let body: Buffer | undefined;
   let message: JsonRpcMessage | undefined;
   if (method === 'POST') {
+    // Every POST is checked as one JSON-RPC message (readMessage), policies or not.
     if (fc.options.policies.length > 0) ({ message, body } = await applyPolicies(fc, request, session?.id));
-    else body = await request.readBody();
+    else [message, body] = await Promise.all([readMessage(request), request.readBody()]);
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
   if (sentRequest && session && fc.inspectsResponses) fc.pending.add(session.id, sentRequest);
@@ -123,13 +132,38 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
     body = traced.body;
   }
 
+  const rpcId = message && 'id' in message ? message.id : null;
+  const outgoing = { method, headers, session, sentRequest, rpcId, stateless, body };
+  await withDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request), rpcId, (deadline) =>
+    exchange(fc, request, deadline, outgoing),
+  );
+}
+
+interface Outgoing {
+  method: string;
+  headers: Record<string, string>;
+  session: SessionRecord | undefined;
+  sentRequest: JsonRpcRequest | undefined;
+  rpcId: JsonRpcId | null;
+  stateless: boolean;
+  body: Buffer | undefined;
+}
+
+/** One exchange with the backend, bounded by `deadline` until its answer is complete. */
+async function exchange(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  deadline: UpstreamDeadline,
+  { method, headers, session, sentRequest, rpcId, stateless, body }: Outgoing,
+): Promise<void> {
+  const { req, res } = request;
   const upstream = await fc.client.send({
     url: upstreamUrl(fc.backend, req.url ?? '/'),
     method,
     headers,
     ...(body ? { body } : {}),
     identity: request.identity,
-    signal: abortOnClientClose(request),
+    signal: deadline.signal,
   });
 
   // Map the backend's session to a client-facing one.
@@ -183,38 +217,39 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
     : undefined;
   const transforms = side !== undefined && (isSse || (isJson && sentRequest !== undefined));
 
-  const outHeaders = clientHeaders(upstream.headers, transforms || isSse);
-  if (exposedSessionId !== undefined && backendSessionId !== undefined)
-    outHeaders['mcp-session-id'] = exposedSessionId;
   if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
-  if (isSse) {
-    outHeaders['x-accel-buffering'] = 'no';
-    outHeaders['cache-control'] ??= 'no-cache';
+  const sessionHeader: Record<string, string> =
+    exposedSessionId !== undefined && backendSessionId !== undefined
+      ? { 'mcp-session-id': exposedSessionId }
+      : {};
+  if (!isSse) {
+    // Read whole and checked before any byte goes out: a broken answer is a clean 502.
+    await relayAnswer(upstream, res, rpcId, transforms ? side : undefined, sessionHeader);
+    return;
   }
+  // A stream the client opened (GET) may stay open for hours; a POST's stream carries its answer.
+  if (method !== 'POST') deadline.stop();
+  const outHeaders: OutgoingHttpHeaders = { ...clientHeaders(upstream.headers, true), ...sessionHeader };
+  outHeaders['x-accel-buffering'] = 'no';
+  outHeaders['cache-control'] ??= 'no-cache';
   res.writeHead(upstream.statusCode, outHeaders);
 
+  const touchedId = session?.id ?? exposedSessionId;
+  const writer = new SseWriter(res, {
+    keepAliveMs: fc.options.keepAliveMs,
+    ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
+  });
   try {
-    if (isSse) {
-      const touchedId = session?.id ?? exposedSessionId;
-      const writer = new SseWriter(res, {
-        keepAliveMs: fc.options.keepAliveMs,
-        ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
-      });
-      try {
-        await relaySse(upstream.body, writer, side ? policyRewriter(side) : undefined);
-      } finally {
-        writer.stop();
-      }
-    } else if (transforms && side) {
-      await relayJson(upstream, res, side);
-      return;
-    } else {
-      await relayRaw(upstream, res);
-    }
+    await relaySse(upstream.body, writer, side ? policyRewriter(side) : undefined);
   } catch (err) {
     // The client went away or the backend broke the stream; both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
     discard(upstream.body);
+    if (err instanceof UpstreamTimeout && rpcId !== null && !writer.closed) {
+      await writer.write(formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId)));
+    }
+  } finally {
+    writer.stop();
   }
   res.end();
 }

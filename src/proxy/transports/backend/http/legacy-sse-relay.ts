@@ -26,7 +26,8 @@ import {
   withStore,
   type ForwarderContext,
 } from './context.js';
-import { policyRewriter, relayRaw, relaySse, type EventRewriter } from './relay.js';
+import { policyRewriter, relayAnswer, relaySse, type EventRewriter } from './relay.js';
+import { withDeadline } from './deadline.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
 import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
@@ -76,21 +77,23 @@ export class LegacySseForwarder {
     const { req, res } = request;
     const fc = this.#fc;
     const sseUrl = upstreamUrl(fc.backend, req.url ?? '/');
-    const upstream = await fc.client.send({
-      url: sseUrl,
-      method: 'GET',
-      headers: this.#forwardHeaders(request),
-      identity: request.identity,
-      signal: abortOnClientClose(request),
-    });
+    // Bounded until the stream opens; the client going away still ends it later.
+    const upstream = await withDeadline(
+      fc.options.upstreamTimeoutMs,
+      abortOnClientClose(request),
+      null,
+      (d) =>
+        fc.client.send({
+          url: sseUrl,
+          method: 'GET',
+          headers: this.#forwardHeaders(request),
+          identity: request.identity,
+          signal: d.signal,
+        }),
+    );
     const isSse = (headerValue(upstream.headers, 'content-type') ?? '').startsWith('text/event-stream');
-    const outHeaders = clientHeaders(upstream.headers, isSse);
-    if (!isSse || upstream.statusCode !== 200) {
-      res.writeHead(upstream.statusCode, outHeaders);
-      await relayRaw(upstream, res).catch(() => discard(upstream.body));
-      res.end();
-      return;
-    }
+    if (!isSse || upstream.statusCode !== 200) return relayAnswer(upstream, res, null, undefined);
+    const outHeaders = clientHeaders(upstream.headers, true);
     outHeaders['x-accel-buffering'] = 'no';
     outHeaders['cache-control'] ??= 'no-cache';
     res.writeHead(200, outHeaders);
@@ -180,8 +183,9 @@ export class LegacySseForwarder {
     if (!session || session.metadata.transport !== 'sse' || endpoint === undefined) throw sessionNotFound();
 
     let body = await request.readBody();
+    // Every POST is checked as one JSON-RPC message, policies or not.
+    const received = await readMessage(request);
     if (fc.options.policies.length > 0) {
-      const received = await readMessage(request);
       const ctx = messageContext(fc, request, session.id);
       let approved: { message: JsonRpcMessage; rewritten: boolean };
       try {
@@ -194,18 +198,19 @@ export class LegacySseForwarder {
       if (fc.inspectsResponses && isRequest(approved.message)) fc.pending.add(session.id, approved.message);
     }
 
-    const upstream = await fc.client.send({
-      url: endpoint,
-      method: 'POST',
-      headers: this.#forwardHeaders(request),
-      body,
-      identity: request.identity,
-      signal: abortOnClientClose(request),
+    const id = isRequest(received) ? received.id : null;
+    await withDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request), id, async ({ signal }) => {
+      const upstream = await fc.client.send({
+        url: endpoint,
+        method: 'POST',
+        headers: this.#forwardHeaders(request),
+        body,
+        identity: request.identity,
+        signal,
+      });
+      if (upstream.statusCode === 404) await endSession(fc, session.id);
+      await relayAnswer(upstream, request.res, id, undefined);
     });
-    if (upstream.statusCode === 404) await endSession(fc, session.id);
-    request.res.writeHead(upstream.statusCode, clientHeaders(upstream.headers, false));
-    await relayRaw(upstream, request.res).catch(() => discard(upstream.body));
-    request.res.end();
   }
 
   /**

@@ -5,12 +5,19 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { SseWriter } from '../../sse.js';
-import { drained, SseParser, withData, type SseEvent } from '../../sse.js';
-import { wholeBody, type UpstreamResponse } from './upstream-client.js';
+import { SseParser, withData, type SseEvent } from '../../sse.js';
+import { clientHeaders, wholeBody, type UpstreamResponse } from './upstream-client.js';
+import { UpstreamTimeout } from './deadline.js';
+import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
+import { errorMessage } from '../../../../util/errors.js';
 import {
   isResponse,
+  jsonShapeProblem,
+  RPC,
+  toJsonRpcMessage,
   tryParseJsonRpc,
   type JsonRpcId,
+  type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
@@ -67,6 +74,10 @@ export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | un
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
   const message = tryParseJsonRpc(text);
   if (!message) return text.trim() === '' ? text : UNREADABLE_ANSWER;
+  return transformMessage(message, text, side);
+}
+
+async function transformMessage(message: JsonRpcMessage, text: string, side: ServerSide): Promise<string> {
   if (!isResponse(message) || message.id === null) return text;
   const request = side.lookup(message.id) ?? inferListRequest(message);
   if (!request) return text;
@@ -74,28 +85,70 @@ export async function transformMessageText(text: string, side: ServerSide): Prom
   return out === message ? text : JSON.stringify(out);
 }
 
-/** Copies the body to the client with backpressure; stops quietly when the client goes away. */
-export async function relayRaw(upstream: UpstreamResponse, res: ServerResponse): Promise<void> {
-  // A small answer was read whole: it goes out in one write together with the headers.
-  if (upstream.whole) {
-    res.end(upstream.whole);
-    return;
-  }
-  await pump(
-    upstream.body,
-    (chunk) => (res.write(chunk) ? undefined : drained(res)),
-    () => res.destroyed,
-  );
+/** An answer that must not reach the client: a clean 502 for the request instead. */
+function brokenAnswer(why: string, id: JsonRpcId | null): ProxyRejection {
+  return reject(502, RPC.serverError, `The MCP backend sent a broken answer: ${why}`, { id });
 }
 
-/** A JSON body, buffered and passed through the policies. */
-export async function relayJson(
+function isJsonType(headers: UpstreamResponse['headers']): boolean {
+  return String(headers['content-type']).startsWith('application/json');
+}
+
+/**
+ * A non-stream answer, read whole and checked before any byte of it reaches the client, then
+ * passed through the server-side policies (`side`). A truncated body, one over the size limit,
+ * invalid JSON, nesting deeper than MAX_JSON_DEPTH (jsonShapeProblem), or a 2xx JSON answer that is not a JSON-RPC
+ * message all become a 502 with a JSON-RPC error for request `id`.
+ */
+export async function answerBody(
+  upstream: UpstreamResponse,
+  id: JsonRpcId | null,
+  side: ServerSide | undefined,
+): Promise<Buffer> {
+  let body: Buffer;
+  try {
+    body = await wholeBody(upstream);
+  } catch (err) {
+    if (err instanceof UpstreamTimeout) throw err;
+    throw brokenAnswer(errorMessage(err), id);
+  }
+  if (body.length === 0 || !isJsonType(upstream.headers)) return body;
+  const text = body.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw brokenAnswer('the body is not valid JSON', id);
+  }
+  const problem = jsonShapeProblem(text, false);
+  if (problem !== undefined) throw brokenAnswer(problem, id);
+  if (upstream.statusCode >= 300) return body;
+  let message: JsonRpcMessage;
+  try {
+    message = toJsonRpcMessage(value);
+  } catch (err) {
+    throw brokenAnswer(`not a JSON-RPC message (${errorMessage(err)})`, id);
+  }
+  if (!side) return body;
+  const out = await transformMessage(message, text, side);
+  return out === text ? body : Buffer.from(out);
+}
+
+/** Sends a non-stream answer once it is read whole and checked (answerBody), with its own length. */
+export async function relayAnswer(
   upstream: UpstreamResponse,
   res: ServerResponse,
-  side: ServerSide,
+  id: JsonRpcId | null,
+  side: ServerSide | undefined,
+  extraHeaders: Record<string, string> = {},
 ): Promise<void> {
-  // Headers are already sent (without Content-Length), so the rewritten body goes out chunked.
-  res.end(await transformMessageText((await wholeBody(upstream)).toString('utf8'), side));
+  const body = await answerBody(upstream, id, side);
+  res.writeHead(upstream.statusCode, {
+    ...clientHeaders(upstream.headers, true),
+    ...extraHeaders,
+    'content-length': body.length,
+  });
+  res.end(body);
 }
 
 export type EventRewriter = (event: SseEvent) => Promise<string> | string;

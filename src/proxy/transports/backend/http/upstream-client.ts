@@ -12,6 +12,7 @@ import { createPool, exchange, type UpstreamExchange, type UpstreamPool } from '
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { RPC } from '../../../../mcp/jsonrpc.js';
+import { connectionNamed, FORWARDING_HEADERS } from '../../../edge/http-rules.js';
 
 /** Never copied from the client: hop-by-hop, the client's own credentials, and headers we set. */
 const REQUEST_DROP = new Set([
@@ -29,12 +30,7 @@ const REQUEST_DROP = new Set([
   'authorization',
   'cookie',
   'origin',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-forwarded-port',
-  'x-forwarded-prefix',
+  ...FORWARDING_HEADERS,
   'accept-encoding',
   'mcp-session-id',
 ]);
@@ -62,8 +58,10 @@ export interface ForwardContext {
 /** The headers of the upstream request, before session and credential headers are added. */
 export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardContext): Record<string, string> {
   const out: Record<string, string> = {};
+  // Hop-by-hop by the client's say-so (RFC 9110 §7.6.1); the edge refused any the proxy relies on.
+  const hopByHop = connectionNamed(incoming.connection);
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || REQUEST_DROP.has(name)) continue;
+    if (value === undefined || REQUEST_DROP.has(name) || hopByHop.includes(name)) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   // Identity encoding: responses may need parsing, and keep-alive comments go into the byte stream.
@@ -205,7 +203,8 @@ export class UpstreamClient {
     try {
       return await this.#request(req.url, req.method, headers, req.body, req.signal);
     } catch (err) {
-      if (req.signal.aborted) throw err;
+      // The reason the caller aborted (the client went away, an UpstreamTimeout) is theirs to map.
+      if (req.signal.aborted) throw req.signal.reason as Error;
       throw reject(502, RPC.serverError, `MCP backend unavailable: ${errorMessage(err)}`);
     }
   }
@@ -280,6 +279,9 @@ function drain(body: Readable): Promise<void> {
   });
 }
 
+/** The largest answer that is not a stream the proxy reads (it reads such answers whole). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 /** The whole body of a response (read already for small answers). */
 export function wholeBody(response: UpstreamResponse): Promise<Buffer> {
   return response.whole ? Promise.resolve(response.whole) : readAll(response.body);
@@ -289,7 +291,12 @@ export function wholeBody(response: UpstreamResponse): Promise<Buffer> {
 function readAll(body: Readable): Promise<Buffer> {
   return new Promise((resolve, rejectRead) => {
     const chunks: Buffer[] = [];
-    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
+      else body.destroy(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+    });
     body.once('error', rejectRead);
     body.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
     // Destroyed before its end (e.g. the connection was reset): no 'end' will come.

@@ -1,0 +1,49 @@
+/**
+ * The bound on one upstream exchange (`upstream_timeout`): an abort signal that fires when the
+ * client goes away or when the time is up, and tells the two apart.
+ */
+import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
+import { RPC, type JsonRpcId } from '../../../../mcp/jsonrpc.js';
+
+/** The reason an exchange aborted when the backend took too long. */
+export class UpstreamTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`the MCP backend did not answer within ${ms} ms (upstream timeout)`);
+    this.name = 'UpstreamTimeout';
+  }
+}
+
+export interface UpstreamDeadline {
+  /** Aborts when the client goes away, or with an UpstreamTimeout when the time is up. */
+  signal: AbortSignal;
+  /** Ends the time bound (e.g. once a long-lived stream has opened); the client one stays. */
+  stop(): void;
+}
+
+/**
+ * Runs one upstream exchange under a deadline of `ms`; a timeout that escapes `run` becomes a
+ * 504 with a JSON-RPC error for request `id`.
+ */
+export async function withDeadline<T>(
+  ms: number,
+  clientGone: AbortSignal,
+  id: JsonRpcId | null,
+  run: (deadline: UpstreamDeadline) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
+  clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+  try {
+    return await run({ signal: controller.signal, stop: () => clearTimeout(timer) });
+  } catch (err) {
+    if (err instanceof UpstreamTimeout) throw timeoutRejection(err, id);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The answer for a timed-out exchange: 504 with a JSON-RPC error. */
+export function timeoutRejection(timeout: UpstreamTimeout, id: JsonRpcId | null): ProxyRejection {
+  return reject(504, RPC.serverError, `Upstream timeout: ${timeout.message}`, { id });
+}
