@@ -487,6 +487,7 @@ export const RUN_FLAGS = [
     help: 'Allow requests when the shared rate limit store (Redis) fails, instead of answering 503',
     section: 'proxy',
     runConfig: ['rate_limit.on_store_failure'],
+    feature: 'proxy-options',
   },
   {
     long: 'upstream-timeout',

@@ -170,12 +170,19 @@ describe('a list answer the policy cannot read', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  for (const m of ['gzip', 'malformed', 'not-a-list'] as const) {
+  // A body that is not JSON at all is refused by the relay before any policy (502); a JSON answer
+  // whose list the policy cannot read is refused by the policy.
+  const refusals = [
+    ['gzip', /broken answer: the body is not valid JSON/],
+    ['malformed', /broken answer: the body is not valid JSON/],
+    ['not-a-list', /could not be read/],
+  ] as const;
+  for (const [m, why] of refusals) {
     it(`answers an error, never the unfiltered list (${m})`, async () => {
       mode = m;
       const res = await post(`${proxy.url}/mcp`, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, headers());
       expect(res.text).not.toContain('hidden');
-      expect(parse(res.text).error?.message).toMatch(/could not be read/);
+      expect(parse(res.text).error?.message).toMatch(why);
     });
   }
 });
