@@ -26,6 +26,14 @@ export interface ExchangeRecord {
    * (to propagate it to the backend); the span is then made with exactly these IDs.
    */
   traceparent?: string;
+  /** The W3C trace context the client put in `params._meta`, which wins over its headers. */
+  metaTraceContext?: TraceContextFields;
+}
+
+/** A W3C trace context as carried in headers or `params._meta`. */
+export interface TraceContextFields {
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** Records what a client message is (method, target, id). */
@@ -34,6 +42,13 @@ export function recordMessage(record: ExchangeRecord, message: JsonRpcMessage): 
   const target = messageTarget(message);
   if (target !== undefined) record.target = target;
   if ('id' in message && message.id !== null) record.id = message.id;
+  const meta = 'method' in message ? message.params?._meta : undefined;
+  if (typeof meta === 'object' && meta !== null) {
+    const { traceparent, tracestate } = meta as Record<string, unknown>;
+    if (typeof traceparent === 'string') {
+      record.metaTraceContext = { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+    }
+  }
 }
 
 /** Records the final response to the client's request. */
@@ -65,10 +80,25 @@ export interface ExchangeSummary {
   record: ExchangeRecord;
 }
 
+/**
+ * Whether an answer must be parsed for `record.response`, judged from the request's method and
+ * the answer's raw JSON text before any parse (e.g. only answers that can carry an error).
+ */
+export type ResponseNeed = (method: string, text: string | Buffer) => boolean;
+
+/** Every answer. */
+export const everyResponse: ResponseNeed = () => true;
+
+/**
+ * Answers that may be JSON-RPC errors: one without the text `"error"` has no `error` member (a
+ * server spelling the name with escapes, `"\u0065rror"`, is taken at its word as a success).
+ */
+export const errorResponses: ResponseNeed = (_method, text) => text.includes('"error"');
+
 /** Watches exchanges end (audit, telemetry). */
 export interface ExchangeObserver {
-  /** True when the observer needs `record.response`: transports then parse answers. */
-  readonly wantsResponses: boolean;
+  /** Which answers the observer needs in `record.response`; absent: none, answers pass unparsed. */
+  readonly needsResponse?: ResponseNeed;
   onExchange(summary: ExchangeSummary): void;
   close(): Promise<void>;
 }

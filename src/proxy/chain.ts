@@ -108,7 +108,8 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
       chain.observers.push(telemetry.observer);
       chain.telemetry = telemetry;
     }
-    if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
+    const tap = responseTap(chain.observers);
+    if (tap) chain.policies.push(tap);
 
     const toolFilter = createToolFilter(config.tools_filter, config.tools_override);
     if (toolFilter) chain.policies.push(toolFilter);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExchangeSummary } from '../mcp/exchange.js';
-import { errorType, metricAttributes, spanAttributes, spanName } from './attributes.js';
+import { errorType, metricAttributes, outcomeResponses, spanAttributes, spanName } from './attributes.js';
 
 const summary = (record: ExchangeSummary['record'], status = 200): ExchangeSummary => ({
   httpMethod: 'POST',
@@ -74,5 +74,18 @@ describe('attributes', () => {
     expect(
       metricAttributes(summary({ method: 'resources/read', target: 'file:///a' }), undefined),
     ).not.toHaveProperty('mcp.resource.uri');
+  });
+});
+
+describe('which answers telemetry parses', () => {
+  it('only those that may be errors, and tool results that may say isError', () => {
+    const ok = '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}';
+    expect(outcomeResponses('tools/call', ok)).toBe(false);
+    expect(outcomeResponses('tools/list', Buffer.from(ok))).toBe(false);
+    expect(outcomeResponses('ping', '{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}')).toBe(true);
+    const toolError = '{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}';
+    expect(outcomeResponses('tools/call', Buffer.from(toolError))).toBe(true);
+    // isError means nothing outside a tool result.
+    expect(outcomeResponses('prompts/get', toolError)).toBe(false);
   });
 });

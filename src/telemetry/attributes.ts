@@ -2,7 +2,7 @@
  * An exchange summary as OpenTelemetry names it: span name and attributes by the semantic
  * conventions for MCP (server side), ToolHive's legacy names when asked, and the outcome. Pure.
  */
-import type { ExchangeSummary } from '../mcp/exchange.js';
+import { errorResponses, type ExchangeSummary, type ResponseNeed } from '../mcp/exchange.js';
 
 export type Attributes = Record<string, string | number | boolean>;
 
@@ -32,6 +32,13 @@ export function errorType(summary: ExchangeSummary): string | undefined {
   if (summary.status >= 400) return String(summary.status);
   return undefined;
 }
+
+/**
+ * The answers errorType needs parsed: possible JSON-RPC errors, and tool results that may say
+ * `isError`. Every other answer passes through the proxy unparsed.
+ */
+export const outcomeResponses: ResponseNeed = (method, text) =>
+  errorResponses(method, text) || (method === 'tools/call' && text.includes('"isError"'));
 
 /** The attributes of the operation-duration metric: low cardinality only. */
 export function metricAttributes(summary: ExchangeSummary, error: string | undefined): Attributes {

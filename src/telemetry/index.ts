@@ -16,16 +16,19 @@ import {
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
   TracerProvider,
+  type Sampler,
 } from '@opentelemetry/sdk-trace';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { Logger } from 'pino';
 import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
 import { errorMessage, usageError } from '../util/errors.js';
-import { errorType, spanAttributes, spanName } from './attributes.js';
+import { errorType, outcomeResponses, spanAttributes, spanName } from './attributes.js';
 import { proxyMetrics, type ProxyMetrics } from './metrics.js';
 import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
 import type { OtlpSettings, TelemetrySettings } from './settings.js';
 import {
+  chooseSpan,
+  isSampled,
   parentContext,
   PresetIdGenerator,
   tracePropagation,
@@ -69,9 +72,10 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   let tracer: Tracer | undefined;
   let tracerProvider: TracerProvider | undefined;
   let propagation: TracePropagation | undefined;
+  let sampler: Sampler | undefined;
   const ids = new PresetIdGenerator();
   if (settings.traces) {
-    const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
+    sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
     tracerProvider = new TracerProvider({
       resource,
       sampler,
@@ -107,10 +111,12 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
 
   function recordSpan(summary: ExchangeSummary, error: string | undefined): void {
     const { record } = summary;
-    if (!tracer || record.method === undefined) return;
-    const parent = parentContext(summary, summary.requestBody);
-    const preset = record.traceparent ? parseTraceParent(record.traceparent) : null;
-    const span = ids.withIds(preset ?? undefined, () =>
+    if (!tracer || !sampler || record.method === undefined) return;
+    const parent = parentContext(record, summary);
+    const chosen =
+      (record.traceparent && parseTraceParent(record.traceparent)) || chooseSpan(sampler, parent, ids);
+    if (!isSampled(chosen)) return;
+    const span = ids.withIds(chosen, () =>
       tracer.startSpan(
         spanName(record.method!, record.target),
         {
@@ -131,8 +137,7 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   let listener: MetricsListener | undefined;
   const telemetry: Telemetry = {
     observer: {
-      // A tool result's isError is in the response, so tool calls need their answers parsed.
-      wantsResponses: true,
+      needsResponse: outcomeResponses,
       onExchange(summary) {
         try {
           const error = errorType(summary);

@@ -35,7 +35,7 @@ import {
 } from './upstream-client.js';
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
-import { inspectsResponses } from '../../../../mcp/policy.js';
+import { inspectsResponses, needsResponse } from '../../../../mcp/policy.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
@@ -117,9 +117,9 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   if (session?.backendSessionId !== undefined) headers['mcp-session-id'] = session.backendSessionId;
   if (stateless) delete headers['last-event-id'];
   if (fc.options.tracePropagation && body) {
-    const traced = fc.options.tracePropagation.outgoing(request.annotations, req.headers, body);
+    const traced = fc.options.tracePropagation.outgoing(request.annotations, req.headers, message);
     Object.assign(headers, traced.headers);
-    body = traced.body;
+    if (traced.message) body = Buffer.from(JSON.stringify(traced.message));
   }
 
   const upstream = await fc.client.send({
@@ -160,9 +160,13 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   const contentType = headerValue(upstream.headers, 'content-type') ?? '';
   const isSse = contentType.startsWith('text/event-stream');
   const isJson = contentType.startsWith('application/json');
+  // The answer to a request this POST carried is parsed only when some policy needs it.
+  const needed = (text: string | Buffer) =>
+    sentRequest === undefined || needsResponse(fc.options.policies, sentRequest.method, text);
   const side: ServerSide | undefined = fc.inspectsResponses
     ? {
         policies: fc.options.policies,
+        needed,
         ctx: messageContext(fc, request, session?.id),
         lookup: (id) => {
           if (sentRequest && sentRequest.id === id) {
@@ -173,7 +177,10 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
         },
       }
     : undefined;
-  const transforms = side !== undefined && (isSse || (isJson && sentRequest !== undefined));
+  const transforms =
+    side !== undefined &&
+    (isSse ||
+      (isJson && sentRequest !== undefined && (upstream.whole === undefined || needed(upstream.whole))));
 
   const outHeaders = clientHeaders(upstream.headers, transforms || isSse);
   if (exposedSessionId !== undefined && backendSessionId !== undefined)

@@ -23,6 +23,8 @@ export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
 
 export interface ServerSide {
   policies: readonly MessagePolicy[];
+  /** Screens a message's raw text before it is parsed; absent: every response is parsed. */
+  needed?: (text: string) => boolean;
   ctx: MessageContext;
   lookup: RequestLookup;
 }
@@ -52,6 +54,7 @@ export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | un
 
 /** Runs the server-side policies over one JSON-RPC text; returns the text to send. */
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
+  if (side.needed && !side.needed(text)) return text;
   const message = tryParseJsonRpc(text);
   if (!message || !isResponse(message) || message.id === null) return text;
   const request = side.lookup(message.id) ?? inferListRequest(message);
