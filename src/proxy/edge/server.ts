@@ -11,7 +11,6 @@ import { errorMessage, isMoatError } from '../../util/errors.js';
 import { ProxyRejection, reject, writeJsonRpcError, writeRejection } from '../pipeline/errors.js';
 import { readMessage } from '../pipeline/message.js';
 import { type EdgeMiddleware, type EdgeRequest, type TransportHandler } from '../types.js';
-import { finished } from 'node:stream/promises';
 import {
   recordMessage,
   recordResponse,
@@ -228,7 +227,8 @@ export function createEdge(options: EdgeOptions): Edge {
     let failed = false;
     try {
       await runChain(request, 0);
-      if (!res.writableFinished) await finished(res).catch(() => undefined);
+      // 'close' follows 'finish' or an abort; one listener costs less than stream.finished().
+      if (!res.closed) await new Promise((resolve) => res.once('close', resolve));
     } catch (err) {
       failed = true;
       throw err;
