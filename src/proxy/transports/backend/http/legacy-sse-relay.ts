@@ -178,6 +178,7 @@ export class LegacySseForwarder {
     if (!session || session.metadata.transport !== 'sse' || endpoint === undefined) throw sessionNotFound();
 
     let body = await request.readBody();
+    let message: JsonRpcMessage | undefined;
     if (fc.options.policies.length > 0) {
       const received = await readMessage(request);
       const ctx = messageContext(fc, request, session.id);
@@ -190,12 +191,19 @@ export class LegacySseForwarder {
       }
       if (approved.rewritten) body = Buffer.from(JSON.stringify(approved.message));
       if (fc.inspectsResponses && isRequest(approved.message)) fc.pending.add(session.id, approved.message);
+      message = approved.message;
     }
 
+    const headers = this.#forwardHeaders(request);
+    if (fc.options.tracePropagation) {
+      const traced = fc.options.tracePropagation.outgoing(request.annotations, request.req.headers, message);
+      Object.assign(headers, traced.headers);
+      if (traced.message) body = Buffer.from(JSON.stringify(traced.message));
+    }
     const upstream = await fc.client.send({
       url: endpoint,
       method: 'POST',
-      headers: this.#forwardHeaders(request),
+      headers,
       body,
       identity: request.identity,
       signal: abortOnClientClose(request),
