@@ -26,6 +26,8 @@ export interface ExchangeRecord {
    * (to propagate it to the backend); the span is then made with exactly these IDs.
    */
   traceparent?: string;
+  /** The protocol version an initialize request asks for. */
+  requestedProtocolVersion?: string;
   /** The W3C trace context the client put in `params._meta`, which wins over its headers. */
   metaTraceContext?: TraceContextFields;
 }
@@ -42,6 +44,10 @@ export function recordMessage(record: ExchangeRecord, message: JsonRpcMessage): 
   const target = messageTarget(message);
   if (target !== undefined) record.target = target;
   if ('id' in message && message.id !== null) record.id = message.id;
+  if ('method' in message && message.method === 'initialize') {
+    const version = message.params?.protocolVersion;
+    if (typeof version === 'string') record.requestedProtocolVersion = version;
+  }
   const meta = 'method' in message ? message.params?._meta : undefined;
   if (typeof meta === 'object' && meta !== null) {
     const { traceparent, tracestate } = meta as Record<string, unknown>;
@@ -77,6 +83,11 @@ export interface ExchangeSummary {
   /** The client's W3C trace context headers, when it sent them. */
   traceparent?: string;
   tracestate?: string;
+  /** The client's MCP-Protocol-Version header, when it sent one. */
+  protocolVersion?: string;
+  /** The HTTP version of the client's request ("1.1"). */
+  httpVersion?: string;
+  clientPort?: number;
   record: ExchangeRecord;
 }
 

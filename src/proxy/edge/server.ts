@@ -117,12 +117,19 @@ function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): 
   return record;
 }
 
-/** The client's W3C trace context, for observers that continue its trace. */
-function traceHeaders(req: IncomingMessage): { traceparent?: string; tracestate?: string } {
+/** The client's W3C trace context and protocol versions, for observers (telemetry). */
+function clientFacts(
+  req: IncomingMessage,
+): Pick<ExchangeSummary, 'traceparent' | 'tracestate' | 'protocolVersion' | 'httpVersion' | 'clientPort'> {
   const { traceparent, tracestate } = req.headers;
+  const protocolVersion = req.headers['mcp-protocol-version'];
+  const clientPort = req.socket.remotePort;
   return {
     ...(typeof traceparent === 'string' ? { traceparent } : {}),
     ...(typeof tracestate === 'string' ? { tracestate } : {}),
+    ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}),
+    httpVersion: req.httpVersion,
+    ...(clientPort === undefined ? {} : { clientPort }),
   };
 }
 
@@ -247,7 +254,7 @@ export function createEdge(options: EdgeOptions): Edge {
         transport: options.transport,
         responseBytes: responseBytes(),
         ...(requestBody ? { requestBody } : {}),
-        ...traceHeaders(req),
+        ...clientFacts(req),
         record: completeRecord(request, requestBody),
       });
     }
