@@ -160,13 +160,12 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   const contentType = headerValue(upstream.headers, 'content-type') ?? '';
   const isSse = contentType.startsWith('text/event-stream');
   const isJson = contentType.startsWith('application/json');
-  // The answer to a request this POST carried is parsed only when some policy needs it.
-  const needed = (text: string | Buffer) =>
-    sentRequest === undefined || needsResponse(fc.options.policies, sentRequest.method, text);
   const side: ServerSide | undefined = fc.inspectsResponses
     ? {
         policies: fc.options.policies,
-        needed,
+        // The answer to a request this POST carried is parsed only when some policy needs it.
+        needed: (text) =>
+          sentRequest === undefined || needsResponse(fc.options.policies, sentRequest.method, text),
         ctx: messageContext(fc, request, session?.id),
         lookup: (id) => {
           if (sentRequest && sentRequest.id === id) {
@@ -180,7 +179,11 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   const transforms =
     side !== undefined &&
     (isSse ||
-      (isJson && sentRequest !== undefined && (upstream.whole === undefined || needed(upstream.whole))));
+      (isJson &&
+        sentRequest !== undefined &&
+        (upstream.whole === undefined || side.needed?.(upstream.whole) !== false)));
+  // An answer relayed unparsed still settles its request.
+  if (side && !transforms && !isSse && sentRequest && session) fc.pending.take(session.id, sentRequest.id);
 
   const outHeaders = clientHeaders(upstream.headers, transforms || isSse);
   if (exposedSessionId !== undefined && backendSessionId !== undefined)

@@ -24,7 +24,7 @@ export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
 export interface ServerSide {
   policies: readonly MessagePolicy[];
   /** Screens a message's raw text before it is parsed; absent: every response is parsed. */
-  needed?: (text: string) => boolean;
+  needed?: (text: string | Buffer) => boolean;
   ctx: MessageContext;
   lookup: RequestLookup;
 }
