@@ -200,7 +200,7 @@ async function loadTelemetry(config: RunConfig, logger: Logger): Promise<Telemet
   const settings = telemetrySettings(config);
   if (!settings) return undefined;
   const { createTelemetry } = await import('../telemetry/index.js');
-  const telemetry = createTelemetry(settings, { logger });
+  const telemetry = await createTelemetry(settings, { logger });
   if (settings.prometheus && !settings.prometheus.onTransportPort) {
     logger.info('Prometheus /metrics is served on the diagnostics port only');
   } else if (settings.prometheus) {

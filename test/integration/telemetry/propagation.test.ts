@@ -1,7 +1,8 @@
 /**
  * Moat's span handed on to backends that are not plain streamable HTTP, against a real collector:
  * a stdio server (an MCP SDK server that reads `params._meta.traceparent`, as a stdio server has
- * no headers) and a legacy HTTP+SSE server behind the relay (header and `_meta`).
+ * no headers) and a legacy HTTP+SSE server behind the relay (header and `_meta`); and export over
+ * OTLP/gRPC to the collector's gRPC receiver.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -125,5 +126,48 @@ describe('trace context through the legacy HTTP+SSE relay', () => {
     );
     const posted = backend.seen.filter((r) => r.method === 'POST').map((r) => r.headers.traceparent);
     expect(posted).toContain(`00-${moatSpan.traceId}-${moatSpan.id}-01`);
+  }, 60_000);
+});
+
+describe('OTLP over gRPC', () => {
+  it("exports spans and metrics to the collector's gRPC receiver (protocol: grpc)", async () => {
+    const backend = await startV1SseBackend();
+    const proxy = await startProxy(
+      testConfig({
+        name: 'grpc-export',
+        transport: 'sse',
+        telemetry_config: {
+          endpoint: collector.grpcEndpoint,
+          insecure: true,
+          protocol: 'grpc',
+          samplingRate: '1',
+          headers: { 'x-team': 'platform' },
+        },
+      }),
+      { kind: 'http', url: backend.url, transport: 'sse', remote: false },
+      { logger: memoryLogger().logger },
+    );
+    try {
+      const client = new Client({ name: 'grpc-client', version: '1' });
+      await client.connect(new SSEClientTransport(new URL(`${proxy.url}/sse`)));
+      // A tool no other test here calls, so its metric point can only have come over gRPC.
+      await client.callTool({ name: 'add', arguments: { a: 1, b: 2 } });
+      await client.close();
+    } finally {
+      await proxy.close(); // flushes spans and metrics
+      await backend.close();
+    }
+    const span = await collector.waitFor('the span exported over gRPC', (c) =>
+      c.spans().find((s) => s.service === 'moat-grpc-export' && s.name === 'tools/call add'),
+    );
+    expect(span.attributes['gen_ai.tool.name']).toBe('add');
+    const point = await collector.waitFor('a duration point exported over gRPC', (c) =>
+      c
+        .points()
+        .find(
+          (p) => p.metric === 'mcp.server.operation.duration' && p.attributes['gen_ai.tool.name'] === 'add',
+        ),
+    );
+    expect(point.value).toBe(1);
   }, 60_000);
 });
