@@ -14,6 +14,8 @@
  *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
  *      after load; memory per idle session (10 000 sessions, memory store)
  * Prints a Markdown report. Every loop is bounded by request count and by time.
+ * `MOAT_BENCH_ONLY=telemetry npm run bench` runs only item 4's cells, telemetry off and on
+ * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -238,8 +240,67 @@ function build(): void {
   if (result.status !== 0 && !existsSync(here('../dist/proxy/index.js'))) throw new Error('the build failed');
 }
 
+/** `MOAT_BENCH_ONLY=telemetry`: only telemetry off and on, interleaved in the same rounds. */
+async function telemetryOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const backendUrl = await startServer('./backend-http.ts');
+  const offProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor');
+  const otlp = await startOtlpSink();
+  const otelProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor', OTEL_CONFIG(otlp.url));
+  const rows: Row[] = [];
+  for (const concurrency of [1, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
+        [RAW_PATH, { target: 'http', url: offProxy.url }],
+        [OTEL_PATH, { target: 'http', url: otelProxy.url }],
+      ])),
+    );
+  }
+  await Promise.all([offProxy.stop(), otelProxy.stop()]);
+  await otlp.close();
+  const lines = [measuredLine(loadAtStart), '', ...rowTable(rows), ''];
+  for (const concurrency of [1, 32]) {
+    const cell = (path: string) => rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+    const ratio = cell(OTEL_PATH).proxied.rps / cell(RAW_PATH).proxied.rps;
+    lines.push(`OTel on (sampling 0.1) vs off, throughput at concurrency ${concurrency}: ${fmt(ratio, 3)}×`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Spans (sampling 0.1) and metrics exported over OTLP/HTTP to `endpoint`. */
+const OTEL_CONFIG = (endpoint: string) => ({ telemetry_config: { endpoint, samplingRate: '0.1' } });
+
+function measuredLine(loadAtStart: number[]): string {
+  return (
+    `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ` +
+    `load average (1/5/15 min) at start ${loadAtStart.map((l) => fmt(l)).join(' ')}, at the end ${loadavg()
+      .map((l) => fmt(l))
+      .join(' ')}; medians of ${ROUNDS} interleaved rounds per cell.`
+  );
+}
+
+function rowTable(rows: Row[]): string[] {
+  const lines = [
+    '| path | concurrency | direct req/s | proxied req/s | throughput ratio | direct p50 / p99 (ms) | proxied p50 / p99 (ms) | p50 ratio | p99 ratio |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.path} | ${r.concurrency} | ${fmt(r.direct.rps, 0)} | ${fmt(r.proxied.rps, 0)} | ${fmt(r.proxied.rps / r.direct.rps)}× | ` +
+        `${fmt(r.direct.p50Ms, 3)} / ${fmt(r.direct.p99Ms, 3)} | ${fmt(r.proxied.p50Ms, 3)} / ${fmt(r.proxied.p99Ms, 3)} | ` +
+        `${fmt(r.proxied.p50Ms / r.direct.p50Ms)}× | ${fmt(r.proxied.p99Ms / r.direct.p99Ms)}× |`,
+    );
+  }
+  return lines;
+}
+
 async function main(): Promise<void> {
   process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
+  const only = process.env.MOAT_BENCH_ONLY;
+  if (only === 'telemetry') return telemetryOnly();
+  if (only !== undefined && only !== '')
+    throw new Error(`MOAT_BENCH_ONLY=${only}: the only subset is "telemetry" (unset it to run everything)`);
   const loadAtStart = loadavg();
   build();
   const backendUrl = await startServer('./backend-http.ts');
@@ -266,9 +327,7 @@ async function main(): Promise<void> {
   // Telemetry on: spans (sampling 0.1) and metrics exported over OTLP/HTTP to a sink that
   // accepts everything, the way a collector on the same host would.
   const otlp = await startOtlpSink();
-  const otelProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor', {
-    telemetry_config: { endpoint: otlp.url, samplingRate: '0.1' },
-  });
+  const otelProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor', OTEL_CONFIG(otlp.url));
   const otelIdle = await otelProxy.memory();
   for (const concurrency of [1, 32]) {
     rows.push(
@@ -303,25 +362,7 @@ async function main(): Promise<void> {
   const stdioSessions = await sessionMemory(stdioProxy);
   await stdioProxy.stop();
 
-  const lines: string[] = [];
-  lines.push(
-    `Measured ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ` +
-      `load average (1/5/15 min) at start ${loadAtStart.map((l) => fmt(l)).join(' ')}, at the end ${loadavg()
-        .map((l) => fmt(l))
-        .join(' ')}; medians of ${ROUNDS} interleaved rounds per cell.`,
-  );
-  lines.push('');
-  lines.push(
-    '| path | concurrency | direct req/s | proxied req/s | throughput ratio | direct p50 / p99 (ms) | proxied p50 / p99 (ms) | p50 ratio | p99 ratio |',
-  );
-  lines.push('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    lines.push(
-      `| ${r.path} | ${r.concurrency} | ${fmt(r.direct.rps, 0)} | ${fmt(r.proxied.rps, 0)} | ${fmt(r.proxied.rps / r.direct.rps)}× | ` +
-        `${fmt(r.direct.p50Ms, 3)} / ${fmt(r.direct.p99Ms, 3)} | ${fmt(r.proxied.p50Ms, 3)} / ${fmt(r.proxied.p99Ms, 3)} | ` +
-        `${fmt(r.proxied.p50Ms / r.direct.p50Ms)}× | ${fmt(r.proxied.p99Ms / r.direct.p99Ms)}× |`,
-    );
-  }
+  const lines: string[] = [measuredLine(loadAtStart), '', ...rowTable(rows)];
   const errors = rows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
   lines.push('');
   lines.push(`Errors during load: ${errors}.`);

@@ -152,9 +152,13 @@ describe('auditor', () => {
     const lines: string[] = [];
     sink.on('data', (d: Buffer) => lines.push(...d.toString('utf8').trim().split('\n')));
     const quiet = await createAuditor(settings({ detectApplicationErrors: false }), { sink });
-    expect(quiet.wantsResponses).toBe(false);
+    expect(quiet.needsResponse).toBeUndefined();
+    // Detecting application errors needs only answers that can be errors.
+    const detecting = await createAuditor(settings({}), { sink });
+    expect(detecting.needsResponse?.('tools/call', '{"jsonrpc":"2.0","id":1,"result":{}}')).toBe(false);
+    expect(detecting.needsResponse?.('tools/call', '{"jsonrpc":"2.0","id":1,"error":{"code":1}}')).toBe(true);
     const auditor = await createAuditor(settings({ includeResponseData: true, maxDataSize: 30 }), { sink });
-    expect(auditor.wantsResponses).toBe(true);
+    expect(auditor.needsResponse?.('tools/list', '{"result":{}}')).toBe(true);
     const record: ExchangeRecord = { method: 'tools/call', id: 3 };
     recordResponse(record, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'tool not found' } });
     auditor.onExchange(summary({ record }));

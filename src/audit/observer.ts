@@ -8,7 +8,12 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
+import {
+  errorResponses,
+  everyResponse,
+  type ExchangeObserver,
+  type ExchangeSummary,
+} from '../mcp/exchange.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import type { AuditSettings } from './config.js';
@@ -36,7 +41,12 @@ export async function createAuditor(
   };
 
   return {
-    wantsResponses: settings.detectApplicationErrors || settings.includeResponseData,
+    // The answer itself is logged, or only whether it was an error.
+    ...(settings.includeResponseData
+      ? { needsResponse: everyResponse }
+      : settings.detectApplicationErrors
+        ? { needsResponse: errorResponses }
+        : {}),
     onExchange(summary: ExchangeSummary): void {
       try {
         const type = eventType(summary.httpMethod, summary.record);

@@ -111,6 +111,9 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
       );
     },
 
+    // Only list answers are filtered: every other answer passes unparsed.
+    needsResponse: (method) => LISTS[method] !== undefined,
+
     onServerResponse(response, request, ctx: MessageContext) {
       const list = LISTS[request.method];
       if (!list || response.error) return response;

@@ -159,7 +159,7 @@ const CASES: FlagCase[] = [
   },
   {
     flag: 'tool-pinning',
-    defaults: { tool_pinning: U },
+    defaults: { tool_pinning: { mode: 'warn' } },
     valid: ['--tool-pinning', 'enforce'],
     expect: { tool_pinning: { mode: 'enforce' } },
     invalid: [[['--tool-pinning', 'strict'], /tool-pinning/]],

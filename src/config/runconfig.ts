@@ -155,6 +155,8 @@ export const telemetryConfigSchema = z.strictObject({
   customAttributes: stringMap.optional(),
   useLegacyAttributes: z.boolean().optional(),
   caCertPath: z.string().optional(),
+  /** OTLP over `http` (JSON, the default; receivers listen on 4318) or `grpc` (4317). */
+  protocol: z.enum(['http', 'grpc']).optional(),
 });
 export type TelemetryConfig = z.infer<typeof telemetryConfigSchema>;
 

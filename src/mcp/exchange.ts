@@ -28,6 +28,16 @@ export interface ExchangeRecord {
    * (to propagate it to the backend); the span is then made with exactly these IDs.
    */
   traceparent?: string;
+  /** The protocol version an initialize request asks for. */
+  requestedProtocolVersion?: string;
+  /** The W3C trace context the client put in `params._meta`, which wins over its headers. */
+  metaTraceContext?: TraceContextFields;
+}
+
+/** A W3C trace context as carried in headers or `params._meta`. */
+export interface TraceContextFields {
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** Records what a client message is (method, target, id). */
@@ -36,6 +46,17 @@ export function recordMessage(record: ExchangeRecord, message: JsonRpcMessage): 
   const target = messageTarget(message);
   if (target !== undefined) record.target = target;
   if ('id' in message && message.id !== null) record.id = message.id;
+  if ('method' in message && message.method === 'initialize') {
+    const version = message.params?.protocolVersion;
+    if (typeof version === 'string') record.requestedProtocolVersion = version;
+  }
+  const meta = 'method' in message ? message.params?._meta : undefined;
+  if (typeof meta === 'object' && meta !== null) {
+    const { traceparent, tracestate } = meta as Record<string, unknown>;
+    if (typeof traceparent === 'string') {
+      record.metaTraceContext = { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+    }
+  }
 }
 
 /** Records the final response to the client's request. */
@@ -64,13 +85,33 @@ export interface ExchangeSummary {
   /** The client's W3C trace context headers, when it sent them. */
   traceparent?: string;
   tracestate?: string;
+  /** The client's MCP-Protocol-Version header, when it sent one. */
+  protocolVersion?: string;
+  /** The HTTP version of the client's request ("1.1"). */
+  httpVersion?: string;
+  clientPort?: number;
   record: ExchangeRecord;
 }
 
+/**
+ * Whether an answer must be parsed for `record.response`, judged from the request's method and
+ * the answer's raw JSON text before any parse (e.g. only answers that can carry an error).
+ */
+export type ResponseNeed = (method: string, text: string | Buffer) => boolean;
+
+/** Every answer. */
+export const everyResponse: ResponseNeed = () => true;
+
+/**
+ * Answers that may be JSON-RPC errors: one without the text `"error"` has no `error` member (a
+ * server spelling the name with escapes, `"\u0065rror"`, is taken at its word as a success).
+ */
+export const errorResponses: ResponseNeed = (_method, text) => text.includes('"error"');
+
 /** Watches exchanges end (audit, telemetry). */
 export interface ExchangeObserver {
-  /** True when the observer needs `record.response`: transports then parse answers. */
-  readonly wantsResponses: boolean;
+  /** Which answers the observer needs in `record.response`; absent: none, answers pass unparsed. */
+  readonly needsResponse?: ResponseNeed;
   onExchange(summary: ExchangeSummary): void;
   close(): Promise<void>;
 }

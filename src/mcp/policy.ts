@@ -61,6 +61,12 @@ export interface MessagePolicy {
     request: JsonRpcRequest,
     ctx: MessageContext,
   ): JsonRpcResponse | Promise<JsonRpcResponse>;
+  /**
+   * Which server responses onServerResponse needs, judged from the request's method and the
+   * answer's raw text before it is parsed; absent: all of them. Answers no policy needs pass
+   * through unparsed.
+   */
+  needsResponse?(method: string, text: string | Buffer): boolean;
 }
 
 /** The outcome of a whole chain: the message to forward, or the first denial and who made it. */
@@ -100,4 +106,13 @@ export async function runServerPolicies(
 /** True when any policy wants to see server responses (so responses must be parsed). */
 export function inspectsResponses(policies: readonly MessagePolicy[]): boolean {
   return policies.some((p) => p.onServerResponse !== undefined);
+}
+
+/** True when some policy needs this answer (to a `method` request) parsed. */
+export function needsResponse(
+  policies: readonly MessagePolicy[],
+  method: string,
+  text: string | Buffer,
+): boolean {
+  return policies.some((p) => p.onServerResponse !== undefined && (p.needsResponse?.(method, text) ?? true));
 }

@@ -95,6 +95,9 @@ export function createPinningPolicy(options: {
       };
     },
 
+    // Only tools/list answers carry definitions: every other answer passes unparsed.
+    needsResponse: (method) => method === 'tools/list',
+
     async onServerResponse(response, request, ctx): Promise<JsonRpcResponse> {
       if (request.method !== 'tools/list' || !isRecord(response.result)) return response;
       const listed = response.result.tools;

@@ -112,7 +112,8 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
       chain.observers.push(telemetry.observer);
       chain.telemetry = telemetry;
     }
-    if (chain.observers.some((o) => o.wantsResponses)) chain.policies.push(responseTap);
+    const tap = responseTap(chain.observers);
+    if (tap) chain.policies.push(tap);
 
     const rateLimit = await loadRateLimit(config, logger);
     if (rateLimit) {
@@ -262,7 +263,7 @@ async function loadTelemetry(config: RunConfig, logger: Logger): Promise<Telemet
   const settings = telemetrySettings(config);
   if (!settings) return undefined;
   const { createTelemetry } = await import('../telemetry/index.js');
-  const telemetry = createTelemetry(settings, { logger });
+  const telemetry = await createTelemetry(settings, { logger });
   if (settings.prometheus && !settings.prometheus.onTransportPort) {
     logger.info('Prometheus /metrics is served on the diagnostics port only');
   } else if (settings.prometheus) {

@@ -68,7 +68,7 @@ export interface TransportOptions {
   /** Interval of `:` keep-alive comments on idle SSE streams. */
   keepAliveMs: number;
   logger: Logger;
-  /** Trace context for HTTP backends, when spans are exported (absent: the hot path is unchanged). */
+  /** Trace context for the backend, when spans are exported (absent: the hot path is unchanged). */
   tracePropagation?: TracePropagation;
 }
 

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ExchangeSummary } from '../mcp/exchange.js';
-import { errorType, metricAttributes, spanAttributes, spanName } from './attributes.js';
+import {
+  errorType,
+  metricAttributes,
+  outcomeResponses,
+  protocolVersion,
+  spanAttributes,
+  spanName,
+} from './attributes.js';
 
 const summary = (record: ExchangeSummary['record'], status = 200): ExchangeSummary => ({
   httpMethod: 'POST',
@@ -74,5 +81,38 @@ describe('attributes', () => {
     expect(
       metricAttributes(summary({ method: 'resources/read', target: 'file:///a' }), undefined),
     ).not.toHaveProperty('mcp.resource.uri');
+  });
+});
+
+describe('which answers telemetry parses', () => {
+  it('only those that may be errors, and tool results that may say isError', () => {
+    const ok = '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}';
+    expect(outcomeResponses('tools/call', ok)).toBe(false);
+    expect(outcomeResponses('tools/list', Buffer.from(ok))).toBe(false);
+    expect(outcomeResponses('ping', '{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}')).toBe(true);
+    const toolError = '{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}';
+    expect(outcomeResponses('tools/call', Buffer.from(toolError))).toBe(true);
+    // isError means nothing outside a tool result.
+    expect(outcomeResponses('prompts/get', toolError)).toBe(false);
+  });
+});
+
+describe('mcp.protocol.version', () => {
+  it("is the client's header, or for initialize the agreed version, else the one asked for", () => {
+    const call = { ...summary({ method: 'tools/call' }), protocolVersion: '2025-11-25', httpVersion: '1.1' };
+    expect(spanAttributes(call, undefined, false)).toMatchObject({
+      'mcp.protocol.version': '2025-11-25',
+      'network.protocol.version': '1.1',
+    });
+    expect(metricAttributes(call, undefined)['mcp.protocol.version']).toBe('2025-11-25');
+    const asked = summary({ method: 'initialize', requestedProtocolVersion: '2026-07-28' });
+    expect(protocolVersion(asked)).toBe('2026-07-28');
+    const agreed = summary({
+      method: 'initialize',
+      requestedProtocolVersion: '2026-07-28',
+      response: { jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-11-25' } },
+    });
+    expect(protocolVersion(agreed)).toBe('2025-11-25');
+    expect(protocolVersion(summary({ method: 'ping' }))).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
  * An exchange summary as OpenTelemetry names it: span name and attributes by the semantic
  * conventions for MCP (server side), ToolHive's legacy names when asked, and the outcome. Pure.
  */
-import type { ExchangeSummary } from '../mcp/exchange.js';
+import { errorResponses, type ExchangeSummary, type ResponseNeed } from '../mcp/exchange.js';
 
 export type Attributes = Record<string, string | number | boolean>;
 
@@ -33,6 +33,28 @@ export function errorType(summary: ExchangeSummary): string | undefined {
   return undefined;
 }
 
+/**
+ * The answers errorType needs parsed: possible JSON-RPC errors, and tool results that may say
+ * `isError`. Every other answer passes through the proxy unparsed.
+ */
+export const outcomeResponses: ResponseNeed = (method, text) =>
+  errorResponses(method, text) ||
+  (method === 'tools/call' && text.includes('"isError"')) ||
+  // The negotiated protocol version (once per session).
+  method === 'initialize';
+
+/**
+ * The MCP revision in use: the client's MCP-Protocol-Version header, or for initialize the
+ * version the server agreed to (else the one the client asked for).
+ */
+export function protocolVersion(summary: ExchangeSummary): string | undefined {
+  if (summary.protocolVersion !== undefined) return summary.protocolVersion;
+  if (summary.record.method !== 'initialize') return undefined;
+  const result = summary.record.response?.result as { protocolVersion?: unknown } | undefined;
+  if (typeof result?.protocolVersion === 'string') return result.protocolVersion;
+  return summary.record.requestedProtocolVersion;
+}
+
 /** The attributes of the operation-duration metric: low cardinality only. */
 export function metricAttributes(summary: ExchangeSummary, error: string | undefined): Attributes {
   const { method, target } = summary.record;
@@ -40,8 +62,11 @@ export function metricAttributes(summary: ExchangeSummary, error: string | undef
   const targetKey = method && NAMED_TARGET[method];
   if (targetKey && target !== undefined) attributes[targetKey] = target;
   if (error !== undefined) attributes['error.type'] = error;
+  const version = protocolVersion(summary);
+  if (version !== undefined) attributes['mcp.protocol.version'] = version;
   attributes['network.transport'] = 'tcp';
   attributes['network.protocol.name'] = 'http';
+  if (summary.httpVersion !== undefined) attributes['network.protocol.version'] = summary.httpVersion;
   return attributes;
 }
 
@@ -68,6 +93,10 @@ export function spanAttributes(
   if (record.id !== undefined) a['jsonrpc.request.id'] = String(record.id);
   if (record.sessionId !== undefined) a['mcp.session.id'] = record.sessionId;
   if (summary.userAgent !== undefined) a['user_agent.original'] = summary.userAgent;
+  if (summary.clientPort !== undefined) a['client.port'] = summary.clientPort;
+  if (summary.httpVersion !== undefined) a['network.protocol.version'] = summary.httpVersion;
+  const version = protocolVersion(summary);
+  if (version !== undefined) a['mcp.protocol.version'] = version;
   if (summary.requestBody !== undefined) a['http.request.body.size'] = summary.requestBody.length;
   const targetKey = NAMED_TARGET[method];
   if (record.target !== undefined) {

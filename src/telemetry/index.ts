@@ -4,11 +4,8 @@
  * the metrics; trace propagation for HTTP backends; Prometheus `/metrics`. The chain imports this
  * module only when telemetry is configured, so the SDK is never loaded otherwise.
  */
-import { readFileSync } from 'node:fs';
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import {
@@ -16,16 +13,20 @@ import {
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
   TracerProvider,
+  type Sampler,
 } from '@opentelemetry/sdk-trace';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { Logger } from 'pino';
 import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
-import { errorMessage, usageError } from '../util/errors.js';
-import { errorType, spanAttributes, spanName } from './attributes.js';
+import { errorMessage } from '../util/errors.js';
+import { metricExporter, traceExporter } from './otlp.js';
+import { errorType, outcomeResponses, spanAttributes, spanName } from './attributes.js';
 import { proxyMetrics, type ProxyMetrics } from './metrics.js';
 import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
-import type { OtlpSettings, TelemetrySettings } from './settings.js';
+import type { TelemetrySettings } from './settings.js';
 import {
+  chooseSpan,
+  isSampled,
   parentContext,
   PresetIdGenerator,
   tracePropagation,
@@ -58,7 +59,10 @@ export interface TelemetryOptions {
   metricExportIntervalMs?: number;
 }
 
-export function createTelemetry(settings: TelemetrySettings, options: TelemetryOptions): Telemetry {
+export async function createTelemetry(
+  settings: TelemetrySettings,
+  options: TelemetryOptions,
+): Promise<Telemetry> {
   const { logger } = options;
   const resource = resourceFromAttributes({
     ...settings.resourceAttributes,
@@ -69,16 +73,17 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   let tracer: Tracer | undefined;
   let tracerProvider: TracerProvider | undefined;
   let propagation: TracePropagation | undefined;
+  let sampler: Sampler | undefined;
   const ids = new PresetIdGenerator();
   if (settings.traces) {
-    const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
+    sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
     tracerProvider = new TracerProvider({
       resource,
       sampler,
       idGenerator: ids,
       spanProcessors: [
         new BatchSpanProcessor({
-          exporter: new OTLPTraceExporter(exporterConfig(settings.traces, 'traces')),
+          exporter: await traceExporter(settings.traces),
         }),
       ],
     });
@@ -90,7 +95,7 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   if (settings.metrics) {
     readers.push(
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter(exporterConfig(settings.metrics, 'metrics')),
+        exporter: await metricExporter(settings.metrics),
         exportIntervalMillis: options.metricExportIntervalMs ?? 60_000,
       }),
     );
@@ -107,10 +112,12 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
 
   function recordSpan(summary: ExchangeSummary, error: string | undefined): void {
     const { record } = summary;
-    if (!tracer || record.method === undefined) return;
-    const parent = parentContext(summary, summary.requestBody);
-    const preset = record.traceparent ? parseTraceParent(record.traceparent) : null;
-    const span = ids.withIds(preset ?? undefined, () =>
+    if (!tracer || !sampler || record.method === undefined) return;
+    const parent = parentContext(record, summary);
+    const chosen =
+      (record.traceparent && parseTraceParent(record.traceparent)) || chooseSpan(sampler, parent, ids);
+    if (!isSampled(chosen)) return;
+    const span = ids.withIds(chosen, () =>
       tracer.startSpan(
         spanName(record.method!, record.target),
         {
@@ -131,8 +138,7 @@ export function createTelemetry(settings: TelemetrySettings, options: TelemetryO
   let listener: MetricsListener | undefined;
   const telemetry: Telemetry = {
     observer: {
-      // A tool result's isError is in the response, so tool calls need their answers parsed.
-      wantsResponses: true,
+      needsResponse: outcomeResponses,
       onExchange(summary) {
         try {
           const error = errorType(summary);
@@ -173,19 +179,3 @@ const notOnThisPort: MetricsHandler = (_req, res) => {
     .writeHead(404, { 'content-type': 'text/plain' })
     .end('Not found: metrics are not served on this port; scrape /metrics on the diagnostics port\n');
 };
-
-function exporterConfig(otlp: OtlpSettings, signal: 'traces' | 'metrics') {
-  return {
-    url: `${otlp.baseUrl}/v1/${signal}`,
-    headers: otlp.headers,
-    ...(otlp.caCertPath ? { httpAgentOptions: { ca: readCa(otlp.caCertPath) } } : {}),
-  };
-}
-
-function readCa(path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    throw usageError(`telemetry_config.caCertPath: cannot read ${path}: ${errorMessage(err)}`);
-  }
-}

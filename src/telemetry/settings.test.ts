@@ -25,10 +25,25 @@ describe('telemetrySettings', () => {
       serviceName: 'moat-fetch',
       samplingRate: 0.1,
       useLegacyAttributes: true,
-      traces: { baseUrl: 'https://collector:4318' },
-      metrics: { baseUrl: 'https://collector:4318' },
+      traces: { protocol: 'http', baseUrl: 'https://collector:4318' },
+      metrics: { protocol: 'http', baseUrl: 'https://collector:4318' },
     });
     expect(s?.prometheus).toBeUndefined();
+  });
+
+  it('exports over gRPC when asked, and names the field for an unknown protocol', () => {
+    const s = telemetrySettings(config({ endpoint: 'collector:4317', protocol: 'grpc' }));
+    expect(s?.traces).toMatchObject({ protocol: 'grpc', baseUrl: 'https://collector:4317' });
+    const parsed = runConfigSchema.safeParse({
+      image: 'img',
+      name: 'fetch',
+      transport: 'stdio',
+      host: '127.0.0.1',
+      port: 0,
+      telemetry_config: { endpoint: 'c:1', protocol: 'thrift' },
+    });
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues[0]?.path)).toBe('["telemetry_config","protocol"]');
   });
 
   it('honours insecure, the switches, a full URL and the Prometheus port', () => {

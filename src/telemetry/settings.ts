@@ -10,7 +10,9 @@ import { usageError } from '../util/errors.js';
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 
 export interface OtlpSettings {
-  /** Base URL of the OTLP/HTTP receiver; `/v1/traces` and `/v1/metrics` are appended. */
+  /** OTLP over HTTP (JSON; the default) or gRPC. */
+  protocol: 'http' | 'grpc';
+  /** Base URL of the receiver; for HTTP `/v1/traces` and `/v1/metrics` are appended. */
   baseUrl: string;
   headers: Record<string, string>;
   caCertPath?: string;
@@ -41,7 +43,7 @@ export function telemetrySettings(
   const t = config.telemetry_config;
   if (!t) return undefined;
   const otlp = t.endpoint
-    ? otlpSettings(t.endpoint, t.insecure === true, t.headers, t.caCertPath)
+    ? otlpSettings(t.endpoint, t.protocol ?? 'http', t.insecure === true, t.headers, t.caCertPath)
     : undefined;
   const traces = otlp && t.tracingEnabled !== false ? otlp : undefined;
   const metrics = otlp && t.metricsEnabled !== false ? otlp : undefined;
@@ -92,6 +94,7 @@ function prometheusPort(port: number | undefined): number {
  */
 function otlpSettings(
   endpoint: string,
+  protocol: 'http' | 'grpc',
   insecure: boolean,
   headers: Record<string, string> | undefined,
   caCertPath: string | undefined,
@@ -113,6 +116,7 @@ function otlpSettings(
     );
   }
   return {
+    protocol,
     baseUrl: url.href.replace(/\/+$/, ''),
     headers: { ...headers },
     ...(caCertPath ? { caCertPath } : {}),

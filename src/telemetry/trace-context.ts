@@ -1,9 +1,10 @@
 /**
  * W3C trace context around an exchange. The client's context (a `traceparent` header, or
  * `params._meta.traceparent`, which wins as the MCP conventions say) becomes the parent of the
- * exchange's span. When the backend speaks HTTP, the span's IDs are chosen before forwarding, so
- * the backend is told its parent (header and `params._meta`) although the span itself is made
- * after the answer ended; PresetIdGenerator then hands the SDK exactly those IDs.
+ * exchange's span. The span's IDs and sampling decision are chosen before it is built (before
+ * forwarding, when the backend is told its parent), so an unsampled span costs no attributes and
+ * the backend's spans join the trace although the span itself is made after the answer ended;
+ * PresetIdGenerator then hands the SDK exactly those IDs.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import {
@@ -21,16 +22,12 @@ import {
   type IdGenerator,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
-import type { ExchangeRecord } from '../mcp/exchange.js';
+import type { ExchangeRecord, TraceContextFields } from '../mcp/exchange.js';
+import type { JsonRpcMessage } from '../mcp/jsonrpc.js';
 
-/** The client's context, as a parent for the exchange's span. */
-export function parentContext(
-  headers: { traceparent?: string | undefined; tracestate?: string | undefined },
-  body: Buffer | undefined,
-): Context {
-  const meta = body !== undefined && body.includes('traceparent') ? metaTraceContext(body) : undefined;
-  const traceparent = meta?.traceparent ?? headers.traceparent;
-  const tracestate = meta ? meta.tracestate : headers.tracestate;
+/** The client's context (`params._meta` wins over headers), as a parent for the exchange's span. */
+export function parentContext(record: ExchangeRecord, headers: TraceContextFields): Context {
+  const { traceparent, tracestate } = record.metaTraceContext ?? headers;
   const parent = traceparent ? parseTraceParent(traceparent) : null;
   if (!parent) return ROOT_CONTEXT;
   const remote: SpanContext = {
@@ -41,18 +38,27 @@ export function parentContext(
   return trace.setSpanContext(ROOT_CONTEXT, remote);
 }
 
-function metaTraceContext(body: Buffer): { traceparent: string; tracestate?: string } | undefined {
-  try {
-    const meta = (JSON.parse(body.toString('utf8')) as { params?: { _meta?: Record<string, unknown> } })
-      .params?._meta;
-    if (typeof meta?.traceparent !== 'string') return undefined;
-    return {
-      traceparent: meta.traceparent,
-      ...(typeof meta.tracestate === 'string' ? { tracestate: meta.tracestate } : {}),
-    };
-  } catch {
-    return undefined;
-  }
+export type SpanIds = Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>;
+
+/**
+ * The IDs of an exchange's span and whether it is sampled, chosen before the span exists: the
+ * same decision the SDK makes when it starts a span with these IDs (the samplers are
+ * deterministic), so nothing is built for a span that will not be recorded.
+ */
+export function chooseSpan(sampler: Sampler, parent: Context, ids: IdGenerator): SpanIds {
+  const traceId = trace.getSpanContext(parent)?.traceId ?? ids.generateTraceId();
+  const sampled =
+    sampler.shouldSample(parent, traceId, '', SpanKind.SERVER, {}, []).decision ===
+    SamplingDecision.RECORD_AND_SAMPLED;
+  return {
+    traceId,
+    spanId: ids.generateSpanId(),
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+  };
+}
+
+export function isSampled(ids: SpanIds): boolean {
+  return (ids.traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 export function formatTraceparent(ctx: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>): string {
@@ -83,65 +89,46 @@ export class PresetIdGenerator implements IdGenerator {
   }
 }
 
-/** What the HTTP forwarder sends the backend so the server's spans join the client's trace. */
+/** What a forwarder sends the backend so the server's spans join the client's trace. */
 export interface TracePropagation {
   /**
-   * Chooses the exchange's span IDs now and records them; returns the `traceparent` (and
-   * `tracestate`) headers to send and the body with them in `params._meta` (unchanged when it is
-   * not a JSON-RPC request or notification with object params, or absent).
+   * Chooses the exchange's span IDs now and records them in `record.traceparent`; returns the
+   * `traceparent` (and `tracestate`) headers to send and, when the span is sampled and the
+   * message is a request or notification, a copy of it with them in `params._meta` (the
+   * 2026-07-28 convention) to send instead. An unsampled span changes no body: the headers carry
+   * the decision, and a backend reading only `_meta` records nothing under an unsampled parent.
    */
   outgoing(
     record: ExchangeRecord,
     headers: IncomingHttpHeaders,
-    body: Buffer | undefined,
-  ): { headers: Record<string, string>; body: Buffer | undefined };
+    message: JsonRpcMessage | undefined,
+  ): { headers: Record<string, string>; message?: JsonRpcMessage };
 }
 
 export function tracePropagation(sampler: Sampler): TracePropagation {
   const ids = new RandomIdGenerator();
   return {
-    outgoing(record, headers, body) {
-      const parentCtx = parentContext(
-        {
-          traceparent: typeof headers.traceparent === 'string' ? headers.traceparent : undefined,
-          tracestate: typeof headers.tracestate === 'string' ? headers.tracestate : undefined,
-        },
-        body,
-      );
-      const parent = trace.getSpanContext(parentCtx);
-      const traceId = parent?.traceId ?? ids.generateTraceId();
-      // The same decision the SDK makes when it starts the span (the samplers are deterministic).
-      const sampled =
-        sampler.shouldSample(parentCtx, traceId, '', SpanKind.SERVER, {}, []).decision ===
-        SamplingDecision.RECORD_AND_SAMPLED;
-      const traceparent = formatTraceparent({
-        traceId,
-        spanId: ids.generateSpanId(),
-        traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    outgoing(record, headers, message) {
+      const parent = parentContext(record, {
+        ...(typeof headers.traceparent === 'string' ? { traceparent: headers.traceparent } : {}),
+        ...(typeof headers.tracestate === 'string' ? { tracestate: headers.tracestate } : {}),
       });
+      const span = chooseSpan(sampler, parent, ids);
+      const traceparent = formatTraceparent(span);
       record.traceparent = traceparent;
-      const tracestate = parent?.traceState?.serialize();
-      const out: Record<string, string> = { traceparent, ...(tracestate ? { tracestate } : {}) };
-      return { headers: out, body: body && withMeta(body, out) };
+      const tracestate = trace.getSpanContext(parent)?.traceState?.serialize();
+      const context: Record<string, string> = { traceparent, ...(tracestate ? { tracestate } : {}) };
+      const traced = message && isSampled(span) ? withMeta(message, context) : undefined;
+      return { headers: context, ...(traced ? { message: traced } : {}) };
     },
   };
 }
 
-/** The message with the trace context in `params._meta` (the 2026-07-28 convention). */
-function withMeta(body: Buffer, context: Record<string, string>): Buffer {
-  let message: unknown;
-  try {
-    message = JSON.parse(body.toString('utf8'));
-  } catch {
-    return body;
-  }
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return body;
-  const m = message as { method?: unknown; params?: unknown };
-  if (typeof m.method !== 'string') return body;
-  const params = m.params === undefined ? {} : m.params;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return body;
-  const p = params as { _meta?: unknown };
-  const meta = typeof p._meta === 'object' && p._meta !== null ? p._meta : {};
-  m.params = { ...p, _meta: { ...meta, ...context } };
-  return Buffer.from(JSON.stringify(m));
+/** A copy of a request or notification with the trace context added to `params._meta`. */
+function withMeta(message: JsonRpcMessage, context: Record<string, string>): JsonRpcMessage | undefined {
+  if (!('method' in message)) return undefined;
+  const params = message.params ?? {};
+  const meta = params._meta;
+  const base = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? meta : {};
+  return { ...message, params: { ...params, _meta: { ...base, ...context } } };
 }

@@ -43,6 +43,8 @@ export interface CollectedPoint {
 export interface Collector {
   /** OTLP/HTTP base URL, e.g. http://127.0.0.1:4318. */
   endpoint: string;
+  /** OTLP/gRPC `host:port`, e.g. 127.0.0.1:4317. */
+  grpcEndpoint: string;
   pid: number;
   output(): string;
   spans(): CollectedSpan[];
@@ -56,6 +58,7 @@ export async function startCollector(): Promise<Collector> {
   const bin = otelcolBinary();
   const dir = mkdtempSync(join(tmpdir(), 'moat-otelcol-'));
   const port = await freePort();
+  const grpcPort = await freePort();
   const config = join(dir, 'config.yaml');
   writeFileSync(
     config,
@@ -64,6 +67,8 @@ export async function startCollector(): Promise<Collector> {
     protocols:
       http:
         endpoint: 127.0.0.1:${port}
+      grpc:
+        endpoint: 127.0.0.1:${grpcPort}
 exporters:
   debug:
     verbosity: detailed
@@ -99,6 +104,7 @@ service:
 
   const collector: Collector = {
     endpoint: `http://127.0.0.1:${port}`,
+    grpcEndpoint: `127.0.0.1:${grpcPort}`,
     pid: child.pid as number,
     output: () => text,
     spans: () => parseSpans(text),

@@ -100,6 +100,9 @@ export function createToolFilter(
       return { action: 'rewrite', message: { ...message, params: { ...message.params, name: serverName } } };
     },
 
+    // Only tools/list answers are filtered and renamed: every other answer passes unparsed.
+    needsResponse: (method) => method === 'tools/list',
+
     onServerResponse(response, request): JsonRpcResponse {
       if (request.method !== 'tools/list' || !isObject(response.result)) return response;
       const tools = response.result.tools;

@@ -74,6 +74,7 @@ export async function createStdioBridge(
     sessionTtlMs: options.sessionTtlMs,
     keepAliveMs: options.keepAliveMs,
     logger: log,
+    ...(options.tracePropagation ? { tracePropagation: options.tracePropagation } : {}),
   });
   const mode = clientTransport(config);
   const streamable = new StreamableEndpoint(core, config.stateless === true);

@@ -99,13 +99,21 @@ describe('spans and metrics reach a real collector', () => {
       'gen_ai.operation.name': 'execute_tool',
       'jsonrpc.request.id': '2',
       'http.response.status_code': '200',
+      'mcp.protocol.version': '2025-11-25',
+      'network.transport': 'tcp',
+      'network.protocol.name': 'http',
+      'network.protocol.version': '1.1',
       'environment.REGION': 'eu-west-1',
       // legacy names
       'mcp.method': 'tools/call',
       'mcp.tool.name': 'echo',
     });
     expect(echo.attributes['mcp.session.id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(echo.attributes['client.port']).toMatch(/^\d+$/);
     expect(echo.attributes['error.type']).toBeUndefined();
+    // initialize carries no header yet: the version the server agreed to.
+    const init = spans.find((s) => s.name === 'initialize')!;
+    expect(init.attributes['mcp.protocol.version']).toBe('2025-11-25');
   });
 
   it('marks a tool result with isError as a failure', () => {

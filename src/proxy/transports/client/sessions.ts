@@ -14,6 +14,7 @@ import { isNotification, isRequest, RPC, type JsonRpcId, type JsonRpcMessage } f
 import type { ClientTransportKind, MessageContext, MessagePolicy } from '../../../mcp/policy.js';
 import type { Identity } from '../../../mcp/identity.js';
 import { ownedBy, ownerFields } from '../../sessions/binding.js';
+import type { TracePropagation } from '../../../telemetry/trace-context.js';
 import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
 
 export interface ClientSessionsOptions {
@@ -24,6 +25,8 @@ export interface ClientSessionsOptions {
   sessionTtlMs: number;
   keepAliveMs: number;
   logger: Logger;
+  /** Trace context for the server, in `params._meta`, when spans are exported. */
+  tracePropagation?: TracePropagation;
 }
 
 export class ClientSessions {
@@ -53,7 +56,12 @@ export class ClientSessions {
     message: JsonRpcMessage,
     ctx: MessageContext,
   ): Promise<JsonRpcMessage> {
-    return (await applyClientPolicies(this.o.policies, message, ctx, request)).message;
+    const approved = (await applyClientPolicies(this.o.policies, message, ctx, request)).message;
+    // A stdio server has no headers: the trace context can only travel in the message.
+    return (
+      this.o.tracePropagation?.outgoing(request.annotations, request.req.headers, approved).message ??
+      approved
+    );
   }
 
   /** Creates a stored session for a client that completed initialize. */

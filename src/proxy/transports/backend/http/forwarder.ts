@@ -43,7 +43,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../../../../mcp/jsonrpc.js';
-import { inspectsResponses } from '../../../../mcp/policy.js';
+import { inspectsResponses, needsResponse } from '../../../../mcp/policy.js';
 import { ownerFields } from '../../../sessions/binding.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
@@ -127,9 +127,9 @@ async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Pr
   if (session?.backendSessionId !== undefined) headers['mcp-session-id'] = session.backendSessionId;
   if (stateless) delete headers['last-event-id'];
   if (fc.options.tracePropagation && body) {
-    const traced = fc.options.tracePropagation.outgoing(request.annotations, req.headers, body);
+    const traced = fc.options.tracePropagation.outgoing(request.annotations, req.headers, message);
     Object.assign(headers, traced.headers);
-    body = traced.body;
+    if (traced.message) body = Buffer.from(JSON.stringify(traced.message));
   }
 
   const rpcId = message && 'id' in message ? message.id : null;
@@ -205,6 +205,9 @@ async function exchange(
   const side: ServerSide | undefined = fc.inspectsResponses
     ? {
         policies: fc.options.policies,
+        // The answer to a request this POST carried is parsed only when some policy needs it.
+        needed: (text) =>
+          sentRequest === undefined || needsResponse(fc.options.policies, sentRequest.method, text),
         ctx: messageContext(fc, request, session?.id),
         lookup: (id) => {
           if (sentRequest && sentRequest.id === id) {
@@ -215,7 +218,14 @@ async function exchange(
         },
       }
     : undefined;
-  const transforms = side !== undefined && (isSse || (isJson && sentRequest !== undefined));
+  const transforms =
+    side !== undefined &&
+    (isSse ||
+      (isJson &&
+        sentRequest !== undefined &&
+        (upstream.whole === undefined || side.needed?.(upstream.whole) !== false)));
+  // An answer relayed unparsed still settles its request.
+  if (side && !transforms && !isSse && sentRequest && session) fc.pending.take(session.id, sentRequest.id);
 
   if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
   const sessionHeader: Record<string, string> =

@@ -185,6 +185,7 @@ export class LegacySseForwarder {
     let body = await request.readBody();
     // Every POST is checked as one JSON-RPC message, policies or not.
     const received = await readMessage(request);
+    let message: JsonRpcMessage = received;
     if (fc.options.policies.length > 0) {
       const ctx = messageContext(fc, request, session.id);
       let approved: { message: JsonRpcMessage; rewritten: boolean };
@@ -196,14 +197,21 @@ export class LegacySseForwarder {
       }
       if (approved.rewritten) body = Buffer.from(JSON.stringify(approved.message));
       if (fc.inspectsResponses && isRequest(approved.message)) fc.pending.add(session.id, approved.message);
+      message = approved.message;
     }
 
+    const headers = this.#forwardHeaders(request);
+    if (fc.options.tracePropagation) {
+      const traced = fc.options.tracePropagation.outgoing(request.annotations, request.req.headers, message);
+      Object.assign(headers, traced.headers);
+      if (traced.message) body = Buffer.from(JSON.stringify(traced.message));
+    }
     const id = isRequest(received) ? received.id : null;
     await withDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request), id, async ({ signal }) => {
       const upstream = await fc.client.send({
         url: endpoint,
         method: 'POST',
-        headers: this.#forwardHeaders(request),
+        headers,
         body,
         identity: request.identity,
         signal,

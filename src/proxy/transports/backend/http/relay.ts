@@ -30,6 +30,8 @@ export type RequestLookup = (id: JsonRpcId) => JsonRpcRequest | undefined;
 
 export interface ServerSide {
   policies: readonly MessagePolicy[];
+  /** Screens a message's raw text before it is parsed; absent: every response is parsed. */
+  needed?: (text: string | Buffer) => boolean;
   ctx: MessageContext;
   lookup: RequestLookup;
 }
@@ -72,6 +74,7 @@ export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | un
  * policies cannot read (compressed, malformed) is never passed on unchecked: it becomes an error.
  */
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
+  if (side.needed && !side.needed(text)) return text;
   const message = tryParseJsonRpc(text);
   if (!message) return text.trim() === '' ? text : UNREADABLE_ANSWER;
   return transformMessage(message, text, side);
