@@ -5,14 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import {
-  FEATURES,
-  PENDING_FEATURES,
-  RUN_FLAGS,
-  SECTIONS,
-  type RunFlagSpec,
-  type SectionId,
-} from './run-flags.js';
+import { RUN_FLAGS, SECTIONS, type RunFlagSpec, type SectionId } from './run-flags.js';
 
 const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
 
@@ -24,13 +17,6 @@ function defaultText(row: RunFlagSpec): string {
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
-}
-
-function status(row: RunFlagSpec): string {
-  if (row.feature === undefined || !PENDING_FEATURES.has(row.feature)) return '';
-  const { issue } = FEATURES[row.feature] as { issue: number | undefined };
-  const values = row.featureValues ? ` (value ${row.featureValues.join(', ')})` : '';
-  return `not implemented yet${values}${issue === undefined ? '' : `, issue ${issue}`}`;
 }
 
 export function renderRunFlagsMarkdown(): string {
@@ -66,12 +52,8 @@ export function renderRunFlagsMarkdown(): string {
     'Environment precedence in the container (lowest first): `--env-file-dir`, `--env-file`, `-e/--env`, then',
     '`--secret`. Env files are read when the container starts; their values are never stored.',
     '',
-    'Usage errors (a bad value, a flag that does not apply to the target, a feature that is not implemented',
-    'yet) exit with code 2 and name the flag and what is allowed.',
-    '',
-    'A flag marked *not implemented yet* fails when it is set, never silently ignored; a flag left at its',
-    'default, and a boolean set to `false`, always pass. The same check applies to the fields of a',
-    '`--from-config` file.',
+    'Usage errors (a bad value, a flag that does not apply to the target) exit with code 2 and name the',
+    'flag and what is allowed.',
     '',
     'A `--from-config` file is checked whole before anything is saved or started (exit code 2, naming the',
     'field): durations such as `session_ttl` and `proxy_read_timeout` are Go durations greater than zero',
@@ -83,8 +65,8 @@ export function renderRunFlagsMarkdown(): string {
       '',
       `## ${title}`,
       '',
-      '| Flag | Type | Default | Description | RunConfig | Status |',
-      '|---|---|---|---|---|---|',
+      '| Flag | Type | Default | Description | RunConfig |',
+      '|---|---|---|---|---|',
     );
     for (const row of ROWS.filter((r) => r.section === id)) {
       const flag = `${row.short ? `\`-${row.short}\`, ` : ''}\`--${row.long}${row.value ? ` ${row.value}` : ''}\``;
@@ -93,7 +75,7 @@ export function renderRunFlagsMarkdown(): string {
       const fields = row.runConfig.map((f) => `\`${f}\``).join(', ');
       const type = row.commaSeparated ? `${row.type} (comma-separated)` : row.type;
       lines.push(
-        `| ${cell(flag)} | ${type} | ${cell(defaultText(row))} | ${cell(row.help)}.${choices}${range} | ${fields} | ${status(row)} |`,
+        `| ${cell(flag)} | ${type} | ${cell(defaultText(row))} | ${cell(row.help)}.${choices}${range} | ${fields} |`,
       );
     }
   }

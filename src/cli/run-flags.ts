@@ -1,9 +1,9 @@
 /**
  * The flags of `moat run` as data: one row per flag of spec §2.1, with its type, default, help
- * text, help section, the RunConfig field it fills and the feature it selects. The command
- * (run-command.ts), the RunConfig builder (run-build.ts), the feature gate (run-gate.ts) and
- * docs/cli.md are all driven by this table. Defaults come from DEFAULTS (config/defaults.ts),
- * never written here, so the help and the docs show what the code uses.
+ * text, help section and the RunConfig field it fills. The command (run-command.ts), the
+ * RunConfig builder (run-build.ts) and docs/cli.md are all driven by this table. Defaults come
+ * from DEFAULTS (config/defaults.ts), never written here, so the help and the docs show what the
+ * code uses.
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { PROXY_MODES } from '../config/runconfig.js';
@@ -25,31 +25,6 @@ export const SECTIONS = {
   telemetry: 'Telemetry',
 } as const;
 export type SectionId = keyof typeof SECTIONS;
-
-/**
- * Features that flags select, and the issue that implements each. A flag whose feature is in
- * PENDING_FEATURES fails with "not implemented yet" when the user sets it (see run-gate.ts).
- */
-export const FEATURES = {
-  'proxy-options': { issue: 4, title: 'proxy HTTP options' },
-  'tool-filter': { issue: 4, title: 'tool filtering and overrides' },
-  'inbound-security': { issue: 5, title: 'inbound security (OIDC, authorization, audit, webhooks)' },
-  secrets: { issue: 6, title: 'the secrets manager' },
-  'outbound-auth': { issue: 6, title: 'authentication to remote servers' },
-  'secret-values': { issue: 6, title: 'secret values on the command line (they need the secrets manager)' },
-  telemetry: { issue: 16, title: 'OpenTelemetry and Prometheus metrics' },
-  'image-verification': { issue: undefined, title: 'image signature verification' },
-  'protocol-builds': { issue: undefined, title: 'protocol-scheme builds (uvx://, npx://, go://)' },
-  'ignore-files': { issue: undefined, title: 'ignore files and overlays' },
-  'network-isolation': { issue: undefined, title: 'network isolation' },
-} as const satisfies Record<string, { issue: number | undefined; title: string }>;
-export type FeatureId = keyof typeof FEATURES;
-
-/**
- * Features not implemented yet. The integrator removes an entry when its feature lands; the
- * flags that select it then pass the gate with no other change.
- */
-export const PENDING_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([]);
 
 export interface RunFlagSpec {
   /** Long name without the dashes. */
@@ -73,17 +48,10 @@ export interface RunFlagSpec {
   /**
    * RunConfig field(s) the flag fills or decides (dotted paths); empty when it fills none. The
    * builder (run-build.ts) is the one place that maps flags to the RunConfig; this column is its
-   * index the other way round (field → flag), for the feature gate on --from-config files, for
-   * errors that name a flag and for docs/cli.md. run-build.test.ts checks that each flag changes
-   * exactly these fields.
+   * index the other way round (field → flag), for errors that name a flag and for docs/cli.md.
+   * run-build.test.ts checks that each flag changes exactly these fields.
    */
   readonly runConfig: readonly string[];
-  /** The feature the flag selects (gated while pending). */
-  readonly feature?: FeatureId;
-  /** Only these values select the feature (default: any explicit value; `false` never does). */
-  readonly featureValues?: readonly string[];
-  /** What to use instead while the feature is pending. */
-  readonly hint?: string;
 }
 
 const PORT = { min: 1, max: 65535 } as const;
@@ -267,7 +235,6 @@ export const RUN_FLAGS = [
     help: 'Secret from the secrets manager set as environment variable TARGET (repeatable; overrides --env)',
     section: 'identity',
     runConfig: ['secrets'],
-    feature: 'secrets',
   },
   {
     long: 'stateless',
@@ -276,7 +243,6 @@ export const RUN_FLAGS = [
     help: 'Declare the server stateless (POST-only, no SSE) for streamable-HTTP stateless mode',
     section: 'identity',
     runConfig: ['stateless'],
-    feature: 'proxy-options',
   },
   {
     long: 'ignore-globally',
@@ -285,7 +251,6 @@ export const RUN_FLAGS = [
     help: 'Also apply the global ignore file (moatignore in the configuration directory) to every mounted directory',
     section: 'identity',
     runConfig: ['ignore_config.LoadGlobal'],
-    feature: 'ignore-files',
   },
   {
     long: 'print-resolved-overlays',
@@ -294,7 +259,6 @@ export const RUN_FLAGS = [
     help: 'Debug: print the container paths hidden by ignore files, then start as usual',
     section: 'identity',
     runConfig: ['ignore_config.PrintOverlays'],
-    feature: 'ignore-files',
   },
   {
     long: 'help',
@@ -332,7 +296,6 @@ export const RUN_FLAGS = [
     help: 'Isolate the container network from the host (--isolate-network=false to opt out)',
     section: 'isolation',
     runConfig: ['isolate_network'],
-    feature: 'network-isolation',
   },
   {
     long: 'allow-docker-gateway',
@@ -341,7 +304,6 @@ export const RUN_FLAGS = [
     help: "Allow outbound connections to the runtime's gateway addresses (only with --isolate-network)",
     section: 'isolation',
     runConfig: ['allow_docker_gateway'],
-    feature: 'network-isolation',
   },
   {
     long: 'permission-profile',
@@ -361,8 +323,6 @@ export const RUN_FLAGS = [
     help: "Check the image's Sigstore signature against its registry provenance: enabled refuses an unverified image, warn runs it with a warning, disabled skips",
     section: 'isolation',
     runConfig: ['image_verification'],
-    feature: 'image-verification',
-    featureValues: ['enabled'],
   },
 
   // Build-time options (protocol schemes)
@@ -373,7 +333,6 @@ export const RUN_FLAGS = [
     help: 'Build-time dependency constraint (uvx:// only: a PEP 508 specifier for --with; repeatable)',
     section: 'build',
     runConfig: ['runtime_config.build_with'],
-    feature: 'protocol-builds',
   },
   {
     long: 'ca-cert',
@@ -382,7 +341,6 @@ export const RUN_FLAGS = [
     help: 'PEM CA certificate trusted in both stages of a protocol-scheme build (e.g. a TLS-inspecting proxy)',
     section: 'build',
     runConfig: ['runtime_config.ca_cert_path'],
-    feature: 'protocol-builds',
   },
   {
     long: 'runtime-add-package',
@@ -391,7 +349,6 @@ export const RUN_FLAGS = [
     help: 'Extra OS package installed in the builder and runtime stages (apk or apt-get; repeatable)',
     section: 'build',
     runConfig: ['runtime_config.additional_packages'],
-    feature: 'protocol-builds',
   },
   {
     long: 'runtime-image',
@@ -401,7 +358,6 @@ export const RUN_FLAGS = [
     help: 'Base image of protocol-scheme builds (builder stage; also the runtime stage for npx:// and uvx://)',
     section: 'build',
     runConfig: ['runtime_config.builder_image'],
-    feature: 'protocol-builds',
   },
   {
     long: 'thv-ca-bundle',
@@ -410,7 +366,6 @@ export const RUN_FLAGS = [
     help: "CA certificate bundle for moat's own HTTP requests (JWKS, OIDC discovery)",
     section: 'build',
     runConfig: ['thv_ca_bundle', 'oidc_config.CACertPath'],
-    feature: 'inbound-security',
   },
 
   // HTTP proxy behavior
@@ -422,7 +377,6 @@ export const RUN_FLAGS = [
     help: 'Exact-match allowlist for the HTTP Origin header (repeatable); recommended for public binds',
     section: 'proxy',
     runConfig: ['allowed_origins'],
-    feature: 'proxy-options',
   },
   {
     long: 'endpoint-prefix',
@@ -431,7 +385,6 @@ export const RUN_FLAGS = [
     help: "Path prefix prepended to SSE endpoint URLs (must start with '/')",
     section: 'proxy',
     runConfig: ['endpoint_prefix'],
-    feature: 'proxy-options',
   },
   {
     long: 'max-request-body-size',
@@ -443,7 +396,6 @@ export const RUN_FLAGS = [
     help: 'Maximum inbound request body size in bytes; 0 uses the default',
     section: 'proxy',
     runConfig: ['max_request_body_size'],
-    feature: 'proxy-options',
   },
   {
     long: 'proxy-read-timeout',
@@ -454,7 +406,6 @@ export const RUN_FLAGS = [
     help: 'Maximum time to read a full request; 0 uses the default',
     section: 'proxy',
     runConfig: ['proxy_read_timeout'],
-    feature: 'proxy-options',
   },
   {
     long: 'rate-limit',
@@ -466,7 +417,6 @@ export const RUN_FLAGS = [
     help: 'Requests per minute per principal (token bucket, burst = one minute); 0 is no limit',
     section: 'proxy',
     runConfig: ['rate_limit.per_principal'],
-    feature: 'proxy-options',
   },
   {
     long: 'tool-rate-limit',
@@ -478,7 +428,6 @@ export const RUN_FLAGS = [
     help: 'tools/call per minute per principal and tool; 0 is no limit',
     section: 'proxy',
     runConfig: ['rate_limit.per_tool'],
-    feature: 'proxy-options',
   },
   {
     long: 'rate-limit-fail-open',
@@ -487,7 +436,6 @@ export const RUN_FLAGS = [
     help: 'Allow requests when the shared rate limit store (Redis) fails, instead of answering 503',
     section: 'proxy',
     runConfig: ['rate_limit.on_store_failure'],
-    feature: 'proxy-options',
   },
   {
     long: 'upstream-timeout',
@@ -498,7 +446,6 @@ export const RUN_FLAGS = [
     help: "Maximum time to wait for an HTTP backend's answer to a request; 0 uses the default",
     section: 'proxy',
     runConfig: ['upstream_timeout'],
-    feature: 'proxy-options',
   },
   {
     long: 'session-ttl',
@@ -509,7 +456,6 @@ export const RUN_FLAGS = [
     help: 'Session inactivity timeout; 0 uses the default',
     section: 'proxy',
     runConfig: ['session_ttl'],
-    feature: 'proxy-options',
   },
   {
     long: 'strict-protocol-validation',
@@ -518,7 +464,6 @@ export const RUN_FLAGS = [
     help: 'Streamable-HTTP only: reject an unknown MCP-Protocol-Version header with HTTP 400',
     section: 'proxy',
     runConfig: ['strict_protocol_validation'],
-    feature: 'proxy-options',
   },
   {
     long: 'trust-proxy-headers',
@@ -527,7 +472,6 @@ export const RUN_FLAGS = [
     help: 'Trust X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Port and X-Forwarded-Prefix',
     section: 'proxy',
     runConfig: ['trust_proxy_headers'],
-    feature: 'proxy-options',
   },
 
   // Tools
@@ -539,7 +483,6 @@ export const RUN_FLAGS = [
     help: "Filter the server's tools: comma-separated list of tool names (repeatable)",
     section: 'tools',
     runConfig: ['tools_filter'],
-    feature: 'tool-filter',
   },
   {
     long: 'tools-override',
@@ -548,7 +491,6 @@ export const RUN_FLAGS = [
     help: 'JSON file overriding tool names and descriptions ({"toolsOverride": {...}})',
     section: 'tools',
     runConfig: ['tools_override'],
-    feature: 'tool-filter',
   },
 
   {
@@ -560,7 +502,6 @@ export const RUN_FLAGS = [
     help: 'Pin tool definitions on first sight: warn logs and audits a changed tool, enforce also hides it until `moat tools approve`, off records nothing',
     section: 'tools',
     runConfig: ['tool_pinning'],
-    feature: 'tool-filter',
   },
 
   // Audit, authorization and webhook files
@@ -571,7 +512,6 @@ export const RUN_FLAGS = [
     help: 'Enable audit logging with the default configuration',
     section: 'policy',
     runConfig: ['audit_config'],
-    feature: 'inbound-security',
   },
   {
     long: 'audit-config',
@@ -580,7 +520,6 @@ export const RUN_FLAGS = [
     help: 'Audit configuration file',
     section: 'policy',
     runConfig: ['audit_config_path'],
-    feature: 'inbound-security',
   },
   {
     long: 'authz-config',
@@ -589,7 +528,6 @@ export const RUN_FLAGS = [
     help: 'Authorization configuration file',
     section: 'policy',
     runConfig: ['authz_config_path'],
-    feature: 'inbound-security',
   },
   {
     long: 'webhook-config',
@@ -598,7 +536,6 @@ export const RUN_FLAGS = [
     help: 'Webhook configuration file (repeatable; files are merged, later names win)',
     section: 'policy',
     runConfig: ['validating_webhooks', 'mutating_webhooks'],
-    feature: 'inbound-security',
   },
 
   // Incoming-client OIDC validation
@@ -609,7 +546,6 @@ export const RUN_FLAGS = [
     help: 'OIDC issuer URL',
     section: 'oidc',
     runConfig: ['oidc_config.Issuer'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-audience',
@@ -618,7 +554,6 @@ export const RUN_FLAGS = [
     help: 'Expected token audience',
     section: 'oidc',
     runConfig: ['oidc_config.Audience'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-client-id',
@@ -627,7 +562,6 @@ export const RUN_FLAGS = [
     help: 'OIDC client ID',
     section: 'oidc',
     runConfig: ['oidc_config.ClientID'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-client-secret',
@@ -636,7 +570,6 @@ export const RUN_FLAGS = [
     help: 'OIDC client secret, optional, for introspection',
     section: 'oidc',
     runConfig: ['oidc_config.ClientSecret'],
-    feature: 'secret-values',
   },
   {
     long: 'oidc-introspection-url',
@@ -645,7 +578,6 @@ export const RUN_FLAGS = [
     help: 'Token introspection endpoint',
     section: 'oidc',
     runConfig: ['oidc_config.IntrospectionURL'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-jwks-url',
@@ -654,7 +586,6 @@ export const RUN_FLAGS = [
     help: 'URL to fetch the JWKS from',
     section: 'oidc',
     runConfig: ['oidc_config.JWKSURL'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-scopes',
@@ -664,7 +595,6 @@ export const RUN_FLAGS = [
     help: 'Scopes advertised in the protected-resource metadata (RFC 9728), comma-separated',
     section: 'oidc',
     runConfig: ['oidc_config.Scopes'],
-    feature: 'inbound-security',
   },
   {
     long: 'oidc-insecure-allow-http',
@@ -673,7 +603,6 @@ export const RUN_FLAGS = [
     help: 'Allow HTTP (non-HTTPS) issuers for local development; insecure',
     section: 'oidc',
     runConfig: ['oidc_config.InsecureAllowHTTP'],
-    feature: 'inbound-security',
   },
   {
     long: 'jwks-allow-private-ip',
@@ -682,7 +611,6 @@ export const RUN_FLAGS = [
     help: 'Allow JWKS/OIDC endpoints on private IP addresses',
     section: 'oidc',
     runConfig: ['oidc_config.AllowPrivateIP'],
-    feature: 'inbound-security',
   },
   {
     long: 'jwks-auth-token-file',
@@ -691,7 +619,6 @@ export const RUN_FLAGS = [
     help: 'File holding a bearer token for JWKS/OIDC requests',
     section: 'oidc',
     runConfig: ['jwks_auth_token_file', 'oidc_config.AuthTokenFile'],
-    feature: 'inbound-security',
   },
   {
     long: 'resource-url',
@@ -700,7 +627,6 @@ export const RUN_FLAGS = [
     help: 'Explicit resource URL for the OAuth discovery endpoint (RFC 9728)',
     section: 'oidc',
     runConfig: ['oidc_config.ResourceURL'],
-    feature: 'inbound-security',
   },
 
   // Authentication to a remote MCP server
@@ -711,7 +637,6 @@ export const RUN_FLAGS = [
     help: 'Enable OAuth/OIDC authentication to the remote server',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.enabled'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-issuer',
@@ -720,7 +645,6 @@ export const RUN_FLAGS = [
     help: 'OAuth/OIDC issuer URL',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.issuer'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-authorize-url',
@@ -729,7 +653,6 @@ export const RUN_FLAGS = [
     help: 'Authorization endpoint; alternative to --remote-auth-issuer for non-OIDC OAuth',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.authorize_url'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-token-url',
@@ -738,7 +661,6 @@ export const RUN_FLAGS = [
     help: 'Token endpoint; alternative to --remote-auth-issuer for non-OIDC OAuth',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.token_url'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-client-id',
@@ -747,7 +669,6 @@ export const RUN_FLAGS = [
     help: 'OAuth client ID; optional if the server supports dynamic client registration',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.client_id'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-client-secret',
@@ -756,8 +677,6 @@ export const RUN_FLAGS = [
     help: 'OAuth client secret; optional with dynamic client registration or PKCE',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.client_secret'],
-    feature: 'secret-values',
-    hint: 'use --remote-auth-client-secret-file',
   },
   {
     long: 'remote-auth-client-secret-file',
@@ -766,7 +685,6 @@ export const RUN_FLAGS = [
     help: 'File holding the OAuth client secret; alternative to --remote-auth-client-secret',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.client_secret_file'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-bearer-token',
@@ -775,8 +693,6 @@ export const RUN_FLAGS = [
     help: 'Bearer token; alternative to OAuth',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.bearer_token'],
-    feature: 'secret-values',
-    hint: 'use --remote-auth-bearer-token-file',
   },
   {
     long: 'remote-auth-bearer-token-file',
@@ -785,7 +701,6 @@ export const RUN_FLAGS = [
     help: 'File holding the bearer token; alternative to --remote-auth-bearer-token',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.bearer_token_file'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-scopes',
@@ -795,7 +710,6 @@ export const RUN_FLAGS = [
     help: 'Scopes to request, comma-separated',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.scopes'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-scope-param-name',
@@ -804,7 +718,6 @@ export const RUN_FLAGS = [
     help: 'Query parameter name used for scopes in the authorization URL',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.scope_param_name'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-resource',
@@ -813,7 +726,6 @@ export const RUN_FLAGS = [
     help: 'OAuth 2.0 resource indicator (RFC 8707)',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.resource'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-callback-port',
@@ -824,7 +736,6 @@ export const RUN_FLAGS = [
     help: 'Port of the OAuth callback server',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.callback_port'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-skip-browser',
@@ -833,7 +744,6 @@ export const RUN_FLAGS = [
     help: 'Do not open a browser for the OAuth flow',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.skip_browser'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-auth-timeout',
@@ -844,7 +754,6 @@ export const RUN_FLAGS = [
     help: 'Timeout of the OAuth authentication flow',
     section: 'remoteAuth',
     runConfig: ['remote_auth_config.timeout'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-forward-headers',
@@ -853,7 +762,6 @@ export const RUN_FLAGS = [
     help: 'Header injected into requests to the remote server (repeatable)',
     section: 'remoteAuth',
     runConfig: ['header_forward.add_plaintext_headers'],
-    feature: 'outbound-auth',
   },
   {
     long: 'remote-forward-headers-secret',
@@ -862,7 +770,6 @@ export const RUN_FLAGS = [
     help: 'Header whose value comes from the secrets manager (repeatable)',
     section: 'remoteAuth',
     runConfig: ['header_forward.add_headers_from_secret'],
-    feature: 'secrets',
   },
 
   // Token exchange
@@ -873,7 +780,6 @@ export const RUN_FLAGS = [
     help: 'OAuth 2.0 token-exchange endpoint; setting it enables token exchange',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.token_url'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-audience',
@@ -882,7 +788,6 @@ export const RUN_FLAGS = [
     help: 'Target audience of exchanged tokens',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.audience'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-client-id',
@@ -891,7 +796,6 @@ export const RUN_FLAGS = [
     help: 'Client ID for exchange operations',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.client_id'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-client-secret',
@@ -900,8 +804,6 @@ export const RUN_FLAGS = [
     help: 'Client secret for exchange operations',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.client_secret'],
-    feature: 'secret-values',
-    hint: 'use --token-exchange-client-secret-file',
   },
   {
     long: 'token-exchange-client-secret-file',
@@ -910,7 +812,6 @@ export const RUN_FLAGS = [
     help: 'File holding the client secret; alternative to --token-exchange-client-secret',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.client_secret_file'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-header-name',
@@ -920,7 +821,6 @@ export const RUN_FLAGS = [
     help: 'Custom header that carries the exchanged token',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.external_token_header_name', 'token_exchange_config.header_strategy'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-scopes',
@@ -929,7 +829,6 @@ export const RUN_FLAGS = [
     help: 'Scopes requested for exchanged tokens, comma-separated',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.scopes'],
-    feature: 'outbound-auth',
   },
   {
     long: 'token-exchange-subject-token-type',
@@ -940,7 +839,6 @@ export const RUN_FLAGS = [
     help: 'Type of the subject token (id_token for security-token services that need it)',
     section: 'tokenExchange',
     runConfig: ['token_exchange_config.subject_token_type'],
-    feature: 'outbound-auth',
   },
 
   // Telemetry
@@ -951,7 +849,6 @@ export const RUN_FLAGS = [
     help: 'OTLP endpoint URL',
     section: 'telemetry',
     runConfig: ['telemetry_config.endpoint'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-insecure',
@@ -960,7 +857,6 @@ export const RUN_FLAGS = [
     help: 'Use HTTP instead of HTTPS to reach the OTLP endpoint',
     section: 'telemetry',
     runConfig: ['telemetry_config.insecure'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-headers',
@@ -969,7 +865,6 @@ export const RUN_FLAGS = [
     help: 'OTLP header (repeatable)',
     section: 'telemetry',
     runConfig: ['telemetry_config.headers'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-service-name',
@@ -979,7 +874,6 @@ export const RUN_FLAGS = [
     help: 'Service name',
     section: 'telemetry',
     runConfig: ['telemetry_config.serviceName'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-custom-attributes',
@@ -988,7 +882,6 @@ export const RUN_FLAGS = [
     help: 'Resource attributes, format key=value,key=value',
     section: 'telemetry',
     runConfig: ['telemetry_config.customAttributes'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-env-vars',
@@ -998,7 +891,6 @@ export const RUN_FLAGS = [
     help: 'Environment variable names included in spans (comma-separated, repeatable)',
     section: 'telemetry',
     runConfig: ['telemetry_config.environmentVariables'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-sampling-rate',
@@ -1010,7 +902,6 @@ export const RUN_FLAGS = [
     help: 'Trace sampling rate, 0.0 to 1.0',
     section: 'telemetry',
     runConfig: ['telemetry_config.samplingRate'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-tracing-enabled',
@@ -1019,7 +910,6 @@ export const RUN_FLAGS = [
     help: 'Distributed tracing, effective when an OTLP endpoint is set',
     section: 'telemetry',
     runConfig: ['telemetry_config.tracingEnabled'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-metrics-enabled',
@@ -1028,7 +918,6 @@ export const RUN_FLAGS = [
     help: 'OTLP metrics export, effective when an OTLP endpoint is set',
     section: 'telemetry',
     runConfig: ['telemetry_config.metricsEnabled'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-enable-prometheus-metrics-path',
@@ -1037,7 +926,6 @@ export const RUN_FLAGS = [
     help: 'Serve Prometheus /metrics on a dedicated diagnostics port',
     section: 'telemetry',
     runConfig: ['telemetry_config.enablePrometheusMetricsPath'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-metrics-on-transport-port',
@@ -1046,7 +934,6 @@ export const RUN_FLAGS = [
     help: 'Also serve Prometheus /metrics on the transport port (deprecated; the default will become false)',
     section: 'telemetry',
     runConfig: ['telemetry_config.metricsOnTransportPort'],
-    feature: 'telemetry',
   },
   {
     long: 'otel-use-legacy-attributes',
@@ -1055,7 +942,6 @@ export const RUN_FLAGS = [
     help: 'Emit legacy attribute names alongside the semantic-convention names',
     section: 'telemetry',
     runConfig: ['telemetry_config.useLegacyAttributes'],
-    feature: 'telemetry',
   },
 ] as const satisfies readonly RunFlagSpec[];
 

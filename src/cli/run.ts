@@ -1,7 +1,6 @@
 /**
  * `moat run [flags] SERVER_OR_IMAGE_OR_PACKAGE_OR_URL [-- ARGS...]`: builds the RunConfig from the
- * flags (or loads it with --from-config), refuses features that are not implemented yet, then
- * hands the workload to the workload layer.
+ * flags (or loads it with --from-config), then hands the workload to the workload layer.
  */
 import type { Command } from 'commander';
 import type { RunConfig } from '../config/runconfig.js';
@@ -12,24 +11,22 @@ import { assertValidName } from '../workloads/names.js';
 import { runWorkload } from '../workloads/run.js';
 import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
 import { createRunCommand, readParsedRun, type ParsedRun } from './run-command.js';
-import { checkFromConfigAlone, gateFlags, gateRunConfig } from './run-gate.js';
+import { checkFromConfigAlone } from './run-from-config.js';
 import { resolveRegistryTarget } from './run-registry.js';
 import { parseHost } from './run-values.js';
 
 /**
- * The RunConfig a `moat run` command line describes, checked against the feature gate, and the
- * secret values given as flags (stored by the workload layer once the name is claimed).
+ * The RunConfig a `moat run` command line describes, and the secret values given as flags (stored
+ * by the workload layer once the name is claimed).
  */
 export async function resolveRunConfig(parsed: ParsedRun, io: CliIO): Promise<BuiltRun> {
   const path = parsed.flags.fromConfig;
   if (path !== undefined) {
     checkFromConfigAlone(parsed);
     const config = await readRunConfigFile(path);
-    gateRunConfig(config);
     return { config: withRunTimeFlags(config, parsed), secretsToStore: [] };
   }
   const resolved = await resolveRegistryTarget(parsed, { io });
-  gateFlags(resolved);
   return buildRunConfig(
     resolved,
     fsBuildContext((message) => warnUser(message, io.stderr)),

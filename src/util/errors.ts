@@ -37,7 +37,7 @@ export function runtimeError(message: string, options?: MoatErrorOptions): MoatE
   return new MoatError('runtime', message, options);
 }
 
-/** A flag or field that selects a feature a later release implements: fails loudly. */
+/** Input asking for something this version of moat does not do: refused loudly, never ignored. */
 export function notImplemented(what: string): MoatError {
   return usageError(`${what} is not implemented yet in this version of moat`);
 }

@@ -85,8 +85,10 @@ describe('--version', () => {
     const result = await moat(home, ['--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('-v, --version');
-    expect(result.stdout).not.toMatch(/registry/i); // no registry yet
-    expect(result.stdout.replace(/\s+/g, ' ')).toContain('npx://, uvx:// or go:// package');
+    const help = result.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('npx://, uvx:// or go:// package');
+    expect(help).toMatch(/ registry Servers you can run by name/);
+    expect(help).toMatch(/ search \[options\] <term> Search the registry/);
   });
 
   it('moat run -v stays the volume flag', async () => {

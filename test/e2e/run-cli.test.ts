@@ -60,14 +60,20 @@ describe('moat run (built binary)', () => {
     );
   });
 
-  it('--from-config with a bad file names the field', async () => {
+  it.each([
+    [
+      { transport: 'tcp' },
+      /field transport: Invalid option: expected one of "stdio"\|"sse"\|"streamable-http"/,
+    ],
+    [{ rate_limit_config: {} }, /unknown field rate_limit_config \(not supported by moat\)/],
+  ])('--from-config with %j names the field', async (fields, message) => {
     const file = join(home, 'bad.json');
-    writeFileSync(file, JSON.stringify({ image: 'i', name: 'n', transport: 'tcp', host: 'h', port: 1 }));
+    const config = { image: 'i', name: 'n', transport: 'stdio', host: 'h', port: 1 };
+    writeFileSync(file, JSON.stringify({ ...config, ...fields }));
     const result = await moat(home, ['run', '--from-config', file]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(
-      /field transport: Invalid option: expected one of "stdio"\|"sse"\|"streamable-http"/,
-    );
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   it.each([
