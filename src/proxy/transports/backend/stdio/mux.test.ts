@@ -153,7 +153,9 @@ describe('Multiplexer', () => {
     const upstreamId = last().id;
     vi.advanceTimersByTime(1001);
     expect(sa.responses[0]?.status).toBe(504);
-    expect(sa.responses[0]?.response.error?.message).toMatch(/did not answer tools\/call within 1s/);
+    expect(sa.responses[0]?.response.error?.message).toBe(
+      'Upstream timeout: the MCP backend did not answer within 1000 ms (upstream timeout)',
+    );
     expect(last()).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/cancelled',

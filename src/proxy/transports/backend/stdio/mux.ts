@@ -22,6 +22,7 @@
  *   for, and each session receives only log messages at or above its own level.
  */
 import type { Logger } from 'pino';
+import { upstreamTimeoutMessage } from '../http/deadline.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
@@ -132,6 +133,7 @@ export interface MultiplexerOptions {
   /** Writes one message to the server; false when the server is unavailable. */
   send(message: JsonRpcMessage): boolean;
   policies: readonly MessagePolicy[];
+  /** How long a request may wait for the server's answer (`upstream_timeout`); progress restarts it. */
   requestTimeoutMs: number;
   logger: Logger;
 }
@@ -646,10 +648,10 @@ export class Multiplexer {
     pending.timer.unref();
   }
 
+  /** The bound ran out: the request fails as on the HTTP path (504), and a late answer matches nothing. */
   #timeout(pending: PendingRequest): void {
     if (!this.#pending.has(pending.upstreamId)) return;
     this.#finish(pending);
-    const seconds = Math.round(this.#o.requestTimeoutMs / 1000);
     this.#o.send({
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
@@ -657,10 +659,7 @@ export class Multiplexer {
     });
     this.#fail(
       pending,
-      {
-        code: RPC.serverError,
-        message: `The MCP server did not answer ${pending.request.method} within ${seconds}s`,
-      },
+      { code: RPC.serverError, message: upstreamTimeoutMessage(this.#o.requestTimeoutMs) },
       504,
     );
   }
