@@ -166,6 +166,22 @@ describe('Multiplexer', () => {
     expect(sa.responses).toHaveLength(1);
   });
 
+  it('bounds the health ping by its own timeout and drops it, whatever the request bound', async () => {
+    vi.useFakeTimers();
+    const { mux, last } = setup(60_000);
+    const outcome = mux.ping(500);
+    const pingId = last().id;
+    vi.advanceTimersByTime(501);
+    await expect(outcome).resolves.toEqual({
+      error: 'Upstream timeout: the MCP backend did not answer within 500 ms (upstream timeout)',
+    });
+    expect(last()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: pingId, reason: 'timeout' },
+    });
+  });
+
   it('attributes a server request to the only session with an interactive request in flight', () => {
     const { mux, sent, last } = setup();
     const a = session('a', { sampling: {} });
