@@ -1,12 +1,15 @@
 /**
  * `upstream_timeout` bounds requests to stdio backends as it does HTTP ones: a real stdio server
  * (test/fixtures/stdio/slow-server.ts, a child process) that answers one tool too late. The hung
- * call fails after the configured bound with the HTTP path's error (504), other calls keep
- * working meanwhile, and the late answer reaches no one.
+ * call fails after the configured bound with the HTTP path's error (504, or the error event on a
+ * legacy SSE stream), other calls keep working meanwhile, and the late answer reaches no one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
@@ -23,13 +26,41 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe('stdio backends honour upstream_timeout', () => {
-  const children: ChildProcess[] = [];
-  let stderr = '';
+const children: ChildProcess[] = [];
+let stderr = '';
+const { logger, lines } = memoryLogger();
+
+/** A proxy in front of a fresh slow-server process, bounded at BOUND_MS. */
+function startBounded(overrides: Partial<RunConfigInput> = {}): Promise<RunningProxy> {
+  const connect = () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    children.push(child);
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    return Promise.resolve({ stdin: child.stdin, stdout: child.stdout, close: () => child.stdin.end() });
+  };
+  return startProxy(
+    testConfig({ transport: 'stdio', upstream_timeout: `${BOUND_MS}ms`, ...overrides }),
+    { kind: 'stdio', connect },
+    { logger },
+  );
+}
+
+afterAll(async () => {
+  for (const child of children) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
+
+describe('stdio backends honour upstream_timeout (streamable HTTP clients)', () => {
   let proxy: RunningProxy;
   let url: string;
   let session: string;
-  const { logger, lines } = memoryLogger();
 
   const call = (id: number, name: string, args: Record<string, unknown>) =>
     post(
@@ -39,20 +70,7 @@ describe('stdio backends honour upstream_timeout', () => {
     );
 
   beforeAll(async () => {
-    const connect = () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, NODE_OPTIONS: '' },
-      });
-      children.push(child);
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      return Promise.resolve({ stdin: child.stdin, stdout: child.stdout, close: () => child.stdin.end() });
-    };
-    proxy = await startProxy(
-      testConfig({ transport: 'stdio', upstream_timeout: `${BOUND_MS}ms` }),
-      { kind: 'stdio', connect },
-      { logger },
-    );
+    proxy = await startBounded();
     url = `${proxy.url}/mcp`;
     const init = await post(url, INIT_BODY);
     expect(init.status).toBe(200);
@@ -61,12 +79,6 @@ describe('stdio backends honour upstream_timeout', () => {
   });
   afterAll(async () => {
     await proxy?.close();
-    for (const child of children) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
   });
 
   it('fails the hung call after the bound with a 504 JSON-RPC error; other calls keep working', async () => {
@@ -106,5 +118,28 @@ describe('stdio backends honour upstream_timeout', () => {
       id: 10,
       result: { content: [{ type: 'text', text: 'fresh' }] },
     });
+  });
+});
+
+describe('stdio backends honour upstream_timeout (legacy SSE clients)', () => {
+  let proxy: RunningProxy;
+  let client: Client;
+
+  beforeAll(async () => {
+    proxy = await startBounded({ proxy_mode: 'sse' });
+    client = new Client({ name: 'sse', version: '1' });
+    await client.connect(new SSEClientTransport(new URL(`${proxy.url}/sse`)));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await proxy?.close();
+  });
+
+  it('delivers the timeout as the JSON-RPC error on the stream; the stream keeps serving', async () => {
+    await expect(client.callTool({ name: 'slow', arguments: { ms: 4 * BOUND_MS } })).rejects.toThrow(
+      `Upstream timeout: the MCP backend did not answer within ${BOUND_MS} ms (upstream timeout)`,
+    );
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'after' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'after' }]);
   });
 });
