@@ -5,13 +5,13 @@
  * legacy SSE stream), other calls keep working meanwhile, and the late answer reaches no one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
+import { stopChild } from '../../fixtures/conformance/spawn.js';
 import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
 
 const SERVER = fileURLToPath(new URL('../../fixtures/stdio/slow-server.ts', import.meta.url));
@@ -49,12 +49,7 @@ function startBounded(overrides: Partial<RunConfigInput> = {}): Promise<RunningP
 }
 
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await Promise.all(children.map(stopChild));
 });
 
 describe('stdio backends honour upstream_timeout (streamable HTTP clients)', () => {
