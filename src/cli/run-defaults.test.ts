@@ -17,6 +17,7 @@ const OTHER: Record<keyof typeof RealDefaults, string | number | string[]> = {
   proxyReadTimeoutMs: 45_000,
   upstreamTimeoutMs: 7 * 60 * 1000,
   sessionTtlMs: 90 * 60 * 1000,
+  redisCommandTimeoutMs: 5000,
   imageVerification: 'enabled',
   oidcScopes: ['openid', 'groups'],
   remoteAuthOidcScopes: ['openid', 'offline_access'],

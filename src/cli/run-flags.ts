@@ -443,7 +443,7 @@ export const RUN_FLAGS = [
     value: '<duration>',
     default: 0,
     defaultText: formatDurationShort(DEFAULTS.upstreamTimeoutMs),
-    help: "Maximum time to wait for an HTTP backend's answer to a request; 0 uses the default",
+    help: "Maximum time to wait for the backend's answer to a request (HTTP or stdio); 0 uses the default",
     section: 'proxy',
     runConfig: ['upstream_timeout'],
   },

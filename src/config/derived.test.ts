@@ -5,6 +5,7 @@ import {
   clientTransport,
   groupOf,
   proxyReadTimeoutMs,
+  redisCommandTimeoutMs,
   remoteAuthTimeoutMs,
   sessionTtlMs,
   webhookTimeoutMs,
@@ -56,9 +57,18 @@ describe('durations in milliseconds, defaults applied', () => {
     expect(proxyReadTimeoutMs({ proxy_read_timeout: '250ms' })).toBe(250);
   });
 
+  it('scaling_config.session_redis.command_timeout', () => {
+    expect(redisCommandTimeoutMs({})).toBe(2000);
+    expect(redisCommandTimeoutMs({ command_timeout: '750ms' })).toBe(750);
+  });
+
   it.each([
     ['session_ttl', () => sessionTtlMs({ session_ttl: '2 hours' })],
     ['proxy_read_timeout', () => proxyReadTimeoutMs({ proxy_read_timeout: '0s' })],
+    [
+      'scaling_config.session_redis.command_timeout',
+      () => redisCommandTimeoutMs({ command_timeout: '2 seconds' }),
+    ],
   ])('a %s that skipped the schema is a usage error naming the field', (field, read) => {
     expect(read).toThrow(new RegExp(`^${field} ".*": expected a positive duration such as 30s`));
   });

@@ -8,7 +8,7 @@
 import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import { DEFAULTS } from './defaults.js';
-import type { ProxyMode, RemoteAuthConfig, RunConfig, Webhook } from './runconfig.js';
+import type { ProxyMode, RemoteAuthConfig, RunConfig, SessionRedis, Webhook } from './runconfig.js';
 
 /** Client paths of the two HTTP transports. */
 export const STREAMABLE_HTTP_PATH = '/mcp';
@@ -67,7 +67,7 @@ export function proxyReadTimeoutMs(config: Pick<RunConfig, 'proxy_read_timeout'>
   return durationMs('proxy_read_timeout', config.proxy_read_timeout, DEFAULTS.proxyReadTimeoutMs);
 }
 
-/** How long the proxy waits for an HTTP backend's answer (`upstream_timeout`, default 5m). */
+/** How long the proxy waits for a backend's answer, HTTP or stdio (`upstream_timeout`, default 5m). */
 export function upstreamTimeoutMs(config: Pick<RunConfig, 'upstream_timeout'>): number {
   return durationMs('upstream_timeout', config.upstream_timeout, DEFAULTS.upstreamTimeoutMs);
 }
@@ -80,4 +80,13 @@ export function remoteAuthTimeoutMs(auth: Pick<RemoteAuthConfig, 'timeout'> | un
 /** One webhook call's timeout (`timeout`, nanoseconds; absent or 0 means 10s). */
 export function webhookTimeoutMs(hook: Pick<Webhook, 'timeout'>): number {
   return hook.timeout ? hook.timeout / NS_PER_MS : DEFAULTS.webhookTimeoutMs;
+}
+
+/** How long one Redis command may take (`scaling_config.session_redis.command_timeout`, default 2s). */
+export function redisCommandTimeoutMs(redis: Pick<SessionRedis, 'command_timeout'>): number {
+  return durationMs(
+    'scaling_config.session_redis.command_timeout',
+    redis.command_timeout,
+    DEFAULTS.redisCommandTimeoutMs,
+  );
 }

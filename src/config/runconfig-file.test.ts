@@ -186,6 +186,10 @@ describe('RunConfig files', () => {
     [{ session_ttl: '0s' }, /field session_ttl: expected a positive duration/],
     [{ proxy_read_timeout: '30' }, /field proxy_read_timeout: expected a positive duration/],
     [
+      { scaling_config: { session_redis: { address: 'r:6379', command_timeout: '0s' } } },
+      /field scaling_config\.session_redis\.command_timeout: expected a positive duration/,
+    ],
+    [
       { remote_auth_config: { client_secret: 'S,target=oauth_secret', client_secret_file: '/s' } },
       /field remote_auth_config\.client_secret_file: cannot be set together with client_secret: give the secret or a file holding it, not both/,
     ],

@@ -218,6 +218,8 @@ export const sessionRedisSchema = z.strictObject({
       insecure_skip_verify: z.boolean().optional(),
     })
     .optional(),
+  /** Bound on one Redis command (Go duration); absent means derived.ts redisCommandTimeoutMs. */
+  command_timeout: goDuration.optional(),
 });
 export type SessionRedis = z.infer<typeof sessionRedisSchema>;
 
@@ -332,7 +334,7 @@ const runConfigFields = z.strictObject({
   max_request_body_size: z.number().int().positive().optional(),
   /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */
   proxy_read_timeout: goDuration.optional(),
-  /** How long a call to an HTTP backend may take (Go duration); absent means derived.ts upstreamTimeoutMs. */
+  /** How long a backend (HTTP or stdio) may take to answer (Go duration); default: derived.ts upstreamTimeoutMs. */
   upstream_timeout: goDuration.optional(),
   /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
   protocol_target: z.string().optional(),

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { errorMessage, runtimeError } from '../util/errors.js';
+import { withTimeout } from '../util/timeout.js';
 
 export interface ToolPin {
   /** The approved definition's hash. */
@@ -79,17 +80,20 @@ export class RedisPinStore implements PinStore {
   constructor(
     private readonly redis: PinRedis,
     private readonly key: string,
+    /** Bound on one command (`session_redis.command_timeout`): a frozen Redis fails, never hangs. */
+    private readonly timeoutMs: number,
   ) {}
 
   async load(): Promise<Pins> {
-    const text = await this.redis.get(this.key);
+    const text = await withTimeout(this.redis.get(this.key), this.timeoutMs, 'Redis');
     return text === null ? {} : ((JSON.parse(text) as { tools?: Pins }).tools ?? {});
   }
 
   async update(change: (pins: Pins) => void): Promise<void> {
     const pins = await this.load();
     change(pins);
-    await this.redis.set(this.key, JSON.stringify({ version: 1, tools: pins }));
+    const value = JSON.stringify({ version: 1, tools: pins });
+    await withTimeout(this.redis.set(this.key, value), this.timeoutMs, 'Redis');
   }
 }
 

@@ -35,7 +35,7 @@ import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
 import type { InboundAuth } from '../auth/inbound/authenticate.js';
 import { resolveInboundAuth } from '../auth/inbound/settings.js';
 import { SECRET_REF } from '../config/defaults.js';
-import { clientPath } from '../config/derived.js';
+import { clientPath, redisCommandTimeoutMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { ExchangeObserver } from '../mcp/exchange.js';
 import type { MessagePolicy } from '../mcp/policy.js';
@@ -227,6 +227,7 @@ async function loadRateLimit(config: RunConfig, logger: Logger) {
   const limit = createRateLimit(config, {
     eval: (script, keys, args) => client.eval(script, { keys, arguments: args }),
     prefix: `${redisConfig.key_prefix ?? 'moat:'}ratelimit:${config.name}:`,
+    timeoutMs: redisCommandTimeoutMs(redisConfig),
     close: async () => {
       if (client.isOpen) await client.close();
     },
@@ -246,7 +247,11 @@ async function loadPinning(config: RunConfig, logger: Logger) {
   if (redisConfig) {
     const { connectRedis } = await import('./sessions/redis.js');
     const client = await connectRedis(redisConfig, { logger });
-    store = new pinning.RedisPinStore(client, `${redisConfig.key_prefix ?? 'moat:'}pins:${config.name}`);
+    store = new pinning.RedisPinStore(
+      client,
+      `${redisConfig.key_prefix ?? 'moat:'}pins:${config.name}`,
+      redisCommandTimeoutMs(redisConfig),
+    );
     close = async () => {
       if (client.isOpen) await client.close();
     };

@@ -17,6 +17,8 @@ export interface SharedRedis {
   eval: EvalScript;
   /** Prefix for this workload's bucket keys. */
   prefix: string;
+  /** Bound on one Redis call. */
+  timeoutMs: number;
   close(): Promise<void>;
 }
 

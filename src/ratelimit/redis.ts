@@ -3,6 +3,7 @@
  * message's buckets atomically, on Redis's own clock (replicas' clocks never matter). Each
  * bucket is a hash {tokens, at} that expires once it would be full again.
  */
+import { withTimeout } from '../util/timeout.js';
 import type { BucketLimit, BucketStore, TakeResult } from './buckets.js';
 
 /** Runs a Lua script (the Redis client's EVAL); injected so this layer needs no Redis client. */
@@ -44,8 +45,8 @@ export interface RedisBucketsOptions {
   eval: EvalScript;
   /** Prefix of every bucket key. */
   prefix: string;
-  /** Bound on one script call; a Redis that does not answer in time is a failure (default 2 s). */
-  timeoutMs?: number;
+  /** Bound on one script call (`session_redis.command_timeout`); no answer in time is a store failure. */
+  timeoutMs: number;
   close?: () => Promise<void>;
 }
 
@@ -56,7 +57,7 @@ export class RedisBuckets implements BucketStore {
     const keys = limits.map((l) => this.options.prefix + l.key);
     const args = limits.flatMap((l) => [String(l.capacity), String(l.refillPerMs)]);
     const wait = Number(
-      await withTimeout(this.options.eval(TAKE_ALL, keys, args), this.options.timeoutMs ?? 2000),
+      await withTimeout(this.options.eval(TAKE_ALL, keys, args), this.options.timeoutMs, 'Redis'),
     );
     if (!Number.isFinite(wait)) throw new Error('the rate limit script answered something unexpected');
     return wait <= 0 ? { allowed: true } : { allowed: false, retryAfterMs: wait };
@@ -65,12 +66,4 @@ export class RedisBuckets implements BucketStore {
   async close(): Promise<void> {
     await this.options.close?.();
   }
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -13,6 +13,7 @@ import {
   int64,
   listMap,
   objectName,
+  positiveDuration,
   secretKeyRefSchema,
   stringMap,
   withRules,
@@ -159,6 +160,9 @@ export const sessionStorageSchema = withRules(
     tls: sessionStorageTlsSchema
       .optional()
       .describe('TLS to Redis; {} verifies against the system roots. Unset means plaintext.'),
+    commandTimeout: positiveDuration()
+      .optional()
+      .describe('Longest wait for one Redis command (sessions, rate limits, pins); unset is 2s.'),
   }),
   [
     {
@@ -172,6 +176,12 @@ export const sessionStorageSchema = withRules(
       message: "tls is allowed only when provider is 'redis'",
       fieldPath: '.tls',
       holds: (s) => s.provider === 'redis' || s.tls === undefined,
+    },
+    {
+      rule: "self.provider == 'redis' || !has(self.commandTimeout)",
+      message: "commandTimeout is allowed only when provider is 'redis'",
+      fieldPath: '.commandTimeout',
+      holds: (s) => s.provider === 'redis' || s.commandTimeout === undefined,
     },
     {
       rule: "self.provider == 'redis' || (!has(self.address) && !has(self.passwordRef) && !has(self.keyPrefix))",
@@ -296,6 +306,11 @@ export const mcpRemoteProxySpecSchema = withRules(
       .describe('Client-facing transport.'),
     trustProxyHeaders: z.boolean().default(false).describe('Trust X-Forwarded-Proto/Host/Port/Prefix.'),
     endpointPrefix: z.string().max(256).optional().describe('Path prefix prepended to SSE endpoint URLs.'),
+    upstreamTimeout: positiveDuration()
+      .optional()
+      .describe(
+        "Longest wait for the remote server's answer to a request, or a stream to open; unset is 5m.",
+      ),
     replicas: int32().min(0).optional().describe('Pod replicas; unset leaves the Deployment count alone.'),
     serviceAccount: objectName()
       .optional()

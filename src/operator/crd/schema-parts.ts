@@ -3,6 +3,7 @@
  * and the CRD's OpenAPI schema, so constraints are declared once (see crd-manifest.ts for the conversion).
  */
 import { z } from 'zod';
+import { isPositiveDuration } from '../../config/derived.js';
 
 /** An int32 field: zod's int32 bounds plus the `format` the API server expects. */
 export const int32 = () => z.int32().meta({ format: 'int32' });
@@ -33,6 +34,26 @@ export function withRules<S extends z.ZodType>(schema: S, rules: CelRule<z.outpu
         fieldPath ? { rule, message, fieldPath } : { rule, message },
       ),
     });
+}
+
+/**
+ * A positive Go duration ("30s", "5m", "1h30m"), as the RunConfig's duration fields take it: a
+ * pattern and a CEL rule for the API server, the same check for zod parsing.
+ */
+export function positiveDuration() {
+  return withRules(
+    z
+      .string()
+      .max(64)
+      .regex(/^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$/),
+    [
+      {
+        rule: "duration(self) > duration('0s')",
+        message: 'must be a positive duration such as 30s, 5m or 1h30m',
+        holds: isPositiveDuration,
+      },
+    ],
+  );
 }
 
 /**

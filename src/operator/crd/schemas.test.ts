@@ -60,6 +60,15 @@ describe('MCPRemoteProxy spec', () => {
       'sessionStorage.tls.insecureSkipVerify: caCertSecretRef and insecureSkipVerify: true cannot be combined',
     ],
     [
+      { sessionStorage: { provider: 'memory', commandTimeout: '1s' } },
+      "sessionStorage.commandTimeout: commandTimeout is allowed only when provider is 'redis'",
+    ],
+    [
+      { sessionStorage: { provider: 'redis', address: 'r', commandTimeout: '0ms' } },
+      'sessionStorage.commandTimeout: must be a positive duration such as 30s, 5m or 1h30m',
+    ],
+    [{ upstreamTimeout: '0s' }, 'upstreamTimeout: must be a positive duration such as 30s, 5m or 1h30m'],
+    [
       { authzConfig: { configMap: { name: 'a' } }, authzConfigRef: { name: 'b' } },
       'authzConfigRef: authzConfig and authzConfigRef are mutually exclusive',
     ],

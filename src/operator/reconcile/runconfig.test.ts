@@ -356,6 +356,11 @@ describe('buildRunConfig', () => {
       { session_redis: { address: 'redis:6379', db: 2, key_prefix: 'gh:' } },
     ],
     [
+      'redis with a command timeout',
+      { provider: 'redis' as const, address: 'redis:6379', commandTimeout: '500ms' },
+      { session_redis: { address: 'redis:6379', db: 0, command_timeout: '500ms' } },
+    ],
+    [
       'redis, TLS with a CA',
       {
         provider: 'redis' as const,
@@ -377,6 +382,14 @@ describe('buildRunConfig', () => {
   ])('session storage %s', (_name, sessionStorage, expected) => {
     const config = buildRunConfig(makeInputs({ remoteUrl: REMOTE, sessionStorage }));
     expect(config.scaling_config).toEqual(expected);
+  });
+});
+
+describe('upstream timeout', () => {
+  it('maps spec.upstreamTimeout to upstream_timeout; unset leaves the proxy default', () => {
+    const config = buildRunConfig(makeInputs({ remoteUrl: REMOTE, upstreamTimeout: '90s' }));
+    expect(config.upstream_timeout).toBe('90s');
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).upstream_timeout).toBeUndefined();
   });
 });
 

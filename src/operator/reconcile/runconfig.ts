@@ -34,6 +34,7 @@ export function buildRunConfig(inputs: ProxyInputs): RunConfig {
     ...(spec.groupRef ? { group: spec.groupRef.name } : {}),
     ...(spec.trustProxyHeaders ? { trust_proxy_headers: true } : {}),
     ...(spec.endpointPrefix ? { endpoint_prefix: spec.endpointPrefix } : {}),
+    ...(spec.upstreamTimeout ? { upstream_timeout: spec.upstreamTimeout } : {}),
     ...oidcSection(
       inputs.oidcConfig,
       spec.oidcConfigRef,
@@ -216,6 +217,7 @@ function sessionSection(inputs: ProxyInputs): Partial<RunConfigInput> {
         address: storage.address,
         db: storage.db,
         ...(storage.keyPrefix !== undefined ? { key_prefix: storage.keyPrefix } : {}),
+        ...(storage.commandTimeout ? { command_timeout: storage.commandTimeout } : {}),
         ...(tls
           ? {
               tls: {

@@ -8,15 +8,15 @@ import { isIP } from 'node:net';
 import { createClient } from '@redis/client';
 import type { Logger } from 'pino';
 import type { SessionRedis } from '../../config/runconfig.js';
+import { redisCommandTimeoutMs } from '../../config/derived.js';
 import { errorMessage, runtimeError, usageError } from '../../util/errors.js';
+import { withTimeout } from '../../util/timeout.js';
 import type { SessionRecord, SessionStore } from '../types.js';
 import { sessionIdTaken } from './memory.js';
 
 export const DEFAULT_KEY_PREFIX = 'moat:proxy:session:';
 export const PASSWORD_ENV = 'MOAT_SESSION_REDIS_PASSWORD';
 const FIELD = 'scaling_config.session_redis';
-/** A Redis that does not answer within this (frozen, overloaded) fails the request with 503. */
-export const REDIS_COMMAND_TIMEOUT_MS = 2000;
 
 /** Splits `host:port` / `[v6]:port` / `host` (port 6379). */
 export function parseRedisAddress(address: string): { host: string; port: number } {
@@ -114,37 +114,32 @@ export async function connectRedis(
   return client;
 }
 
-/**
- * Bounds a command: a stuck Redis must fail requests, not hang them. (The client's own command
- * timeout stops counting once a command is written, so a frozen server would hang it forever; the
- * late reply is still read in order by the client.)
- */
-function bounded<T>(command: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, rejectTimeout) => {
-    timer = setTimeout(
-      () => rejectTimeout(new Error(`no answer within ${REDIS_COMMAND_TIMEOUT_MS} ms`)),
-      REDIS_COMMAND_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class RedisSessionStore implements SessionStore {
   readonly #client: Client;
   readonly #prefix: string;
   readonly #ttlSeconds: number;
+  readonly #commandTimeoutMs: number;
 
-  private constructor(client: Client, prefix: string, ttlMs: number) {
+  private constructor(client: Client, config: SessionRedis, ttlMs: number) {
     this.#client = client;
-    this.#prefix = prefix;
+    this.#prefix = config.key_prefix ?? DEFAULT_KEY_PREFIX;
     this.#ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
+    this.#commandTimeoutMs = redisCommandTimeoutMs(config);
   }
 
   /** Connects (failing when Redis is unreachable, refuses the password or fails TLS) and returns the store. */
   static async connect(config: SessionRedis, options: RedisSessionStoreOptions): Promise<RedisSessionStore> {
     const client = await connectRedis(config, options);
-    return new RedisSessionStore(client, config.key_prefix ?? DEFAULT_KEY_PREFIX, options.ttlMs);
+    return new RedisSessionStore(client, config, options.ttlMs);
+  }
+
+  /**
+   * Bounds a command: a stuck Redis must fail requests (503), not hang them. (The client's own
+   * command timeout stops counting once a command is written, so a frozen server would hang it
+   * forever; the late reply is still read in order by the client.)
+   */
+  #bounded<T>(command: Promise<T>): Promise<T> {
+    return withTimeout(command, this.#commandTimeoutMs, 'Redis');
   }
 
   #key(id: string): string {
@@ -153,7 +148,7 @@ export class RedisSessionStore implements SessionStore {
 
   async create(record: SessionRecord): Promise<void> {
     // NX: atomic set-if-absent, so two replicas can never both own one id.
-    const stored = await bounded(
+    const stored = await this.#bounded(
       this.#client.set(this.#key(record.id), JSON.stringify(record), {
         condition: 'NX',
         expiration: { type: 'EX', value: this.#ttlSeconds },
@@ -163,7 +158,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const text = await bounded(this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds }));
+    const text = await this.#bounded(
+      this.#client.getEx(this.#key(id), { type: 'EX', value: this.#ttlSeconds }),
+    );
     if (text === null) return undefined;
     const record = JSON.parse(text) as SessionRecord;
     record.lastAccess = Date.now();
@@ -171,7 +168,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void> {
-    const text = await bounded(this.#client.get(this.#key(id)));
+    const text = await this.#bounded(this.#client.get(this.#key(id)));
     if (text === null) return;
     const record = JSON.parse(text) as SessionRecord;
     const merged: SessionRecord = {
@@ -181,7 +178,7 @@ export class RedisSessionStore implements SessionStore {
       metadata: { ...record.metadata, ...patch.metadata },
     };
     // XX: never resurrect a session deleted meanwhile.
-    await bounded(
+    await this.#bounded(
       this.#client.set(this.#key(id), JSON.stringify(merged), {
         condition: 'XX',
         expiration: { type: 'EX', value: this.#ttlSeconds },
@@ -190,15 +187,15 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async delete(id: string): Promise<void> {
-    await bounded(this.#client.del(this.#key(id)));
+    await this.#bounded(this.#client.del(this.#key(id)));
   }
 
   async problem(): Promise<string | undefined> {
     try {
-      await bounded(this.#client.ping());
+      await this.#bounded(this.#client.ping());
       return undefined;
     } catch (err) {
-      return `Redis is not answering (PING bound ${REDIS_COMMAND_TIMEOUT_MS} ms): ${errorMessage(err)}`;
+      return `Redis is not answering (PING bound ${this.#commandTimeoutMs} ms): ${errorMessage(err)}`;
     }
   }
 

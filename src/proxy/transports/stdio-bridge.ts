@@ -22,13 +22,10 @@ import { StdioUpstream } from './backend/stdio/attach.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
 export interface StdioBridgeOptions extends TransportOptions {
-  /** How long a request may wait for the server's answer (default 60 s; progress restarts it). */
-  requestTimeoutMs?: number;
   /** Re-attach policy when the server's pipes end (defaults: 250 ms doubling to 5 s, 10 tries). */
   reattach?: { initialBackoffMs?: number; maxBackoffMs?: number; maxAttempts?: number };
 }
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const HEALTH_CACHE_MS = 5000;
 const HEALTH_PING_TIMEOUT_MS = 5000;
 
@@ -57,7 +54,8 @@ export async function createStdioBridge(
   const mux: Multiplexer = new Multiplexer({
     send: (message) => upstream.send(message),
     policies: options.policies,
-    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    // The same bound as for HTTP backends (`upstream_timeout`); progress notifications restart it.
+    requestTimeoutMs: options.upstreamTimeoutMs,
     logger: log,
   });
   try {

@@ -185,6 +185,28 @@ const proxyRows: Row[] = [
     spec: proxy({ sessionStorage: { provider: 'memory', address: 'r:6379' } }),
     rejected: ['spec.sessionStorage', "allowed only when provider is 'redis'"],
   },
+  { name: 'redis commandTimeout', spec: redis({ commandTimeout: '500ms' }) },
+  {
+    name: 'redis commandTimeout 0s',
+    spec: redis({ commandTimeout: '0s' }),
+    rejected: ['spec.sessionStorage.commandTimeout', 'must be a positive duration'],
+  },
+  {
+    name: 'redis commandTimeout not a duration',
+    spec: redis({ commandTimeout: '2 seconds' }),
+    rejected: ['spec.sessionStorage.commandTimeout', 'should match'],
+  },
+  {
+    name: 'memory with commandTimeout',
+    spec: proxy({ sessionStorage: { provider: 'memory', commandTimeout: '1s' } }),
+    rejected: ['spec.sessionStorage.commandTimeout', "allowed only when provider is 'redis'"],
+  },
+  { name: 'upstreamTimeout', spec: proxy({ upstreamTimeout: '1m30s' }) },
+  {
+    name: 'upstreamTimeout 0s',
+    spec: proxy({ upstreamTimeout: '0s' }),
+    rejected: ['spec.upstreamTimeout', 'must be a positive duration'],
+  },
   {
     name: 'passwordRef without key',
     spec: redis({ passwordRef: { name: 's' } }),

@@ -45,5 +45,10 @@ export async function withDeadline<T>(
 
 /** The answer for a timed-out exchange: 504 with a JSON-RPC error. */
 export function timeoutRejection(timeout: UpstreamTimeout, id: JsonRpcId | null): ProxyRejection {
-  return reject(504, RPC.serverError, `Upstream timeout: ${timeout.message}`, { id });
+  return reject(504, RPC.serverError, upstreamTimeoutMessage(timeout.ms), { id });
+}
+
+/** The JSON-RPC error message of a timed-out exchange, the same for HTTP and stdio backends. */
+export function upstreamTimeoutMessage(ms: number): string {
+  return `Upstream timeout: ${new UpstreamTimeout(ms).message}`;
 }

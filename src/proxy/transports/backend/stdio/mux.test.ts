@@ -153,7 +153,9 @@ describe('Multiplexer', () => {
     const upstreamId = last().id;
     vi.advanceTimersByTime(1001);
     expect(sa.responses[0]?.status).toBe(504);
-    expect(sa.responses[0]?.response.error?.message).toMatch(/did not answer tools\/call within 1s/);
+    expect(sa.responses[0]?.response.error?.message).toBe(
+      'Upstream timeout: the MCP backend did not answer within 1000 ms (upstream timeout)',
+    );
     expect(last()).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
@@ -162,6 +164,22 @@ describe('Multiplexer', () => {
     // A late answer is dropped.
     mux.onUpstreamMessage({ jsonrpc: '2.0', id: upstreamId as number, result: {} });
     expect(sa.responses).toHaveLength(1);
+  });
+
+  it('bounds the health ping by its own timeout and drops it, whatever the request bound', async () => {
+    vi.useFakeTimers();
+    const { mux, last } = setup(60_000);
+    const outcome = mux.ping(500);
+    const pingId = last().id;
+    vi.advanceTimersByTime(501);
+    await expect(outcome).resolves.toEqual({
+      error: 'Upstream timeout: the MCP backend did not answer within 500 ms (upstream timeout)',
+    });
+    expect(last()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: pingId, reason: 'timeout' },
+    });
   });
 
   it('attributes a server request to the only session with an interactive request in flight', () => {

@@ -22,6 +22,7 @@
  *   for, and each session receives only log messages at or above its own level.
  */
 import type { Logger } from 'pino';
+import { upstreamTimeoutMessage } from '../http/deadline.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
@@ -86,6 +87,8 @@ interface PendingRequest {
   /** Key of the rewritten progress token and the client's own token. */
   progress?: { key: string; token: string | number };
   timer?: NodeJS.Timeout;
+  /** A bound of its own (the health ping); absent: the multiplexer's requestTimeoutMs. */
+  timeoutMs?: number;
   /** For the proxy's own requests (initialize, subscription bookkeeping). */
   internal?: (response: JsonRpcResponse) => void;
   /** Runs on the server's response before it is delivered (subscription bookkeeping). */
@@ -132,6 +135,7 @@ export interface MultiplexerOptions {
   /** Writes one message to the server; false when the server is unavailable. */
   send(message: JsonRpcMessage): boolean;
   policies: readonly MessagePolicy[];
+  /** How long a request may wait for the server's answer (`upstream_timeout`); progress restarts it. */
   requestTimeoutMs: number;
   logger: Logger;
 }
@@ -218,23 +222,13 @@ export class Multiplexer {
     return this.#init;
   }
 
-  /** Pings the server (the proxy's own request); resolves with the round trip in ms or an error text. */
+  /**
+   * Pings the server (the proxy's own request) with its own bound; resolves with the round trip
+   * in ms or an error text. A timed-out ping is dropped like any request, so none piles up.
+   */
   async ping(timeoutMs: number): Promise<{ ms: number } | { error: string }> {
     const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<JsonRpcResponse>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: RPC.serverError, message: 'no answer to ping' },
-          }),
-        timeoutMs,
-      );
-    });
-    const response = await Promise.race([this.#internalRequest('ping', {}), timeout]);
-    clearTimeout(timer);
+    const response = await this.#internalRequest('ping', {}, timeoutMs);
     return response.error ? { error: response.error.message } : { ms: Date.now() - started };
   }
 
@@ -254,13 +248,18 @@ export class Multiplexer {
     });
   }
 
-  #internalRequest(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse> {
+  #internalRequest(
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs?: number,
+  ): Promise<JsonRpcResponse> {
     return new Promise((resolve) => {
       const pending: PendingRequest = {
         upstreamId: this.#nextId++,
         request: { jsonrpc: '2.0', id: 0, method, params },
         internal: resolve,
         interactive: false,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       };
       this.#start(pending, { jsonrpc: '2.0', id: pending.upstreamId, method, params });
     });
@@ -642,14 +641,14 @@ export class Multiplexer {
   /** (Re)starts the request's timeout; progress notifications restart it. */
   #armTimer(pending: PendingRequest): void {
     clearTimeout(pending.timer);
-    pending.timer = setTimeout(() => this.#timeout(pending), this.#o.requestTimeoutMs);
+    pending.timer = setTimeout(() => this.#timeout(pending), this.#boundOf(pending));
     pending.timer.unref();
   }
 
+  /** The bound ran out: the request fails as on the HTTP path (504), and a late answer matches nothing. */
   #timeout(pending: PendingRequest): void {
     if (!this.#pending.has(pending.upstreamId)) return;
     this.#finish(pending);
-    const seconds = Math.round(this.#o.requestTimeoutMs / 1000);
     this.#o.send({
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
@@ -657,12 +656,13 @@ export class Multiplexer {
     });
     this.#fail(
       pending,
-      {
-        code: RPC.serverError,
-        message: `The MCP server did not answer ${pending.request.method} within ${seconds}s`,
-      },
+      { code: RPC.serverError, message: upstreamTimeoutMessage(this.#boundOf(pending)) },
       504,
     );
+  }
+
+  #boundOf(pending: PendingRequest): number {
+    return pending.timeoutMs ?? this.#o.requestTimeoutMs;
   }
 
   #fail(pending: PendingRequest, error: JsonRpcError, httpStatus: number): void {
