@@ -18,7 +18,9 @@ import {
   type RegistryServer,
   type RunPlan,
 } from '../registry/index.js';
+import type { RunConfig } from '../config/runconfig.js';
 import { isValidImageRef } from '../runtime/image-ref.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { openSecretsProvider, secretsChildEnv, userSecrets, type SecretsProvider } from '../secrets/index.js';
 import { isInteractive, promptHidden } from '../secrets/prompt.js';
 import { usageError } from '../util/errors.js';
@@ -36,12 +38,35 @@ export interface RegistryRunContext {
 export async function resolveRegistryTarget(parsed: ParsedRun, ctx: RegistryRunContext): Promise<ParsedRun> {
   const typed = parsed.target;
   if (typed === undefined || !mayBeRegistryName(typed)) return parsed;
-  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
-  if (userProblem)
-    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, ctx.io.stderr);
+  const servers = await serversForRun(ctx.io);
   const server = findServer(servers, typed);
   if (!server) return notInRegistry(parsed, typed, servers, ctx.io);
   return applyPlan(parsed, typed, server, ctx);
+}
+
+/**
+ * The provenance a saved RunConfig's registry entry gives its image (for `moat run
+ * --from-config`), looked up only when it will be checked; undefined when there is none.
+ */
+export async function provenanceOfSavedEntry(
+  config: RunConfig,
+  ctx: RegistryRunContext,
+): Promise<ImageProvenance | undefined> {
+  const name = config.registry_server_name;
+  if (name === undefined || config.remote_url || config.image_verification === 'disabled') return undefined;
+  const servers = await serversForRun(ctx.io);
+  const server = findServer(servers, name);
+  if (!server) return undefined;
+  const plan = planFor(server);
+  return plan.kind === 'image' ? plan.provenance : undefined;
+}
+
+/** The merged registry; one the user's registry cannot join is a warning, not a failure. */
+async function serversForRun(io: CliIO): Promise<RegistryServer[]> {
+  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
+  if (userProblem)
+    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, io.stderr);
+  return servers;
 }
 
 /** Not a registry name: an image reference runs as before; anything else gets the closest names. */
@@ -91,6 +116,7 @@ async function applyPlan(
     registry: {
       server: server.name,
       ...(plan.permissions !== undefined ? { permissions: plan.permissions } : {}),
+      ...(plan.provenance !== undefined ? { provenance: plan.provenance } : {}),
     },
     flags: {
       ...flags,

@@ -8,11 +8,14 @@ import type { PermissionProfile } from '../config/runconfig.js';
 import { usageError } from '../util/errors.js';
 import {
   moatSettings,
+  type MoatServerMeta,
   type RegistryArgument,
   type RegistryInput,
   type RegistryPackage,
   type RegistryServer,
 } from './schema.js';
+
+export type ImageProvenanceFields = NonNullable<MoatServerMeta['provenance']>;
 
 export type RegistryTransport = 'stdio' | 'streamable-http' | 'sse';
 
@@ -35,6 +38,8 @@ export interface RunPlan {
   /** The port of a package's http transport URL (`http://localhost:8080/mcp`). */
   targetPort?: number;
   permissions?: 'none' | 'network' | PermissionProfile;
+  /** An image's provenance from the entry, for --image-verification (only for kind `image`). */
+  provenance?: ImageProvenanceFields;
   /** Default server arguments, used when the user gives none after `--`. */
   args: string[];
   /** Required arguments without a default: the user has to give the arguments after `--`. */
@@ -56,9 +61,11 @@ export function planFor(server: RegistryServer): RunPlan {
   const pkg = packages.find((p) => (RUNNABLE as readonly string[]).includes(p.registryType));
   if (pkg) {
     const port = portOf(pkg.transport.url);
+    const image = pkg.registryType === 'oci';
     return {
       ...common,
-      kind: pkg.registryType === 'oci' ? 'image' : 'package',
+      kind: image ? 'image' : 'package',
+      ...(image && settings.provenance !== undefined ? { provenance: settings.provenance } : {}),
       target: packageTarget(pkg),
       transport: pkg.transport.type,
       ...(port !== undefined ? { targetPort: port } : {}),

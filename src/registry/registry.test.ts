@@ -202,6 +202,34 @@ describe('run plans', () => {
     expect(remote.headers).toEqual([{ name: 'X-Key', required: true, secret: true }]);
   });
 
+  it("gives an oci package the entry's provenance, and no other package type", () => {
+    const provenance = {
+      repository_uri: 'https://github.com/acme/weather',
+      cert_issuer: 'https://token.actions.githubusercontent.com',
+    };
+    const withProvenance = (registryType: string, identifier: string): RegistryServer =>
+      server('io.x/p', {
+        packages: [{ registryType, identifier, transport: { type: 'stdio' } }],
+        _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance } } },
+      });
+    expect(planFor(withProvenance('oci', 'ghcr.io/acme/weather:1.0')).provenance).toEqual(provenance);
+    expect(planFor(withProvenance('npm', '@acme/weather')).provenance).toBeUndefined();
+  });
+
+  it('names a provenance field it does not know', () => {
+    const doc = {
+      servers: [
+        {
+          ...server('io.x/p'),
+          _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance: { signer: 'x' } } } },
+        },
+      ],
+    };
+    expect(usageMessage(() => parseRegistryDocument(doc, 'r.json'))).toContain(
+      `servers[0]._meta.${PUBLISHER_META}.${MOAT_META}.provenance`,
+    );
+  });
+
   it('names what it cannot run', () => {
     const nuget = server('io.x/n', {
       packages: [{ registryType: 'nuget', identifier: 'N', transport: { type: 'stdio' } }],

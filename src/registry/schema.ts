@@ -53,11 +53,27 @@ const remote = z.looseObject({
   headers: z.array(keyValueInput).optional(),
 });
 
+/**
+ * Where an oci package's image comes from, checked by --image-verification against the image's
+ * Sigstore signature. ToolHive's `provenance` object with its field names; server.json has no
+ * standard place for it.
+ */
+const provenanceSchema = z.strictObject({
+  sigstore_url: z.string().min(1).optional(),
+  repository_uri: z.string().min(1).optional(),
+  repository_ref: z.string().min(1).optional(),
+  signer_identity: z.string().min(1).optional(),
+  runner_environment: z.string().min(1).optional(),
+  cert_issuer: z.string().min(1).optional(),
+});
+
 /** Moat's extension: `_meta["io.modelcontextprotocol.registry/publisher-provided"]["dev.moat"]`. */
 const moatMetaSchema = z.strictObject({
   tags: z.array(z.string().min(1)).optional(),
   /** A built-in profile name (none, network) or a profile, the default for --permission-profile. */
   permissions: z.union([z.enum(['none', 'network']), permissionProfileSchema]).optional(),
+  /** The oci package's provenance (ignored for other package types, which Moat builds itself). */
+  provenance: provenanceSchema.optional(),
 });
 
 export const serverSchema = z.looseObject({
