@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkImageVerification, type VerificationMode } from '../../../src/runtime/verify/policy.js';
 import type { ImageProvenance } from '../../../src/runtime/verify/provenance.js';
-import { GITHUB_IDENTITY, LocalSigstore, simpleSigningPayload } from '../../support/local-sigstore.js';
+import {
+  GITHUB_IDENTITY,
+  GITHUB_PROVENANCE,
+  LocalSigstore,
+  simpleSigningPayload,
+  tamperedSignature,
+} from '../../support/local-sigstore.js';
 import { OciRegistry } from '../../support/oci-registry.js';
 import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
@@ -30,14 +36,7 @@ const ref: Record<'signed' | 'unsigned' | 'tampered' | 'copied' | 'foreign' | 'u
   untrusted: '',
 };
 
-const PROVENANCE: ImageProvenance = {
-  sigstore_url: 'tuf-repo-cdn.sigstore.dev',
-  repository_uri: GITHUB_IDENTITY.repositoryUri,
-  repository_ref: GITHUB_IDENTITY.repositoryRef,
-  signer_identity: '/.github/workflows/release.yml',
-  runner_environment: GITHUB_IDENTITY.runnerEnvironment,
-  cert_issuer: GITHUB_IDENTITY.issuer,
-};
+const PROVENANCE = GITHUB_PROVENANCE;
 
 /** A tiny distinct image (one file FROM scratch), pushed as `<REPO>:<tag>`. */
 async function pushTinyImage(tag: string): Promise<{ ref: string; digest: string }> {
@@ -72,10 +71,9 @@ beforeAll(async () => {
 
   // Signed, then the payload altered (a different docker-reference) with the old signature kept.
   const tampered = await pushTinyImage('tampered');
-  const payload = simpleSigningPayload(`${registry.host}/${REPO}`, tampered.digest);
-  const annotations = sigstore.signPayload(payload, GITHUB_IDENTITY);
-  const altered = simpleSigningPayload(`${registry.host}/evil/other`, tampered.digest);
-  await registry.pushSignatures(REPO, tampered.digest, [{ payload: altered, annotations }]);
+  await registry.pushSignatures(REPO, tampered.digest, [
+    tamperedSignature(sigstore, `${registry.host}/${REPO}`, tampered.digest),
+  ]);
   ref.tampered = tampered.ref;
 
   // A valid signature for the signed image, copied next to another image.
