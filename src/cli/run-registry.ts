@@ -12,6 +12,8 @@ import {
   closestNames,
   findServer,
   loadServers,
+  fillPlaceholders,
+  placeholdersIn,
   planFor,
   shortName,
   type DeclaredInput,
@@ -104,15 +106,16 @@ async function applyPlan(
     );
   }
   const inputs = new Inputs(server, ctx);
+  const filled = await filledPlan(plan, userArgs, inputs, flags.env);
   const envFromFile = flags.envFile !== undefined || flags.envFileDir !== undefined;
-  const env = await inputs.environment(plan, flags.env, flags.secret, envFromFile);
-  const headers = await inputs.headers(plan, flags.remoteForwardHeaders, flags.remoteForwardHeadersSecret);
+  const env = await inputs.environment(filled, flags.env, flags.secret, envFromFile);
+  const headers = await inputs.headers(filled, flags.remoteForwardHeaders, flags.remoteForwardHeadersSecret);
   await inputs.finish();
   const http = (flags.transport ?? plan.transport) !== 'stdio';
   return {
     ...parsed,
     target: plan.target,
-    serverArgs: userArgs ? parsed.serverArgs : plan.args,
+    serverArgs: userArgs ? parsed.serverArgs : filled.args,
     registry: {
       server: server.name,
       ...(plan.permissions !== undefined ? { permissions: plan.permissions } : {}),
@@ -130,6 +133,38 @@ async function applyPlan(
       remoteForwardHeaders: [...flags.remoteForwardHeaders, ...headers.plain],
       remoteForwardHeadersSecret: [...flags.remoteForwardHeadersSecret, ...headers.secretRefs],
     },
+  };
+}
+
+/**
+ * The plan with the `{name}` placeholders of its arguments (unless the user gave their own),
+ * environment values and header values filled from the entry's variables.
+ */
+async function filledPlan(
+  plan: RunPlan,
+  userArgs: boolean,
+  inputs: Inputs,
+  given: readonly string[],
+): Promise<RunPlan> {
+  const args = userArgs ? [] : plan.args;
+  const templates = [...args, ...[...plan.env, ...plan.headers].map((i) => i.value ?? '')];
+  const used = new Set(templates.flatMap(placeholdersIn));
+  const values = await inputs.variables(
+    plan.variables.filter((v) => used.has(v.name)),
+    given,
+  );
+  const where = `registry server ${plan.server}`;
+  const fill = (items: DeclaredInput[], what: string): DeclaredInput[] =>
+    items.map((i) =>
+      i.value === undefined
+        ? i
+        : { ...i, value: fillPlaceholders(i.value, values, `${where}, ${what} ${i.name}`) },
+    );
+  return {
+    ...plan,
+    args: args.map((a) => fillPlaceholders(a, values, `${where}, argument ${a}`)),
+    env: fill(plan.env, 'environment variable'),
+    headers: fill(plan.headers, 'header'),
   };
 }
 
@@ -175,6 +210,32 @@ class Inputs {
       }
     }
     return { plain, secretRefs };
+  }
+
+  /**
+   * Values of placeholder variables: given as `--env NAME=…`, the entry's value or default,
+   * asked for on a terminal when required, else empty. A secret one is refused: its value would
+   * end up in the saved command line or settings.
+   */
+  async variables(
+    variables: readonly DeclaredInput[],
+    given: readonly string[],
+  ): Promise<Map<string, string>> {
+    const givenValues = new Map(given.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
+    const values = new Map<string, string>();
+    for (const variable of variables) {
+      if (variable.secret)
+        throw usageError(
+          `${this.server.name} declares the placeholder variable ${variable.name} as secret; moat does not put ` +
+            'secret values into arguments or saved settings (declare the environment variable or header itself as isSecret)',
+        );
+      const value =
+        givenValues.get(variable.name) ??
+        variable.value ??
+        (variable.required ? await this.ask(variable, `--env ${variable.name}=…`, 'value') : '');
+      values.set(variable.name, value);
+    }
+    return values;
   }
 
   async headers(

@@ -15,13 +15,22 @@ import { usageError } from '../util/errors.js';
 export const PUBLISHER_META = 'io.modelcontextprotocol.registry/publisher-provided';
 export const MOAT_META = 'dev.moat';
 
-const input = {
+const plainInput = {
   description: z.string().optional(),
   isRequired: z.boolean().optional(),
   isSecret: z.boolean().optional(),
   default: z.string().optional(),
   value: z.string().optional(),
   choices: z.array(z.string()).optional(),
+};
+
+/** A `{name}` placeholder's value is declared in `variables` (server.json's InputWithVariables). */
+const variableName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name (letters, digits, _)');
+const input = {
+  ...plainInput,
+  variables: z.record(variableName, z.looseObject(plainInput)).optional(),
 };
 
 const keyValueInput = z.looseObject({ name: z.string().min(1), ...input });
@@ -100,6 +109,7 @@ export type RegistryPackage = z.infer<typeof pkg>;
 export type RegistryRemote = z.infer<typeof remote>;
 export type RegistryArgument = z.infer<typeof argument>;
 export type RegistryInput = z.infer<typeof keyValueInput>;
+export type RegistryVariables = NonNullable<RegistryInput['variables']>;
 export type MoatServerMeta = z.infer<typeof moatMetaSchema>;
 
 /**
