@@ -232,7 +232,9 @@ class Inputs {
       const value =
         givenValues.get(variable.name) ??
         variable.value ??
-        (variable.required ? await this.ask(variable, `--env ${variable.name}=…`, 'value') : '');
+        (variable.required
+          ? await this.ask(variable, `--env ${variable.name}=…`, 'placeholder variable')
+          : '');
       values.set(variable.name, value);
     }
     return values;
