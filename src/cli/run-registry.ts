@@ -3,9 +3,10 @@
  * registry. A hit becomes what the entry describes (an image, an npx:// or uvx:// build, or a
  * remote URL) with its settings as defaults the flags override: transport, target port,
  * permission profile, server arguments (unless given after `--`), environment defaults, and
- * remote headers. A required variable or header the user did not give is asked for on a
- * terminal (a secret without echo, then kept in the secrets manager so the next run does not
- * ask); without a terminal it is a one-line error naming the flag that sets it.
+ * remote headers, with `{name}` placeholders filled from the entry's variables, and the image's
+ * provenance for --image-verification. A required variable or header the user did not give is
+ * asked for on a terminal (a secret without echo, then kept in the secrets manager so the next
+ * run does not ask); without a terminal it is a one-line error naming the flag that sets it.
  */
 import { createInterface } from 'node:readline/promises';
 import {

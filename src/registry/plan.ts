@@ -1,7 +1,9 @@
 /**
  * What running a registry entry means, as plain data the CLI turns into flags: the target (an
  * image, an npx:// or uvx:// package, or a remote URL), its transport, target port, permission
- * profile, default server arguments, and the environment variables or headers it declares.
+ * profile, default server arguments, the environment variables or headers it declares (values
+ * may hold `{name}` placeholders, filled by the CLI from the declared variables), and an image's
+ * provenance.
  * A package is preferred over a remote (it runs locally, under Moat's isolation).
  */
 import type { PermissionProfile } from '../config/runconfig.js';
