@@ -110,6 +110,9 @@ afterAll(async () => {
 
 describe('moat run <registry name> --image-verification enabled', { timeout: 300_000 }, () => {
   it('runs the signed image pinned to its digest; --from-config verifies it again from its entry', async () => {
+    expect(await moatOk(home, ['registry', 'info', 'signed'])).toContain(
+      `Provenance:  sigstore_url=tuf-repo-cdn.sigstore.dev, repository_uri=${GITHUB_IDENTITY.repositoryUri},`,
+    );
     const name = uniqueName('signed');
     const stdout = await moatOk(
       home,
