@@ -9,6 +9,16 @@ function server(name: string, extra: Partial<RegistryServer> = {}): RegistryServ
   return { name, description: `${name} server`, ...extra };
 }
 
+/** A server with one stdio package. */
+function withPackage(
+  name: string,
+  registryType: string,
+  identifier: string,
+  extra: object = {},
+): RegistryServer {
+  return server(name, { packages: [{ registryType, identifier, transport: { type: 'stdio' }, ...extra }] });
+}
+
 function usageMessage(fn: () => unknown): string {
   try {
     fn();
@@ -207,11 +217,10 @@ describe('run plans', () => {
       repository_uri: 'https://github.com/acme/weather',
       cert_issuer: 'https://token.actions.githubusercontent.com',
     };
-    const withProvenance = (registryType: string, identifier: string): RegistryServer =>
-      server('io.x/p', {
-        packages: [{ registryType, identifier, transport: { type: 'stdio' } }],
-        _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance } } },
-      });
+    const withProvenance = (registryType: string, identifier: string): RegistryServer => ({
+      ...withPackage('io.x/p', registryType, identifier),
+      _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance } } },
+    });
     expect(planFor(withProvenance('oci', 'ghcr.io/acme/weather:1.0')).provenance).toEqual(provenance);
     expect(planFor(withProvenance('npm', '@acme/weather')).provenance).toBeUndefined();
   });
@@ -232,24 +241,12 @@ describe('run plans', () => {
 
   it("maps an oci package's -e/--env runtime arguments to environment variables and skips -i/--rm", () => {
     const plan = planFor(
-      server('io.x/o', {
-        packages: [
-          {
-            registryType: 'oci',
-            identifier: 'ghcr.io/x/o:1',
-            transport: { type: 'stdio' },
-            runtimeArguments: [
-              { type: 'positional', value: '-i' },
-              { type: 'named', name: '--rm' },
-              {
-                type: 'named',
-                name: '-e',
-                value: 'REGION={region}',
-                variables: { region: { default: 'eu' } },
-              },
-              { type: 'named', name: '--env', value: 'MODE=a=b', isRequired: true },
-            ],
-          },
+      withPackage('io.x/o', 'oci', 'ghcr.io/x/o:1', {
+        runtimeArguments: [
+          { type: 'positional', value: '-i' },
+          { type: 'named', name: '--rm' },
+          { type: 'named', name: '-e', value: 'REGION={region}', variables: { region: { default: 'eu' } } },
+          { type: 'named', name: '--env', value: 'MODE=a=b', isRequired: true },
         ],
       }),
     );
@@ -261,15 +258,8 @@ describe('run plans', () => {
   });
 
   it('refuses an oci runtime argument it cannot map safely, naming the entry and the argument', () => {
-    const mount = server('io.x/m', {
-      packages: [
-        {
-          registryType: 'oci',
-          identifier: 'ghcr.io/x/m:1',
-          transport: { type: 'stdio' },
-          runtimeArguments: [{ type: 'named', name: '--mount', value: 'type=bind,src=/,dst=/host' }],
-        },
-      ],
+    const mount = withPackage('io.x/m', 'oci', 'ghcr.io/x/m:1', {
+      runtimeArguments: [{ type: 'named', name: '--mount', value: 'type=bind,src=/,dst=/host' }],
     });
     expect(usageMessage(() => planFor(mount))).toMatch(
       /^registry server io\.x\/m: the runtime argument "--mount" "type=bind,src=\/,dst=\/host" cannot be applied; moat maps only -e\/--env NAME=VALUE/,
@@ -278,22 +268,15 @@ describe('run plans', () => {
 
   it('collects the variables of argument and header placeholders; an undeclared one is an error', () => {
     const args = planFor(
-      server('io.x/a', {
-        packages: [
+      withPackage('io.x/a', 'npm', 'a', {
+        packageArguments: [
           {
-            registryType: 'npm',
-            identifier: 'a',
-            transport: { type: 'stdio' },
-            packageArguments: [
-              {
-                type: 'named',
-                name: '--root',
-                value: '{home}/data',
-                variables: { home: { isRequired: true, description: 'home directory' } },
-              },
-              { type: 'named', name: '--unused', variables: { never: {} } },
-            ],
+            type: 'named',
+            name: '--root',
+            value: '{home}/data',
+            variables: { home: { isRequired: true, description: 'home directory' } },
           },
+          { type: 'named', name: '--unused', variables: { never: {} } },
         ],
       }),
     );
