@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ImageProvenance } from '../../src/runtime/verify/provenance.js';
+import { OciRegistry } from './oci-registry.js';
 
 export interface SignerIdentity {
   /** Certificate SAN (URI), e.g. the workflow URL with `@ref`. */
@@ -234,4 +235,46 @@ export function tamperedSignature(
   const annotations = by.signPayload(simpleSigningPayload(repository, digest), GITHUB_IDENTITY);
   const host = repository.split('/')[0] ?? repository;
   return { payload: simpleSigningPayload(`${host}/evil/other`, digest), annotations };
+}
+
+/**
+ * What the signing tests share: a loopback OCI registry, a local Sigstore, and a work directory
+ * holding its trusted_root.json (`trustEnv` points Moat at it).
+ */
+export class SigningFixture {
+  private constructor(
+    readonly work: string,
+    readonly registry: OciRegistry,
+    readonly sigstore: LocalSigstore,
+    readonly trustEnv: NodeJS.ProcessEnv,
+  ) {}
+
+  static async start(prefix: string): Promise<SigningFixture> {
+    const work = mkdtempSync(join(tmpdir(), prefix));
+    const sigstore = new LocalSigstore();
+    const rootFile = join(work, 'trusted_root.json');
+    writeFileSync(rootFile, JSON.stringify(sigstore.trustedRoot()));
+    return new SigningFixture(work, await OciRegistry.start(), sigstore, {
+      MOAT_SIGSTORE_TRUSTED_ROOT: rootFile,
+    });
+  }
+
+  /** Signs `<registry>/<repository>` at `digest` as `identity` and pushes the signature. */
+  async sign(
+    repository: string,
+    digest: string,
+    identity = GITHUB_IDENTITY,
+    by: LocalSigstore = this.sigstore,
+  ): Promise<void> {
+    const payload = simpleSigningPayload(`${this.registry.host}/${repository}`, digest);
+    await this.registry.pushSignatures(repository, digest, [
+      { payload, annotations: by.signPayload(payload, identity) },
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    await this.registry.stop();
+    this.sigstore.cleanup();
+    rmSync(this.work, { recursive: true, force: true });
+  }
 }

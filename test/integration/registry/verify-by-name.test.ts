@@ -10,27 +10,22 @@
  * without `--tls-verify=false`; the images are pulled into Podman beforehand by digest, so
  * `moat run` finds the verified digest locally (verification itself reads the registry).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
 import {
   GITHUB_IDENTITY,
   GITHUB_PROVENANCE,
-  LocalSigstore,
-  simpleSigningPayload,
+  SigningFixture,
   tamperedSignature,
 } from '../../support/local-sigstore.js';
 import { callTool, moat, moatOk, printedUrl, testMoatHome, workload } from '../../support/moat-cli.js';
-import { OciRegistry } from '../../support/oci-registry.js';
 import { podmanCli, uniqueName } from '../../support/podman.js';
 
 const REPO = 'acme/weather-mcp';
 const home = testMoatHome();
-let registry: OciRegistry;
-let sigstore: LocalSigstore;
-let work: string;
+let fx: SigningFixture;
 let trustEnv: NodeJS.ProcessEnv;
 const localImages: string[] = [];
 const pushed: Record<'signed' | 'unsigned' | 'tampered', { ref: string; digest: string }> = {
@@ -43,14 +38,14 @@ const PROVENANCE = GITHUB_PROVENANCE;
 
 /** The test MCP server image with a distinct label (so a distinct digest), pushed as `<REPO>:<tag>`. */
 async function pushVariant(base: string, tag: string): Promise<{ ref: string; digest: string }> {
-  const dir = mkdtempSync(join(work, `${tag}-`));
+  const dir = mkdtempSync(join(fx.work, `${tag}-`));
   writeFileSync(join(dir, 'Containerfile'), `FROM ${base}\nLABEL moat.test.variant="${uniqueName(tag)}"\n`);
   const local = `localhost/moat-registry-verify:${tag}-${uniqueName('t')}`;
   await podmanCli(['build', '-q', '-t', local, dir]);
   localImages.push(local);
-  const ref = await registry.pushImage(local, REPO, tag);
-  const digest = await registry.digestOf(REPO, tag);
-  await podmanCli(['pull', '-q', '--tls-verify=false', `${registry.host}/${REPO}@${digest}`]);
+  const ref = await fx.registry.pushImage(local, REPO, tag);
+  const digest = await fx.registry.digestOf(REPO, tag);
+  await podmanCli(['pull', '-q', '--tls-verify=false', `${fx.registry.host}/${REPO}@${digest}`]);
   return { ref, digest };
 }
 
@@ -68,30 +63,23 @@ function registryEntry(variant: keyof typeof pushed): unknown {
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'moat-registry-verify-'));
-  registry = await OciRegistry.start();
-  sigstore = new LocalSigstore();
-  const rootFile = join(work, 'trusted_root.json');
-  writeFileSync(rootFile, JSON.stringify(sigstore.trustedRoot()));
-  trustEnv = { MOAT_SIGSTORE_TRUSTED_ROOT: rootFile };
+  fx = await SigningFixture.start('moat-registry-verify-');
+  trustEnv = fx.trustEnv;
   const base = await testServerImage('stdio-server');
-  const repository = `${registry.host}/${REPO}`;
+  const repository = `${fx.registry.host}/${REPO}`;
 
   pushed.signed = await pushVariant(base, 'signed');
-  const payload = simpleSigningPayload(repository, pushed.signed.digest);
-  await registry.pushSignatures(REPO, pushed.signed.digest, [
-    { payload, annotations: sigstore.signPayload(payload, GITHUB_IDENTITY) },
-  ]);
+  await fx.sign(REPO, pushed.signed.digest);
 
   pushed.unsigned = await pushVariant(base, 'unsigned');
 
   // Signed, then the payload altered (another docker-reference) with the old signature kept.
   pushed.tampered = await pushVariant(base, 'tampered');
-  await registry.pushSignatures(REPO, pushed.tampered.digest, [
-    tamperedSignature(sigstore, repository, pushed.tampered.digest),
+  await fx.registry.pushSignatures(REPO, pushed.tampered.digest, [
+    tamperedSignature(fx.sigstore, repository, pushed.tampered.digest),
   ]);
 
-  const registryFile = join(work, 'registry.json');
+  const registryFile = join(fx.work, 'registry.json');
   writeFileSync(
     registryFile,
     JSON.stringify({ servers: (['signed', 'unsigned', 'tampered'] as const).map(registryEntry) }),
@@ -100,12 +88,10 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await registry?.stop();
-  sigstore?.cleanup();
-  const pulled = Object.values(pushed).map((p) => `${registry?.host}/${REPO}@${p.digest}`);
+  const pulled = Object.values(pushed).map((p) => `${fx?.registry.host}/${REPO}@${p.digest}`);
   for (const image of [...localImages, ...pulled])
     await podmanCli(['rmi', '-f', image]).catch(() => undefined);
-  rmSync(work, { recursive: true, force: true });
+  await fx?.stop();
 });
 
 describe('moat run <registry name> --image-verification enabled', { timeout: 300_000 }, () => {
@@ -120,11 +106,11 @@ describe('moat run <registry name> --image-verification enabled', { timeout: 300
       trustEnv,
     );
     expect(await callTool(printedUrl(stdout), 'echo', { text: 'verified by name' })).toBe('verified by name');
-    const file = join(work, `${name}.json`);
+    const file = join(fx.work, `${name}.json`);
     await moatOk(home, ['export', name, file]);
     const saved = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     expect(saved).toMatchObject({
-      image: `${registry.host}/${REPO}@${pushed.signed.digest}`,
+      image: `${fx.registry.host}/${REPO}@${pushed.signed.digest}`,
       registry_server_name: 'io.moat-test/signed',
       image_verification: 'enabled',
     });
@@ -137,7 +123,7 @@ describe('moat run <registry name> --image-verification enabled', { timeout: 300
 
     // Without the trusted root the same file is refused: the entry's provenance was checked.
     const untrusted = await moat(home, ['run', '--from-config', file, '--name', uniqueName('noroot')], {
-      MOAT_SIGSTORE_TRUSTED_ROOT: join(work, 'missing.json'),
+      MOAT_SIGSTORE_TRUSTED_ROOT: join(fx.work, 'missing.json'),
     });
     expect(untrusted.code).toBe(1);
     expect(untrusted.stderr).toContain(
