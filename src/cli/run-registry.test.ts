@@ -144,6 +144,24 @@ describe('moat run <registry name>', () => {
               },
             },
             {
+              name: 'io.acme/leaky',
+              description: 'a secret on the command line',
+              packages: [
+                {
+                  registryType: 'npm',
+                  identifier: 'leaky',
+                  transport: { type: 'stdio' },
+                  packageArguments: [
+                    {
+                      type: 'positional',
+                      value: '--password={password}',
+                      variables: { password: { isSecret: true, isRequired: true } },
+                    },
+                  ],
+                },
+              ],
+            },
+            {
               name: 'io.acme/hosted',
               description: 'hosted',
               remotes: [
@@ -185,9 +203,17 @@ describe('moat run <registry name>', () => {
       expect((await resolved(['weather', '--', '--city', 'Oslo'])).serverArgs).toEqual(['--city', 'Oslo']);
     });
 
-    it('refuses a secret placeholder variable rather than saving its value', async () => {
+    it('makes a header with a secret variable a secret header; refuses a secret variable in an argument', async () => {
       await expect(resolved(['hosted'])).rejects.toThrow(
-        'io.acme/hosted declares the placeholder variable token as secret; moat does not put secret values',
+        'io.acme/hosted needs the secret header Authorization: give it with ' +
+          '--remote-forward-headers-secret Authorization=hosted-authorization, or store it once with ' +
+          'moat secret set hosted-authorization',
+      );
+      const given = await resolved(['--remote-forward-headers-secret', 'Authorization=mine', 'hosted']);
+      expect(given.flags.remoteForwardHeadersSecret).toEqual(['Authorization=mine']);
+      expect(given.flags.remoteForwardHeaders).toEqual([]);
+      await expect(resolved(['leaky'])).rejects.toThrow(
+        'io.acme/leaky declares the placeholder variable password as secret; moat does not put secret values',
       );
     });
   });

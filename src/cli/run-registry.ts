@@ -107,10 +107,15 @@ async function applyPlan(
     );
   }
   const inputs = new Inputs(server, ctx);
-  const filled = await filledPlan(plan, userArgs, inputs, flags.env);
+  const { plan: filled, composers } = await filledPlan(plan, userArgs, inputs, flags.env);
   const envFromFile = flags.envFile !== undefined || flags.envFileDir !== undefined;
   const env = await inputs.environment(filled, flags.env, flags.secret, envFromFile);
-  const headers = await inputs.headers(filled, flags.remoteForwardHeaders, flags.remoteForwardHeadersSecret);
+  const headers = await inputs.headers(
+    filled,
+    flags.remoteForwardHeaders,
+    flags.remoteForwardHeadersSecret,
+    composers,
+  );
   await inputs.finish();
   const http = (flags.transport ?? plan.transport) !== 'stdio';
   return {
@@ -137,35 +142,63 @@ async function applyPlan(
   };
 }
 
+/** A header whose value holds a secret variable: the whole value is kept as a secret. */
+type SecretHeaderValues = Map<string, (typed: string) => string>;
+
 /**
  * The plan with the `{name}` placeholders of its arguments (unless the user gave their own),
- * environment values and header values filled from the entry's variables.
+ * environment values and header values filled from the entry's variables. A header with a
+ * secret variable (`Bearer {token}`) becomes a required secret header; `composers` fills its
+ * value once the secret is typed.
  */
 async function filledPlan(
   plan: RunPlan,
   userArgs: boolean,
   inputs: Inputs,
   given: readonly string[],
-): Promise<RunPlan> {
+): Promise<{ plan: RunPlan; composers: SecretHeaderValues }> {
   const args = userArgs ? [] : plan.args;
-  const templates = [...args, ...[...plan.env, ...plan.headers].map((i) => i.value ?? '')];
-  const used = new Set(templates.flatMap(placeholdersIn));
+  const secretVariable = (header: DeclaredInput): DeclaredInput | undefined =>
+    plan.variables.find((v) => v.secret && placeholdersIn(header.value ?? '').includes(v.name));
+  // A secret variable is asked for with its header (below); in an argument or env value it is refused.
+  const inArgsOrEnv = new Set([...args, ...plan.env.map((i) => i.value ?? '')].flatMap(placeholdersIn));
+  const inHeaders = new Set(plan.headers.flatMap((h) => placeholdersIn(h.value ?? '')));
   const values = await inputs.variables(
-    plan.variables.filter((v) => used.has(v.name)),
+    plan.variables.filter((v) => inArgsOrEnv.has(v.name) || (inHeaders.has(v.name) && !v.secret)),
     given,
   );
   const where = `registry server ${plan.server}`;
-  const fill = (items: DeclaredInput[], what: string): DeclaredInput[] =>
-    items.map((i) =>
-      i.value === undefined
-        ? i
-        : { ...i, value: fillPlaceholders(i.value, values, `${where}, ${what} ${i.name}`) },
+  const fillOne = (i: DeclaredInput, what: string): DeclaredInput =>
+    i.value === undefined
+      ? i
+      : { ...i, value: fillPlaceholders(i.value, values, `${where}, ${what} ${i.name}`) };
+  const composers: SecretHeaderValues = new Map();
+  const headers = plan.headers.map((header) => {
+    const variable = secretVariable(header);
+    if (!variable || header.value === undefined) return fillOne(header, 'header');
+    const template = header.value;
+    composers.set(header.name, (typed) =>
+      fillPlaceholders(
+        template,
+        new Map([...values, [variable.name, typed]]),
+        `${where}, header ${header.name}`,
+      ),
     );
+    return {
+      name: header.name,
+      description: `the value of {${variable.name}} in ${JSON.stringify(template)}${variable.description ? `: ${variable.description}` : ''}`,
+      required: true,
+      secret: true,
+    };
+  });
   return {
-    ...plan,
-    args: args.map((a) => fillPlaceholders(a, values, `${where}, argument ${a}`)),
-    env: fill(plan.env, 'environment variable'),
-    headers: fill(plan.headers, 'header'),
+    plan: {
+      ...plan,
+      args: args.map((a) => fillPlaceholders(a, values, `${where}, argument ${a}`)),
+      env: plan.env.map((e) => fillOne(e, 'environment variable')),
+      headers,
+    },
+    composers,
   };
 }
 
@@ -215,8 +248,8 @@ class Inputs {
 
   /**
    * Values of placeholder variables: given as `--env NAME=…`, the entry's value or default,
-   * asked for on a terminal when required, else empty. A secret one is refused: its value would
-   * end up in the saved command line or settings.
+   * asked for on a terminal when required, else empty. A secret one here (in an argument or an
+   * environment value) is refused: its value would end up in the saved command line or settings.
    */
   async variables(
     variables: readonly DeclaredInput[],
@@ -228,7 +261,7 @@ class Inputs {
       if (variable.secret)
         throw usageError(
           `${this.server.name} declares the placeholder variable ${variable.name} as secret; moat does not put ` +
-            'secret values into arguments or saved settings (declare the environment variable or header itself as isSecret)',
+            'secret values into arguments or saved settings (declare the environment variable itself as isSecret)',
         );
       const value =
         givenValues.get(variable.name) ??
@@ -245,6 +278,7 @@ class Inputs {
     plan: RunPlan,
     given: readonly string[],
     secretFlags: readonly string[],
+    composers: SecretHeaderValues,
   ): Promise<{ plain: string[]; secretRefs: string[] }> {
     const set = new Set([...keysOf(given, /^([^=]*)=/), ...keysOf(secretFlags, /^([^=]*)=/)]);
     const plain: string[] = [];
@@ -255,10 +289,12 @@ class Inputs {
       else if (!header.required) continue;
       else if (header.secret) {
         const secretName = `${shortName(this.server.name)}-${header.name.toLowerCase()}`;
-        const name = await this.secret(header, secretName, {
-          flag: `--remote-forward-headers-secret ${header.name}=${secretName}`,
-          what: 'header',
-        });
+        const name = await this.secret(
+          header,
+          secretName,
+          { flag: `--remote-forward-headers-secret ${header.name}=${secretName}`, what: 'header' },
+          composers.get(header.name),
+        );
         secretRefs.push(`${header.name}=${name}`);
       } else {
         plain.push(
@@ -271,12 +307,14 @@ class Inputs {
 
   /**
    * The user secret holding a required secret input: already stored, or asked for (hidden) and
-   * stored now. Without a terminal a secret that is not stored is an error naming the flag.
+   * stored now (as `compose` makes it from what was typed). Without a terminal a secret that is
+   * not stored is an error naming the flag.
    */
   private async secret(
     input: DeclaredInput,
     secretName: string,
     how: { flag: string; what: string },
+    compose: (typed: string) => string = (typed) => typed,
   ): Promise<string> {
     const interactive = isInteractive(this.stdin);
     const stored = await this.storedSecret(secretName, interactive);
@@ -289,7 +327,7 @@ class Inputs {
     }
     const value = await promptHidden(`${this.question(input)} (hidden): `, this.stdin, this.ctx.io.stderr);
     if (value === '') throw usageError(`no value given for ${input.name}`);
-    await userSecrets(await this.secrets()).set(secretName, value);
+    await userSecrets(await this.secrets()).set(secretName, compose(value));
     this.ctx.io.stderr.write(`Stored ${input.name} in the secrets manager as ${secretName}\n`);
     return secretName;
   }
