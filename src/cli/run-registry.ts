@@ -12,8 +12,9 @@ import { createInterface } from 'node:readline/promises';
 import {
   closestNames,
   findServer,
-  loadServers,
   fillPlaceholders,
+  loadServers,
+  moatSettings,
   placeholdersIn,
   planFor,
   shortName,
@@ -59,9 +60,9 @@ export async function provenanceOfSavedEntry(
   if (name === undefined || config.remote_url || config.image_verification === 'disabled') return undefined;
   const servers = await serversForRun(ctx.io);
   const server = findServer(servers, name);
-  if (!server) return undefined;
-  const plan = planFor(server);
-  return plan.kind === 'image' ? plan.provenance : undefined;
+  if (!server || !server.packages?.some((p) => p.registryType === 'oci')) return undefined;
+  // The saved file, not the entry, says what runs: only the entry's provenance is read here.
+  return moatSettings(server).provenance;
 }
 
 /** The merged registry; one the user's registry cannot join is a warning, not a failure. */
