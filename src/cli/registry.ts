@@ -75,6 +75,14 @@ function writeInfo(server: RegistryServer, io: CliIO): void {
       : []),
     ...(plan.env.length > 0 ? ['Environment:', ...plan.env.map(describeInput)] : []),
     ...(plan.headers.length > 0 ? ['Headers:', ...plan.headers.map(describeInput)] : []),
+    ...(plan.variables.length > 0 ? ['Variables:', ...plan.variables.map(describeInput)] : []),
+    ...(plan.provenance
+      ? [
+          `Provenance:  ${Object.entries(plan.provenance)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')}`,
+        ]
+      : []),
     '',
     `Run it:      moat run ${shortName(server.name)}`,
   ];

@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option, type ParseOptionsResult } from 'commander';
 import type { PermissionProfile } from '../config/runconfig.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
 import {
@@ -34,6 +35,8 @@ export interface RegistryDefaults {
   server: string;
   /** The entry's permission profile, the default when --permission-profile is absent. */
   permissions?: 'none' | 'network' | PermissionProfile;
+  /** The image's provenance from the entry, checked by --image-verification. */
+  provenance?: ImageProvenance;
 }
 
 /** Go's strconv.ParseBool spellings, so `--x=false`, `--x=0`, `--x=FALSE` all work. */

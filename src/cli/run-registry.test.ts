@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { saveRegistry } from '../registry/index.js';
 import { MoatError } from '../util/errors.js';
 import { buildRunConfig, fsBuildContext } from './run-build.js';
 import { parseRunArgv } from './run-command.js';
@@ -101,6 +102,119 @@ describe('moat run <registry name>', () => {
     expect(given).toMatchObject({
       target: 'https://api.githubcopilot.com/mcp/',
       flags: { transport: 'streamable-http' },
+    });
+  });
+
+  describe('with a user registry', () => {
+    const provenance = { repository_uri: 'https://github.com/acme/w', cert_issuer: 'https://issuer.example' };
+    beforeAll(async () => {
+      const file = join(home, 'registry.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          servers: [
+            {
+              name: 'io.acme/weather',
+              description: 'weather',
+              packages: [
+                {
+                  registryType: 'oci',
+                  identifier: 'ghcr.io/acme/weather:1.0',
+                  transport: { type: 'stdio' },
+                  runtimeArguments: [
+                    {
+                      type: 'named',
+                      name: '-e',
+                      value: 'UNITS={units}',
+                      variables: { units: { default: 'metric' } },
+                    },
+                  ],
+                  packageArguments: [
+                    {
+                      type: 'named',
+                      name: '--city',
+                      value: '{city}',
+                      variables: { city: { isRequired: true } },
+                    },
+                  ],
+                },
+              ],
+              _meta: {
+                'io.modelcontextprotocol.registry/publisher-provided': { 'dev.moat': { provenance } },
+              },
+            },
+            {
+              name: 'io.acme/leaky',
+              description: 'a secret on the command line',
+              packages: [
+                {
+                  registryType: 'npm',
+                  identifier: 'leaky',
+                  transport: { type: 'stdio' },
+                  packageArguments: [
+                    {
+                      type: 'positional',
+                      value: '--password={password}',
+                      variables: { password: { isSecret: true, isRequired: true } },
+                    },
+                  ],
+                },
+              ],
+            },
+            {
+              name: 'io.acme/hosted',
+              description: 'hosted',
+              remotes: [
+                {
+                  type: 'sse',
+                  url: 'https://hosted.example/sse',
+                  headers: [
+                    {
+                      name: 'Authorization',
+                      value: 'Bearer {token}',
+                      variables: { token: { isRequired: true, isSecret: true } },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      await saveRegistry({ location: file, allowPrivateIp: false });
+    });
+    afterAll(() => saveRegistry(undefined));
+
+    it('carries the provenance and fills placeholders from --env and the defaults', async () => {
+      const parsed = await resolved(['-e', 'city=Paris', 'weather']);
+      expect(parsed).toMatchObject({
+        target: 'ghcr.io/acme/weather:1.0',
+        registry: { server: 'io.acme/weather', provenance },
+        serverArgs: ['--city', 'Paris'],
+      });
+      expect(parsed.flags.env).toEqual(['city=Paris', 'UNITS=metric']);
+    });
+
+    it('names the flag for a required placeholder variable without a terminal', async () => {
+      await expect(resolved(['weather'])).rejects.toThrow(
+        'io.acme/weather needs the placeholder variable city: give it with --env city=…',
+      );
+      // Arguments after -- replace the entry's, so their placeholders are not needed.
+      expect((await resolved(['weather', '--', '--city', 'Oslo'])).serverArgs).toEqual(['--city', 'Oslo']);
+    });
+
+    it('makes a header with a secret variable a secret header; refuses a secret variable in an argument', async () => {
+      await expect(resolved(['hosted'])).rejects.toThrow(
+        'io.acme/hosted needs the secret header Authorization: give it with ' +
+          '--remote-forward-headers-secret Authorization=hosted-authorization, or store it once with ' +
+          'moat secret set hosted-authorization',
+      );
+      const given = await resolved(['--remote-forward-headers-secret', 'Authorization=mine', 'hosted']);
+      expect(given.flags.remoteForwardHeadersSecret).toEqual(['Authorization=mine']);
+      expect(given.flags.remoteForwardHeaders).toEqual([]);
+      await expect(resolved(['leaky'])).rejects.toThrow(
+        'io.acme/leaky declares the placeholder variable password as secret; moat does not put secret values',
+      );
     });
   });
 });

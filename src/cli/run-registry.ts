@@ -3,22 +3,28 @@
  * registry. A hit becomes what the entry describes (an image, an npx:// or uvx:// build, or a
  * remote URL) with its settings as defaults the flags override: transport, target port,
  * permission profile, server arguments (unless given after `--`), environment defaults, and
- * remote headers. A required variable or header the user did not give is asked for on a
- * terminal (a secret without echo, then kept in the secrets manager so the next run does not
- * ask); without a terminal it is a one-line error naming the flag that sets it.
+ * remote headers, with `{name}` placeholders filled from the entry's variables, and the image's
+ * provenance for --image-verification. A required variable or header the user did not give is
+ * asked for on a terminal (a secret without echo, then kept in the secrets manager so the next
+ * run does not ask); without a terminal it is a one-line error naming the flag that sets it.
  */
 import { createInterface } from 'node:readline/promises';
 import {
   closestNames,
   findServer,
+  fillPlaceholders,
   loadServers,
+  moatSettings,
+  placeholdersIn,
   planFor,
   shortName,
   type DeclaredInput,
   type RegistryServer,
   type RunPlan,
 } from '../registry/index.js';
+import type { RunConfig } from '../config/runconfig.js';
 import { isValidImageRef } from '../runtime/image-ref.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { openSecretsProvider, secretsChildEnv, userSecrets, type SecretsProvider } from '../secrets/index.js';
 import { isInteractive, promptHidden } from '../secrets/prompt.js';
 import { usageError } from '../util/errors.js';
@@ -36,12 +42,35 @@ export interface RegistryRunContext {
 export async function resolveRegistryTarget(parsed: ParsedRun, ctx: RegistryRunContext): Promise<ParsedRun> {
   const typed = parsed.target;
   if (typed === undefined || !mayBeRegistryName(typed)) return parsed;
-  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
-  if (userProblem)
-    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, ctx.io.stderr);
+  const servers = await serversForRun(ctx.io);
   const server = findServer(servers, typed);
   if (!server) return notInRegistry(parsed, typed, servers, ctx.io);
   return applyPlan(parsed, typed, server, ctx);
+}
+
+/**
+ * The provenance a saved RunConfig's registry entry gives its image (for `moat run
+ * --from-config`), looked up only when it will be checked; undefined when there is none.
+ */
+export async function provenanceOfSavedEntry(
+  config: RunConfig,
+  ctx: RegistryRunContext,
+): Promise<ImageProvenance | undefined> {
+  const name = config.registry_server_name;
+  if (name === undefined || config.remote_url || config.image_verification === 'disabled') return undefined;
+  const servers = await serversForRun(ctx.io);
+  const server = findServer(servers, name);
+  if (!server || !server.packages?.some((p) => p.registryType === 'oci')) return undefined;
+  // The saved file, not the entry, says what runs: only the entry's provenance is read here.
+  return moatSettings(server).provenance;
+}
+
+/** The merged registry; one the user's registry cannot join is a warning, not a failure. */
+async function serversForRun(io: CliIO): Promise<RegistryServer[]> {
+  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
+  if (userProblem)
+    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, io.stderr);
+  return servers;
 }
 
 /** Not a registry name: an image reference runs as before; anything else gets the closest names. */
@@ -79,18 +108,25 @@ async function applyPlan(
     );
   }
   const inputs = new Inputs(server, ctx);
+  const { plan: filled, composers } = await filledPlan(plan, userArgs, inputs, flags.env);
   const envFromFile = flags.envFile !== undefined || flags.envFileDir !== undefined;
-  const env = await inputs.environment(plan, flags.env, flags.secret, envFromFile);
-  const headers = await inputs.headers(plan, flags.remoteForwardHeaders, flags.remoteForwardHeadersSecret);
+  const env = await inputs.environment(filled, flags.env, flags.secret, envFromFile);
+  const headers = await inputs.headers(
+    filled,
+    flags.remoteForwardHeaders,
+    flags.remoteForwardHeadersSecret,
+    composers,
+  );
   await inputs.finish();
   const http = (flags.transport ?? plan.transport) !== 'stdio';
   return {
     ...parsed,
     target: plan.target,
-    serverArgs: userArgs ? parsed.serverArgs : plan.args,
+    serverArgs: userArgs ? parsed.serverArgs : filled.args,
     registry: {
       server: server.name,
       ...(plan.permissions !== undefined ? { permissions: plan.permissions } : {}),
+      ...(plan.provenance !== undefined ? { provenance: plan.provenance } : {}),
     },
     flags: {
       ...flags,
@@ -104,6 +140,66 @@ async function applyPlan(
       remoteForwardHeaders: [...flags.remoteForwardHeaders, ...headers.plain],
       remoteForwardHeadersSecret: [...flags.remoteForwardHeadersSecret, ...headers.secretRefs],
     },
+  };
+}
+
+/** A header whose value holds a secret variable: the whole value is kept as a secret. */
+type SecretHeaderValues = Map<string, (typed: string) => string>;
+
+/**
+ * The plan with the `{name}` placeholders of its arguments (unless the user gave their own),
+ * environment values and header values filled from the entry's variables. A header with a
+ * secret variable (`Bearer {token}`) becomes a required secret header; `composers` fills its
+ * value once the secret is typed.
+ */
+async function filledPlan(
+  plan: RunPlan,
+  userArgs: boolean,
+  inputs: Inputs,
+  given: readonly string[],
+): Promise<{ plan: RunPlan; composers: SecretHeaderValues }> {
+  const args = userArgs ? [] : plan.args;
+  const secretVariable = (header: DeclaredInput): DeclaredInput | undefined =>
+    plan.variables.find((v) => v.secret && placeholdersIn(header.value ?? '').includes(v.name));
+  // A secret variable is asked for with its header (below); in an argument or env value it is refused.
+  const inArgsOrEnv = new Set([...args, ...plan.env.map((i) => i.value ?? '')].flatMap(placeholdersIn));
+  const inHeaders = new Set(plan.headers.flatMap((h) => placeholdersIn(h.value ?? '')));
+  const values = await inputs.variables(
+    plan.variables.filter((v) => inArgsOrEnv.has(v.name) || (inHeaders.has(v.name) && !v.secret)),
+    given,
+  );
+  const where = `registry server ${plan.server}`;
+  const fillOne = (i: DeclaredInput, what: string): DeclaredInput =>
+    i.value === undefined
+      ? i
+      : { ...i, value: fillPlaceholders(i.value, values, `${where}, ${what} ${i.name}`) };
+  const composers: SecretHeaderValues = new Map();
+  const headers = plan.headers.map((header) => {
+    const variable = secretVariable(header);
+    if (!variable || header.value === undefined) return fillOne(header, 'header');
+    const template = header.value;
+    composers.set(header.name, (typed) =>
+      fillPlaceholders(
+        template,
+        new Map([...values, [variable.name, typed]]),
+        `${where}, header ${header.name}`,
+      ),
+    );
+    return {
+      name: header.name,
+      description: `the value of {${variable.name}} in ${JSON.stringify(template)}${variable.description ? `: ${variable.description}` : ''}`,
+      required: true,
+      secret: true,
+    };
+  });
+  return {
+    plan: {
+      ...plan,
+      args: args.map((a) => fillPlaceholders(a, values, `${where}, argument ${a}`)),
+      env: plan.env.map((e) => fillOne(e, 'environment variable')),
+      headers,
+    },
+    composers,
   };
 }
 
@@ -151,10 +247,39 @@ class Inputs {
     return { plain, secretRefs };
   }
 
+  /**
+   * Values of placeholder variables: given as `--env NAME=…`, the entry's value or default,
+   * asked for on a terminal when required, else empty. A secret one here (in an argument or an
+   * environment value) is refused: its value would end up in the saved command line or settings.
+   */
+  async variables(
+    variables: readonly DeclaredInput[],
+    given: readonly string[],
+  ): Promise<Map<string, string>> {
+    const givenValues = new Map(given.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
+    const values = new Map<string, string>();
+    for (const variable of variables) {
+      if (variable.secret)
+        throw usageError(
+          `${this.server.name} declares the placeholder variable ${variable.name} as secret; moat does not put ` +
+            'secret values into arguments or saved settings (declare the environment variable itself as isSecret)',
+        );
+      const value =
+        givenValues.get(variable.name) ??
+        variable.value ??
+        (variable.required
+          ? await this.ask(variable, `--env ${variable.name}=…`, 'placeholder variable')
+          : '');
+      values.set(variable.name, value);
+    }
+    return values;
+  }
+
   async headers(
     plan: RunPlan,
     given: readonly string[],
     secretFlags: readonly string[],
+    composers: SecretHeaderValues,
   ): Promise<{ plain: string[]; secretRefs: string[] }> {
     const set = new Set([...keysOf(given, /^([^=]*)=/), ...keysOf(secretFlags, /^([^=]*)=/)]);
     const plain: string[] = [];
@@ -165,10 +290,12 @@ class Inputs {
       else if (!header.required) continue;
       else if (header.secret) {
         const secretName = `${shortName(this.server.name)}-${header.name.toLowerCase()}`;
-        const name = await this.secret(header, secretName, {
-          flag: `--remote-forward-headers-secret ${header.name}=${secretName}`,
-          what: 'header',
-        });
+        const name = await this.secret(
+          header,
+          secretName,
+          { flag: `--remote-forward-headers-secret ${header.name}=${secretName}`, what: 'header' },
+          composers.get(header.name),
+        );
         secretRefs.push(`${header.name}=${name}`);
       } else {
         plain.push(
@@ -181,12 +308,14 @@ class Inputs {
 
   /**
    * The user secret holding a required secret input: already stored, or asked for (hidden) and
-   * stored now. Without a terminal a secret that is not stored is an error naming the flag.
+   * stored now (as `compose` makes it from what was typed). Without a terminal a secret that is
+   * not stored is an error naming the flag.
    */
   private async secret(
     input: DeclaredInput,
     secretName: string,
     how: { flag: string; what: string },
+    compose: (typed: string) => string = (typed) => typed,
   ): Promise<string> {
     const interactive = isInteractive(this.stdin);
     const stored = await this.storedSecret(secretName, interactive);
@@ -199,7 +328,7 @@ class Inputs {
     }
     const value = await promptHidden(`${this.question(input)} (hidden): `, this.stdin, this.ctx.io.stderr);
     if (value === '') throw usageError(`no value given for ${input.name}`);
-    await userSecrets(await this.secrets()).set(secretName, value);
+    await userSecrets(await this.secrets()).set(secretName, compose(value));
     this.ctx.io.stderr.write(`Stored ${input.name} in the secrets manager as ${secretName}\n`);
     return secretName;
   }

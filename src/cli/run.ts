@@ -12,25 +12,39 @@ import { runWorkload } from '../workloads/run.js';
 import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
 import { createRunCommand, readParsedRun, type ParsedRun } from './run-command.js';
 import { checkFromConfigAlone } from './run-from-config.js';
-import { resolveRegistryTarget } from './run-registry.js';
+import type { ImageProvenance } from '../runtime/verify/provenance.js';
+import { provenanceOfSavedEntry, resolveRegistryTarget } from './run-registry.js';
 import { parseHost } from './run-values.js';
 
+export interface ResolvedRun extends BuiltRun {
+  /** The image's provenance from its registry entry, for --image-verification. */
+  provenance?: ImageProvenance;
+}
+
 /**
- * The RunConfig a `moat run` command line describes, and the secret values given as flags (stored
- * by the workload layer once the name is claimed).
+ * The RunConfig a `moat run` command line describes, the secret values given as flags (stored by
+ * the workload layer once the name is claimed), and the provenance of a registry entry's image. A
+ * --from-config file names its entry (`registry_server_name`), whose provenance is looked up again.
  */
-export async function resolveRunConfig(parsed: ParsedRun, io: CliIO): Promise<BuiltRun> {
+export async function resolveRunConfig(parsed: ParsedRun, io: CliIO): Promise<ResolvedRun> {
   const path = parsed.flags.fromConfig;
   if (path !== undefined) {
     checkFromConfigAlone(parsed);
     const config = await readRunConfigFile(path);
-    return { config: withRunTimeFlags(config, parsed), secretsToStore: [] };
+    const provenance = await provenanceOfSavedEntry(config, { io });
+    return {
+      config: withRunTimeFlags(config, parsed),
+      secretsToStore: [],
+      ...(provenance !== undefined ? { provenance } : {}),
+    };
   }
   const resolved = await resolveRegistryTarget(parsed, { io });
-  return buildRunConfig(
+  const built = buildRunConfig(
     resolved,
     fsBuildContext((message) => warnUser(message, io.stderr)),
   );
+  const provenance = resolved.registry?.provenance;
+  return { ...built, ...(provenance !== undefined ? { provenance } : {}) };
 }
 
 /** The flags allowed next to --from-config (FROM_CONFIG_COMPANIONS) override the file's fields. */
@@ -62,7 +76,7 @@ export function runCommand(io: CliIO): Command {
     const parsed = readParsedRun(cmd, rawArgs);
     const debug = parsed.flags.debug || Boolean(cmd.optsWithGlobals().debug) || debugFromEnv();
     const withDebug: ParsedRun = { ...parsed, flags: { ...parsed.flags, debug } };
-    const { config, secretsToStore } = await resolveRunConfig(withDebug, io);
+    const { config, secretsToStore, provenance } = await resolveRunConfig(withDebug, io);
     await runWorkload(
       {
         config,
@@ -70,6 +84,7 @@ export function runCommand(io: CliIO): Command {
         fromConfig: parsed.flags.fromConfig !== undefined,
         secretsToStore,
         skipRemoteCheck: parsed.flags.skipRemoteCheck,
+        ...(provenance !== undefined ? { provenance } : {}),
       },
       io,
     );

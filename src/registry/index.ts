@@ -9,7 +9,7 @@ import { parseRegistryDocument, type RegistryServer } from './schema.js';
 import { configuredRegistry, loadRegistry } from './source.js';
 
 export { closestNames, findServer, searchServers, shortName } from './lookup.js';
-export { planFor, type DeclaredInput, type RunPlan } from './plan.js';
+export { fillPlaceholders, placeholdersIn, planFor, type DeclaredInput, type RunPlan } from './plan.js';
 export { moatSettings, type RegistryServer } from './schema.js';
 export {
   checkRegistryUrl,

@@ -2,11 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { MoatError } from '../util/errors.js';
 import { catalogServers } from './index.js';
 import { closestNames, editDistance, findServer, mergeRegistries, searchServers } from './lookup.js';
-import { planFor } from './plan.js';
+import { fillPlaceholders, placeholdersIn, planFor } from './plan.js';
 import { MOAT_META, PUBLISHER_META, parseRegistryDocument, type RegistryServer } from './schema.js';
 
 function server(name: string, extra: Partial<RegistryServer> = {}): RegistryServer {
   return { name, description: `${name} server`, ...extra };
+}
+
+/** A server with one stdio package. */
+function withPackage(
+  name: string,
+  registryType: string,
+  identifier: string,
+  extra: object = {},
+): RegistryServer {
+  return server(name, { packages: [{ registryType, identifier, transport: { type: 'stdio' }, ...extra }] });
 }
 
 function usageMessage(fn: () => unknown): string {
@@ -200,6 +210,106 @@ describe('run plans', () => {
     );
     expect(remote).toMatchObject({ kind: 'remote', target: 'https://r.example/sse', transport: 'sse' });
     expect(remote.headers).toEqual([{ name: 'X-Key', required: true, secret: true }]);
+  });
+
+  it("gives an oci package the entry's provenance, and no other package type", () => {
+    const provenance = {
+      repository_uri: 'https://github.com/acme/weather',
+      cert_issuer: 'https://token.actions.githubusercontent.com',
+    };
+    const withProvenance = (registryType: string, identifier: string): RegistryServer => ({
+      ...withPackage('io.x/p', registryType, identifier),
+      _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance } } },
+    });
+    expect(planFor(withProvenance('oci', 'ghcr.io/acme/weather:1.0')).provenance).toEqual(provenance);
+    expect(planFor(withProvenance('npm', '@acme/weather')).provenance).toBeUndefined();
+  });
+
+  it('names a provenance field it does not know', () => {
+    const doc = {
+      servers: [
+        {
+          ...server('io.x/p'),
+          _meta: { [PUBLISHER_META]: { [MOAT_META]: { provenance: { signer: 'x' } } } },
+        },
+      ],
+    };
+    expect(usageMessage(() => parseRegistryDocument(doc, 'r.json'))).toContain(
+      `servers[0]._meta.${PUBLISHER_META}.${MOAT_META}.provenance`,
+    );
+  });
+
+  it("maps an oci package's -e/--env runtime arguments to environment variables and skips -i/--rm", () => {
+    const plan = planFor(
+      withPackage('io.x/o', 'oci', 'ghcr.io/x/o:1', {
+        runtimeArguments: [
+          { type: 'positional', value: '-i' },
+          { type: 'named', name: '--rm' },
+          { type: 'named', name: '-e', value: 'REGION={region}', variables: { region: { default: 'eu' } } },
+          { type: 'named', name: '--env', value: 'MODE=a=b', isRequired: true },
+        ],
+      }),
+    );
+    expect(plan.env).toEqual([
+      { name: 'REGION', required: false, secret: false, value: '{region}' },
+      { name: 'MODE', required: true, secret: false, value: 'a=b' },
+    ]);
+    expect(plan.variables).toEqual([{ name: 'region', required: false, secret: false, value: 'eu' }]);
+  });
+
+  it('refuses an oci runtime argument it cannot map safely, naming the entry and the argument', () => {
+    const mount = withPackage('io.x/m', 'oci', 'ghcr.io/x/m:1', {
+      runtimeArguments: [{ type: 'named', name: '--mount', value: 'type=bind,src=/,dst=/host' }],
+    });
+    expect(usageMessage(() => planFor(mount))).toMatch(
+      /^registry server io\.x\/m: the runtime argument "--mount" "type=bind,src=\/,dst=\/host" cannot be applied; moat maps only -e\/--env NAME=VALUE/,
+    );
+  });
+
+  it('collects the variables of argument and header placeholders; an undeclared one is an error', () => {
+    const args = planFor(
+      withPackage('io.x/a', 'npm', 'a', {
+        packageArguments: [
+          {
+            type: 'named',
+            name: '--root',
+            value: '{home}/data',
+            variables: { home: { isRequired: true, description: 'home directory' } },
+          },
+          { type: 'named', name: '--unused', variables: { never: {} } },
+        ],
+      }),
+    );
+    expect(args.args).toEqual(['--root', '{home}/data']);
+    expect(args.variables).toEqual([
+      { name: 'home', description: 'home directory', required: true, secret: false },
+    ]);
+    const header = (variables: object): RegistryServer =>
+      server('io.x/h', {
+        remotes: [
+          {
+            type: 'sse',
+            url: 'https://h.example/sse',
+            headers: [{ name: 'X-Tenant', value: 'tenant-{tenant}', ...variables }],
+          },
+        ],
+      });
+    expect(planFor(header({ variables: { tenant: { default: 't1' } } })).variables).toEqual([
+      { name: 'tenant', required: false, secret: false, value: 't1' },
+    ]);
+    expect(usageMessage(() => planFor(header({})))).toBe(
+      'registry server io.x/h: X-Tenant uses the placeholder {tenant}, which its variables do not declare',
+    );
+  });
+
+  it('fills placeholders, naming the value whose placeholder has no value', () => {
+    const values = new Map([['home', '/srv']]);
+    expect(fillPlaceholders('{home}/data:{home}', values, 'here')).toBe('/srv/data:/srv');
+    expect(fillPlaceholders('no {placeholders here', values, 'here')).toBe('no {placeholders here');
+    expect(placeholdersIn('{a}-{b_2}-{3x}')).toEqual(['a', 'b_2']);
+    expect(usageMessage(() => fillPlaceholders('{home}{user}', values, 'argument X'))).toBe(
+      'argument X: no value for the placeholder {user}',
+    );
   });
 
   it('names what it cannot run', () => {

@@ -15,13 +15,22 @@ import { usageError } from '../util/errors.js';
 export const PUBLISHER_META = 'io.modelcontextprotocol.registry/publisher-provided';
 export const MOAT_META = 'dev.moat';
 
-const input = {
+const plainInput = {
   description: z.string().optional(),
   isRequired: z.boolean().optional(),
   isSecret: z.boolean().optional(),
   default: z.string().optional(),
   value: z.string().optional(),
   choices: z.array(z.string()).optional(),
+};
+
+/** A `{name}` placeholder's value is declared in `variables` (server.json's InputWithVariables). */
+const variableName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name (letters, digits, _)');
+const input = {
+  ...plainInput,
+  variables: z.record(variableName, z.looseObject(plainInput)).optional(),
 };
 
 const keyValueInput = z.looseObject({ name: z.string().min(1), ...input });
@@ -53,11 +62,27 @@ const remote = z.looseObject({
   headers: z.array(keyValueInput).optional(),
 });
 
+/**
+ * Where an oci package's image comes from, checked by --image-verification against the image's
+ * Sigstore signature. ToolHive's `provenance` object with its field names; server.json has no
+ * standard place for it.
+ */
+const provenanceSchema = z.strictObject({
+  sigstore_url: z.string().min(1).optional(),
+  repository_uri: z.string().min(1).optional(),
+  repository_ref: z.string().min(1).optional(),
+  signer_identity: z.string().min(1).optional(),
+  runner_environment: z.string().min(1).optional(),
+  cert_issuer: z.string().min(1).optional(),
+});
+
 /** Moat's extension: `_meta["io.modelcontextprotocol.registry/publisher-provided"]["dev.moat"]`. */
 const moatMetaSchema = z.strictObject({
   tags: z.array(z.string().min(1)).optional(),
   /** A built-in profile name (none, network) or a profile, the default for --permission-profile. */
   permissions: z.union([z.enum(['none', 'network']), permissionProfileSchema]).optional(),
+  /** The oci package's provenance (ignored for other package types, which Moat builds itself). */
+  provenance: provenanceSchema.optional(),
 });
 
 export const serverSchema = z.looseObject({
@@ -84,6 +109,7 @@ export type RegistryPackage = z.infer<typeof pkg>;
 export type RegistryRemote = z.infer<typeof remote>;
 export type RegistryArgument = z.infer<typeof argument>;
 export type RegistryInput = z.infer<typeof keyValueInput>;
+export type RegistryVariables = NonNullable<RegistryInput['variables']>;
 export type MoatServerMeta = z.infer<typeof moatMetaSchema>;
 
 /**

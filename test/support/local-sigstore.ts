@@ -12,6 +12,8 @@ import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ImageProvenance } from '../../src/runtime/verify/provenance.js';
+import { OciRegistry } from './oci-registry.js';
 
 export interface SignerIdentity {
   /** Certificate SAN (URI), e.g. the workflow URL with `@ref`. */
@@ -28,6 +30,16 @@ export const GITHUB_IDENTITY: SignerIdentity = {
   repositoryUri: 'https://github.com/acme/weather-mcp',
   repositoryRef: 'refs/tags/v1.0.0',
   runnerEnvironment: 'github-hosted',
+};
+
+/** The provenance a registry entry gives an image signed as GITHUB_IDENTITY: every field set. */
+export const GITHUB_PROVENANCE: ImageProvenance = {
+  sigstore_url: 'tuf-repo-cdn.sigstore.dev',
+  repository_uri: GITHUB_IDENTITY.repositoryUri,
+  repository_ref: GITHUB_IDENTITY.repositoryRef,
+  signer_identity: '/.github/workflows/release.yml',
+  runner_environment: GITHUB_IDENTITY.runnerEnvironment,
+  cert_issuer: GITHUB_IDENTITY.issuer,
 };
 
 function openssl(args: string[], cwd: string): void {
@@ -209,4 +221,60 @@ export function simpleSigningPayload(repository: string, digest: string): Buffer
       optional: null,
     }),
   );
+}
+
+/**
+ * A tampered signature: made for `repository`'s digest, then its payload altered to name another
+ * repository (`evil/other` on the same host) with the old signature kept.
+ */
+export function tamperedSignature(
+  by: LocalSigstore,
+  repository: string,
+  digest: string,
+): { payload: Buffer; annotations: Record<string, string> } {
+  const annotations = by.signPayload(simpleSigningPayload(repository, digest), GITHUB_IDENTITY);
+  const host = repository.split('/')[0] ?? repository;
+  return { payload: simpleSigningPayload(`${host}/evil/other`, digest), annotations };
+}
+
+/**
+ * What the signing tests share: a loopback OCI registry, a local Sigstore, and a work directory
+ * holding its trusted_root.json (`trustEnv` points Moat at it).
+ */
+export class SigningFixture {
+  private constructor(
+    readonly work: string,
+    readonly registry: OciRegistry,
+    readonly sigstore: LocalSigstore,
+    readonly trustEnv: NodeJS.ProcessEnv,
+  ) {}
+
+  static async start(prefix: string): Promise<SigningFixture> {
+    const work = mkdtempSync(join(tmpdir(), prefix));
+    const sigstore = new LocalSigstore();
+    const rootFile = join(work, 'trusted_root.json');
+    writeFileSync(rootFile, JSON.stringify(sigstore.trustedRoot()));
+    return new SigningFixture(work, await OciRegistry.start(), sigstore, {
+      MOAT_SIGSTORE_TRUSTED_ROOT: rootFile,
+    });
+  }
+
+  /** Signs `<registry>/<repository>` at `digest` as `identity` and pushes the signature. */
+  async sign(
+    repository: string,
+    digest: string,
+    identity = GITHUB_IDENTITY,
+    by: LocalSigstore = this.sigstore,
+  ): Promise<void> {
+    const payload = simpleSigningPayload(`${this.registry.host}/${repository}`, digest);
+    await this.registry.pushSignatures(repository, digest, [
+      { payload, annotations: by.signPayload(payload, identity) },
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    await this.registry.stop();
+    this.sigstore.cleanup();
+    rmSync(this.work, { recursive: true, force: true });
+  }
 }

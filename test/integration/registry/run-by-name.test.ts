@@ -38,8 +38,13 @@ function remoteRegistry(): unknown {
             type: 'streamable-http',
             url: backend.url,
             headers: [
-              { name: 'X-Api-Key', description: 'the API key', isRequired: true, isSecret: true },
-              { name: 'X-Client', value: 'moat-registry-test' },
+              // Placeholders: the secret one makes the whole value a stored secret.
+              {
+                name: 'X-Api-Key',
+                value: 'key={key}',
+                variables: { key: { description: 'the API key', isRequired: true, isSecret: true } },
+              },
+              { name: 'X-Client', value: 'moat-{suite}', variables: { suite: { default: 'registry-test' } } },
             ],
           },
         ],
@@ -195,7 +200,10 @@ describe('user registries', () => {
       keyboard: true,
       timeoutMs: 120_000,
       onOutput(output, type) {
-        if (!/needs X-Api-Key \(the API key\) \(hidden\): $/.test(output)) return false;
+        if (
+          !/needs X-Api-Key \(the value of \{key\} in "key=\{key\}": the API key\) \(hidden\): $/.test(output)
+        )
+          return false;
         prompted = true;
         type(`${TYPED_KEY}\r`);
         return true;
@@ -209,7 +217,7 @@ describe('user registries', () => {
     const url = printedUrl(pty.output);
     expect(await toolNames(url)).toEqual(expect.arrayContaining(['echo', 'add']));
     const toBackend = backend.seen.filter((r) => r.method === 'POST').at(-1);
-    expect(toBackend?.headers['x-api-key']).toBe(TYPED_KEY);
+    expect(toBackend?.headers['x-api-key']).toBe(`key=${TYPED_KEY}`);
     expect(toBackend?.headers['x-client']).toBe('moat-registry-test');
 
     // The stored secret serves the next run without a terminal.

@@ -1,7 +1,7 @@
 /**
- * `moat run --image-verification` end to end: an image with no registry provenance (every local
- * image, until the registry supplies provenance) is refused by `enabled` with a clear message and
- * exit 1, before anything is saved; `disabled` runs it.
+ * `moat run --image-verification` end to end: an image run by its reference has no registry
+ * provenance, so `enabled` refuses it with a clear message and exit 1, before anything is saved;
+ * `disabled` runs it. Registry entries with provenance: test/integration/registry/verify-by-name.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';

@@ -5,17 +5,24 @@
  * tampered signature payload, a valid signature copied onto another image, a signer from
  * another repository, a signer the trust root does not know.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkImageVerification, type VerificationMode } from '../../../src/runtime/verify/policy.js';
 import type { ImageProvenance } from '../../../src/runtime/verify/provenance.js';
-import { GITHUB_IDENTITY, LocalSigstore, simpleSigningPayload } from '../../support/local-sigstore.js';
-import { OciRegistry } from '../../support/oci-registry.js';
+import {
+  GITHUB_IDENTITY,
+  GITHUB_PROVENANCE,
+  LocalSigstore,
+  SigningFixture,
+  simpleSigningPayload,
+  tamperedSignature,
+} from '../../support/local-sigstore.js';
+import type { OciRegistry } from '../../support/oci-registry.js';
 import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
 const REPO = 'acme/weather-mcp';
+let fx: SigningFixture;
 let registry: OciRegistry;
 let sigstore: LocalSigstore;
 let work: string;
@@ -30,14 +37,7 @@ const ref: Record<'signed' | 'unsigned' | 'tampered' | 'copied' | 'foreign' | 'u
   untrusted: '',
 };
 
-const PROVENANCE: ImageProvenance = {
-  sigstore_url: 'tuf-repo-cdn.sigstore.dev',
-  repository_uri: GITHUB_IDENTITY.repositoryUri,
-  repository_ref: GITHUB_IDENTITY.repositoryRef,
-  signer_identity: '/.github/workflows/release.yml',
-  runner_environment: GITHUB_IDENTITY.runnerEnvironment,
-  cert_issuer: GITHUB_IDENTITY.issuer,
-};
+const PROVENANCE = GITHUB_PROVENANCE;
 
 /** A tiny distinct image (one file FROM scratch), pushed as `<REPO>:<tag>`. */
 async function pushTinyImage(tag: string): Promise<{ ref: string; digest: string }> {
@@ -51,18 +51,14 @@ async function pushTinyImage(tag: string): Promise<{ ref: string; digest: string
   return { ref: pushed, digest: await registry.digestOf(REPO, tag) };
 }
 
-async function sign(digest: string, identity = GITHUB_IDENTITY, by = sigstore): Promise<void> {
-  const payload = simpleSigningPayload(`${registry.host}/${REPO}`, digest);
-  await registry.pushSignatures(REPO, digest, [{ payload, annotations: by.signPayload(payload, identity) }]);
+function sign(digest: string, identity = GITHUB_IDENTITY, by = sigstore): Promise<void> {
+  return fx.sign(REPO, digest, identity, by);
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'moat-verify-'));
-  registry = await OciRegistry.start();
-  sigstore = new LocalSigstore();
-  const rootFile = join(work, 'trusted_root.json');
-  writeFileSync(rootFile, JSON.stringify(sigstore.trustedRoot()));
-  trustEnv = { ...process.env, MOAT_SIGSTORE_TRUSTED_ROOT: rootFile };
+  fx = await SigningFixture.start('moat-verify-');
+  ({ work, registry, sigstore } = fx);
+  trustEnv = { ...process.env, ...fx.trustEnv };
 
   const signed = await pushTinyImage('signed');
   await sign(signed.digest);
@@ -72,10 +68,9 @@ beforeAll(async () => {
 
   // Signed, then the payload altered (a different docker-reference) with the old signature kept.
   const tampered = await pushTinyImage('tampered');
-  const payload = simpleSigningPayload(`${registry.host}/${REPO}`, tampered.digest);
-  const annotations = sigstore.signPayload(payload, GITHUB_IDENTITY);
-  const altered = simpleSigningPayload(`${registry.host}/evil/other`, tampered.digest);
-  await registry.pushSignatures(REPO, tampered.digest, [{ payload: altered, annotations }]);
+  await registry.pushSignatures(REPO, tampered.digest, [
+    tamperedSignature(sigstore, `${registry.host}/${REPO}`, tampered.digest),
+  ]);
   ref.tampered = tampered.ref;
 
   // A valid signature for the signed image, copied next to another image.
@@ -102,11 +97,9 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await registry?.stop();
-  sigstore?.cleanup();
   for (const image of [...localImages, ...Object.values(ref)])
     if (image) await podmanCli(['rmi', '-f', image]).catch(() => undefined);
-  rmSync(work, { recursive: true, force: true });
+  await fx?.stop();
 });
 
 /** Runs the check; returns the warnings it printed, or the error it threw. */
