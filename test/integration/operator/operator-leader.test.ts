@@ -66,7 +66,8 @@ describe('moat operator with two replicas', () => {
     await createMinimalProxy(namespace, 'before');
     await proxyDeployment(namespace, 'before');
     expect(await holder()).toBe('operator-a');
-    expect(await reconciles(first)).toBeGreaterThan(0);
+    // The Deployment is applied mid-reconcile; the counter moves when that reconcile ends.
+    await eventually(async () => expect(await reconciles(first)).toBeGreaterThan(0), 10_000);
     expect(await reconciles(second)).toBe(0);
 
     expect(await stopOperatorProcess(first), first.output()).toBe(0);
