@@ -12,13 +12,14 @@ import { INIT_BODY, memoryLogger, MCP_HEADERS, testConfig } from '../../support/
 
 let backend: HttpBackendServer;
 let proxy: RunningProxy;
+const proxyLog = memoryLogger();
 
 beforeAll(async () => {
   backend = await startV1StreamableBackend({ json: true });
   proxy = await startProxy(
     testConfig({ proxy_read_timeout: '3s', max_request_body_size: 64 * 1024 }),
     { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-    { logger: memoryLogger().logger },
+    { logger: proxyLog.logger },
   );
 });
 afterAll(async () => {
@@ -144,6 +145,73 @@ describe('413 reaches a client that keeps sending', () => {
     const result = await answer;
     clearInterval(pump);
     expect(result.status).toBe(413);
+    expectRpcBody(result);
+  });
+});
+
+/** `bytes` of a chunked body, in 16 KiB chunks. */
+function chunks(bytes: number): string {
+  const chunk = 'y'.repeat(16 * 1024);
+  return `${chunk.length.toString(16)}\r\n${chunk}\r\n`.repeat(Math.ceil(bytes / chunk.length));
+}
+
+/** Resolves with the socket's error, or undefined once the data is handed to the kernel. */
+function send(socket: Socket, data: string): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    const onError = (err: Error) => resolve(err);
+    socket.once('error', onError);
+    socket.write(data, (err) => {
+      socket.off('error', onError);
+      resolve(err ?? undefined);
+    });
+  });
+}
+
+/** Resolves once the proxy has logged a 413 refusal past `seen` log lines (bounded). */
+async function refusalLogged(seen: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!proxyLog.lines.slice(seen).some((l) => l.includes('Request body too large'))) {
+    if (Date.now() > deadline) throw new Error('the proxy did not refuse the body within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('413 reaches a client that reads only after its whole body is sent', () => {
+  /*
+   * Before the fix (1664c4a~1) the proxy stopped reading at the limit, answered 413 with
+   * `Connection: close` and closed the socket with the rest of the body unread, so the kernel
+   * reset the connection. This client's next write then failed with EPIPE (or ECONNRESET), Node
+   * destroyed the socket, and the 413 waiting in its receive buffer was never read: the client
+   * saw a write error and no answer at all. Now the proxy drains up to DRAIN_LIMIT_BYTES (1 MiB)
+   * after answering, so a body that ends within that bound is read to its end.
+   */
+  it('on a raw socket that goes on writing after the proxy answered', async () => {
+    const socket = connect(proxy.port, '127.0.0.1');
+    socket.setNoDelay(true);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // Read nothing until the body is sent, like a client that sends its request, then reads.
+    socket.pause();
+    const seen = proxyLog.lines.length;
+    // Far over the 64 KiB limit: more than the proxy reads before it refuses.
+    const first = await send(
+      socket,
+      'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
+        'accept: application/json\r\ntransfer-encoding: chunked\r\n\r\n' +
+        chunks(512 * 1024),
+    );
+    expect(first).toBeUndefined();
+    await refusalLogged(seen);
+    // Let the proxy finish its answer (and, before the fix, its close) before writing on.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const rest = await send(socket, chunks(256 * 1024) + '0\r\n\r\n');
+    const answer = readAnswer(socket);
+    socket.resume();
+    const result = await answer;
+    // Before the fix: { writeError: 'EPIPE', status: 0 } (no byte of the answer was read).
+    expect({ writeError: rest?.message, status: result.status }).toEqual({
+      writeError: undefined,
+      status: 413,
+    });
     expectRpcBody(result);
   });
 });
