@@ -890,6 +890,7 @@ const CASES: FlagCase[] = [
     expect: {
       telemetry_config: {
         endpoint: 'https://otel.example.com:4318',
+        protocol: 'http',
         serviceName: 'moat-acme-server',
         tracingEnabled: true,
         metricsEnabled: true,
@@ -900,6 +901,13 @@ const CASES: FlagCase[] = [
         useLegacyAttributes: true,
       },
     },
+  },
+  {
+    flag: 'otel-protocol',
+    defaults: { telemetry_config: U },
+    valid: ['--otel-protocol', 'grpc'],
+    expect: { 'telemetry_config.protocol': 'grpc' },
+    invalid: [[['--otel-protocol', 'http/protobuf'], /Allowed choices are http\/json, grpc/]],
   },
   {
     flag: 'otel-insecure',
@@ -1020,11 +1028,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 100 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags and --tool-pinning) but --help (tested through the CLI)', () => {
+  it('covers all 101 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning and --otel-protocol) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(100);
+    expect(RUN_FLAGS).toHaveLength(101);
   });
 });
 

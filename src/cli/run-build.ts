@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import { DEFAULTS } from '../config/defaults.js';
 import { parseToolsOverride, parseWebhookFiles } from '../config/inputs.js';
 import {
+  runConfigOtlpProtocol,
   runConfigSchema,
   type RemoteAuthConfig,
   type RunConfig,
@@ -552,6 +553,7 @@ function telemetryConfig({ flags, explicit }: ParsedRun, name: string): Telemetr
   if (![...explicit].some((flag) => flag.startsWith('otel-'))) return undefined;
   return dropUndefined({
     endpoint: flags.otelEndpoint,
+    protocol: runConfigOtlpProtocol(flags.otelProtocol),
     serviceName: flags.otelServiceName ?? `moat-${name}`,
     tracingEnabled: flags.otelTracingEnabled,
     metricsEnabled: flags.otelMetricsEnabled,

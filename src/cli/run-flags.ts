@@ -6,7 +6,7 @@
  * code uses.
  */
 import { DEFAULTS } from '../config/defaults.js';
-import { PROXY_MODES } from '../config/runconfig.js';
+import { OTLP_PROTOCOL_NAMES, PROXY_MODES } from '../config/runconfig.js';
 import { formatDurationShort } from '../util/duration.js';
 
 export type FlagType = 'string' | 'stringArray' | 'strings' | 'int' | 'float' | 'duration' | 'bool';
@@ -849,6 +849,16 @@ export const RUN_FLAGS = [
     help: 'OTLP endpoint URL',
     section: 'telemetry',
     runConfig: ['telemetry_config.endpoint'],
+  },
+  {
+    long: 'otel-protocol',
+    type: 'string',
+    value: '<protocol>',
+    choices: OTLP_PROTOCOL_NAMES,
+    default: 'http/json',
+    help: 'OTLP protocol: http/json (receivers listen on 4318) or grpc (4317)',
+    section: 'telemetry',
+    runConfig: ['telemetry_config.protocol'],
   },
   {
     long: 'otel-insecure',

@@ -138,6 +138,16 @@ export const tokenExchangeConfigSchema = tokenExchangeConfigFields.superRefine(
 );
 export type TokenExchangeConfig = z.infer<typeof tokenExchangeConfigSchema>;
 
+/**
+ * The OTLP protocols as users name them (OpenTelemetry's `OTEL_EXPORTER_OTLP_PROTOCOL` vocabulary:
+ * Moat's OTLP/HTTP exporter sends JSON), and the RunConfig's `telemetry_config.protocol` for each.
+ */
+export const OTLP_PROTOCOL_NAMES = ['http/json', 'grpc'] as const;
+export type OtlpProtocolName = (typeof OTLP_PROTOCOL_NAMES)[number];
+export function runConfigOtlpProtocol(name: OtlpProtocolName): 'http' | 'grpc' {
+  return name === 'grpc' ? 'grpc' : 'http';
+}
+
 export const telemetryConfigSchema = z.strictObject({
   endpoint: z.string().optional(),
   serviceName: z.string().optional(),

@@ -1,5 +1,6 @@
 /** MCPTelemetryConfig: OpenTelemetry export and Prometheus metrics of a proxy (RunConfig `telemetry_config`). */
 import { z } from 'zod';
+import { OTLP_PROTOCOL_NAMES } from '../../config/runconfig.js';
 import { defineKind } from './kind.js';
 import { caBundleRefSchema, configStatusSchema, stringMap, withRules } from './schema-parts.js';
 
@@ -10,8 +11,12 @@ export const openTelemetrySchema = withRules(
       .min(1)
       .max(2048)
       .optional()
-      .describe('OTLP/HTTP collector endpoint (host:port, or a URL whose scheme is dropped).'),
-    insecure: z.boolean().default(false).describe('Send OTLP over plain HTTP.'),
+      .describe('OTLP collector endpoint (host:port, or a URL whose scheme is dropped).'),
+    protocol: z
+      .enum(OTLP_PROTOCOL_NAMES)
+      .default('http/json')
+      .describe('OTLP protocol: http/json (collectors listen on 4318) or grpc (4317).'),
+    insecure: z.boolean().default(false).describe('Send OTLP without TLS.'),
     headers: stringMap()
       .optional()
       .describe(

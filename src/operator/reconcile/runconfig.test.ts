@@ -326,6 +326,7 @@ describe('buildRunConfig', () => {
     expect(withName.telemetry_config).toEqual({
       serviceName: 'gh',
       endpoint: 'otel.example.com:4318',
+      protocol: 'http',
       insecure: false,
       useLegacyAttributes: false,
       tracingEnabled: true,
@@ -340,6 +341,19 @@ describe('buildRunConfig', () => {
       makeInputs({ remoteUrl: REMOTE, telemetryConfigRef: { name: 'otel' } }, { telemetryConfig: telemetry }),
     );
     expect(defaultName.telemetry_config?.serviceName).toBe('moat-github');
+  });
+
+  it('maps the OTLP protocol name onto the RunConfig value', () => {
+    const grpc = makeConfig('MCPTelemetryConfig', mcpTelemetryConfigSpecSchema, 'otel', {
+      openTelemetry: { endpoint: 'otel.example.com:4317', protocol: 'grpc', tracing: { enabled: true } },
+    });
+    const config = buildRunConfig(
+      makeInputs({ remoteUrl: REMOTE, telemetryConfigRef: { name: 'otel' } }, { telemetryConfig: grpc }),
+    );
+    expect(config.telemetry_config).toMatchObject({ endpoint: 'otel.example.com:4317', protocol: 'grpc' });
+    expect(() =>
+      mcpTelemetryConfigSpecSchema.parse({ openTelemetry: { protocol: 'http/protobuf' } }),
+    ).toThrow(/http\/json.*grpc/);
   });
 
   it.each([

@@ -3,7 +3,12 @@
  * it references: everything `moat proxy --config` needs, and no secret value (secrets are named,
  * see secrets.ts; CA bundles are file paths, see mounts.ts).
  */
-import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../config/runconfig.js';
+import {
+  runConfigOtlpProtocol,
+  runConfigSchema,
+  type RunConfig,
+  type RunConfigInput,
+} from '../../config/runconfig.js';
 import { describeIssues } from '../../config/issues.js';
 import { usageError } from '../../util/errors.js';
 import type { MCPOIDCConfig, MCPTelemetryConfig, MCPToolConfig, OidcConfigRef } from '../crd/index.js';
@@ -125,7 +130,13 @@ function telemetrySection(
     telemetry_config: {
       serviceName,
       ...(otel?.endpoint ? { endpoint: otel.endpoint.replace(/^https?:\/\//, '') } : {}),
-      ...(otel ? { insecure: otel.insecure, useLegacyAttributes: otel.useLegacyAttributes } : {}),
+      ...(otel
+        ? {
+            protocol: runConfigOtlpProtocol(otel.protocol),
+            insecure: otel.insecure,
+            useLegacyAttributes: otel.useLegacyAttributes,
+          }
+        : {}),
       tracingEnabled: otel?.tracing?.enabled ?? false,
       metricsEnabled: otel?.metrics?.enabled ?? false,
       ...(otel?.tracing ? { samplingRate: String(otel.tracing.samplingRate) } : {}),
