@@ -63,6 +63,7 @@ describe('sandbox containers', () => {
       HTTP_PROXY: 'http://127.0.0.1:3128',
       https_proxy: 'http://127.0.0.1:3128',
       NO_PROXY: 'localhost,127.0.0.1,::1',
+      NODE_USE_ENV_PROXY: '1',
     });
   });
 

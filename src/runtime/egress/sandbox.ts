@@ -42,7 +42,11 @@ export function sandboxNetworkMode(workload: string): string {
   return `container:${sandboxNames(workload).relay}`;
 }
 
-/** Both spellings of the proxy variables, since clients differ in which they read. */
+/**
+ * Both spellings of the proxy variables, since clients differ in which they read; and
+ * NODE_USE_ENV_PROXY, without which Node's built-in `fetch` and `http` (Node 22.21+, 24.5+)
+ * ignore them and try to connect directly, which the sandbox has no route for.
+ */
 export function sandboxProxyEnv(sandbox: SandboxSpec): Record<string, string> {
   const proxy = `http://127.0.0.1:${sandbox.proxyPort}`;
   const local = 'localhost,127.0.0.1,::1';
@@ -53,6 +57,7 @@ export function sandboxProxyEnv(sandbox: SandboxSpec): Record<string, string> {
     https_proxy: proxy,
     NO_PROXY: local,
     no_proxy: local,
+    NODE_USE_ENV_PROXY: '1',
   };
 }
 

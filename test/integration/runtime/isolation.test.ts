@@ -6,6 +6,7 @@
  * them through. The attacks run from inside the workload (the fixture server's tools).
  */
 import { networkInterfaces } from 'node:os';
+import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callText } from '../../fixtures/pipes-client.js';
 import { podmanCli, uniqueName } from '../../support/podman.js';
@@ -45,7 +46,7 @@ beforeAll(async () => {
   const image = (await harness.runtime.inspectContainer(`${spec.name}-egress`))!.image;
   const name = uniqueName('moat-standin-internet');
   const script =
-    "const net=require('net');for(const p of [8443,8444])net.createServer(s=>s.end('stand-in\\n')).listen(p)";
+    "const http=require('http');for(const p of [8443,8444])http.createServer((q,r)=>r.end('stand-in\\n')).listen(p)";
   await podmanCli(
     ['run', '-d', '--name', name, '--network', 'bridge', '--entrypoint', '/usr/local/bin/node'].concat([
       image,
@@ -135,6 +136,13 @@ describe('network isolation', () => {
     expect(spec.networkMode).toBe(`container:${spec.name}-relay`);
     expect(await callText(client, 'echo', { text: 'through the sandbox' })).toBe('through the sandbox');
     expect(await callText(client, 'proxy_connect', { host: gateway, port: hostPort })).toBe('403');
+    // Node's own fetch goes out through the egress proxy too (NODE_USE_ENV_PROXY=1 in the sandbox
+    // environment; without it fetch ignores HTTP_PROXY and gets ENETUNREACH).
+    const page = `http://${internet.ip}:${internet.otherPort}/`;
+    expect(await callText(client, 'fetch_text', { url: page })).toBe('200 stand-in');
+    expect(await text(await harness.runtime.logs(`${spec.name}-egress`))).toMatch(
+      new RegExp(`"egress":"allow","method":"[A-Z]+","host":"${internet.ip}","port":${internet.otherPort}`),
+    );
     const info = await harness.runtime.inspectContainer(id);
     expect(info?.ports).toEqual([{ containerPort: 8080, hostIp: '127.0.0.1', hostPort: expect.any(Number) }]);
 
