@@ -36,18 +36,59 @@ export async function imageExists(ref: string): Promise<boolean> {
   }
 }
 
+/**
+ * Makes image `ref` once per machine: `make` runs only when the image is missing, under a cache
+ * lock, so parallel test files wait for the first maker instead of racing it. Returns `ref`.
+ */
+async function makeOnce(ref: string, make: (key: string) => Promise<void>): Promise<string> {
+  if (await imageExists(ref)) return ref;
+  const key = ref.replace(/[^A-Za-z0-9_.-]/g, '-');
+  return withCacheLock(`image-${key}`, async () => {
+    if (!(await imageExists(ref))) await make(key);
+    return ref;
+  });
+}
+
+/**
+ * Builds `ref` from `containerfile` once per machine, in a fresh context directory that `fill`
+ * writes the files into (removed afterwards). Returns `ref`.
+ */
+export function buildFromContext(
+  ref: string,
+  containerfile: string,
+  fill: (context: string) => void,
+): Promise<string> {
+  return makeOnce(ref, async (key) => {
+    const context = join(CACHE_DIR, `context-${key}-${process.pid}`);
+    try {
+      mkdirSync(context, { recursive: true });
+      fill(context);
+      writeFileSync(join(context, 'Containerfile'), containerfile);
+      await podmanCli([
+        'build',
+        '--pull=never',
+        '-q',
+        '-t',
+        ref,
+        '-f',
+        join(context, 'Containerfile'),
+        context,
+      ]);
+    } finally {
+      rmSync(context, { recursive: true, force: true });
+    }
+  });
+}
+
 /** The base image: Node and its libraries, `/tmp`, root and nobody users. Entry point: node. */
-export async function nodeBaseImage(): Promise<string> {
+export function nodeBaseImage(): Promise<string> {
   const files = nodeHostFiles();
   const ref = `localhost/moat-test-base:${contentHash(...nodeHostIdentity(files))}`;
-  if (await imageExists(ref)) return ref;
-  return withCacheLock(`image-${ref.split(':')[1]}`, async () => {
-    if (await imageExists(ref)) return ref;
+  return makeOnce(ref, async () => {
     await podmanCli(
       ['import', '--change', `ENTRYPOINT ["${NODE_IN_IMAGE}"]`, '-', ref],
       nodeRootfsTar({}, files),
     );
-    return ref;
   });
 }
 
@@ -65,33 +106,13 @@ export async function buildNodeImage(options: NodeImageOptions = {}): Promise<st
     'CMD []',
   ].join('\n');
   const hash = contentHash(containerfile, ...files.flatMap(([path, content]) => [path, content]));
-  const ref = `localhost/moat-test:${hash}`;
-  if (!(await imageExists(ref)))
-    await withCacheLock(`image-${hash}`, async () => {
-      if (await imageExists(ref)) return;
-      const context = join(CACHE_DIR, `context-${hash}-${process.pid}`);
-      try {
-        for (const [path, content] of files) {
-          const target = join(context, 'files', path);
-          mkdirSync(dirname(target), { recursive: true });
-          writeFileSync(target, content);
-        }
-        mkdirSync(context, { recursive: true });
-        writeFileSync(join(context, 'Containerfile'), containerfile);
-        await podmanCli([
-          'build',
-          '--pull=never',
-          '-q',
-          '-t',
-          ref,
-          '-f',
-          join(context, 'Containerfile'),
-          context,
-        ]);
-      } finally {
-        rmSync(context, { recursive: true, force: true });
-      }
-    });
+  const ref = await buildFromContext(`localhost/moat-test:${hash}`, containerfile, (context) => {
+    for (const [path, content] of files) {
+      const target = join(context, 'files', path);
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, content);
+    }
+  });
   if (options.tag) await podmanCli(['tag', ref, options.tag]);
   return ref;
 }

@@ -8,14 +8,13 @@
  * Tagged `localhost/mcp-moat:<hash of those inputs>` and built once per machine: later runs and
  * parallel test files reuse it.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_IN_IMAGE } from '../../src/runtime/egress/node-rootfs.js';
-import { CACHE_DIR, contentHash, withCacheLock } from './cache.js';
-import { imageExists, nodeBaseImage } from './images.js';
+import { contentHash } from './cache.js';
+import { buildFromContext, nodeBaseImage } from './images.js';
 import { ensureBuilt } from './moat-cli.js';
-import { podmanCli } from './podman.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where the app lives in the image, as in the Containerfile. */
@@ -77,31 +76,11 @@ export async function moatImage(): Promise<string> {
     readFileSync(join(ROOT, 'package-lock.json')),
     ...dist.flatMap((file) => [file, readFileSync(join(ROOT, file))]),
   );
-  const ref = `localhost/mcp-moat:${hash}`;
-  if (await imageExists(ref)) return ref;
-  return withCacheLock(`mcp-moat-${hash}`, async () => {
-    if (await imageExists(ref)) return ref;
-    const context = join(CACHE_DIR, `mcp-moat-${hash}-${process.pid}`);
-    try {
-      const app = join(context, 'app');
-      mkdirSync(app, { recursive: true });
-      cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
-      cpSync(join(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
-      for (const path of productionPackages()) copyPackage(path, app);
-      writeFileSync(join(context, 'Containerfile'), containerfile);
-      await podmanCli([
-        'build',
-        '--pull=never',
-        '-q',
-        '-t',
-        ref,
-        '-f',
-        join(context, 'Containerfile'),
-        context,
-      ]);
-    } finally {
-      rmSync(context, { recursive: true, force: true });
-    }
-    return ref;
+  return buildFromContext(`localhost/mcp-moat:${hash}`, containerfile, (context) => {
+    const app = join(context, 'app');
+    mkdirSync(app, { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
+    cpSync(join(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
+    for (const path of productionPackages()) copyPackage(path, app);
   });
 }
