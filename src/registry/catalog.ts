@@ -12,121 +12,128 @@ function moat(tags: string[], permissions?: 'none' | 'network'): RegistryServer[
   return { [PUBLISHER_META]: { [MOAT_META]: { tags, ...(permissions ? { permissions } : {}) } } };
 }
 
-function npm(
-  identifier: string,
-  version: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return { registryType: 'npm', identifier, version, transport: { type: 'stdio' }, ...extra };
+interface StdioPackage extends Record<string, unknown> {
+  version: string;
 }
 
-function pypi(
+function stdioPackage(
+  registryType: 'npm' | 'pypi',
   identifier: string,
   version: string,
   extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return { registryType: 'pypi', identifier, version, transport: { type: 'stdio' }, ...extra };
+): StdioPackage {
+  return { registryType, identifier, version, transport: { type: 'stdio' }, ...extra };
+}
+
+/**
+ * An entry for a server of the modelcontextprotocol/servers repository: one package, whose
+ * version is the entry's, named `io.github.modelcontextprotocol/<id>` and tagged `reference`.
+ */
+function reference(server: {
+  id: string;
+  title: string;
+  description: string;
+  pkg: StdioPackage;
+  tags: string[];
+  permissions: 'none' | 'network';
+}): Record<string, unknown> {
+  return {
+    name: `io.github.modelcontextprotocol/${server.id}`,
+    title: server.title,
+    description: server.description,
+    version: server.pkg.version,
+    repository: REFERENCE_REPO,
+    packages: [server.pkg],
+    _meta: moat(['reference', ...server.tags], server.permissions),
+  };
 }
 
 export const CATALOG_SOURCE = 'the built-in catalog';
 
 export const CATALOG = {
   servers: [
-    {
-      name: 'io.github.modelcontextprotocol/everything',
+    reference({
+      id: 'everything',
       title: 'Everything',
       description: 'Reference test server exercising every MCP feature: tools, resources, prompts, sampling',
-      version: '2026.8.31',
-      repository: REFERENCE_REPO,
-      packages: [npm('@modelcontextprotocol/server-everything', '2026.8.31')],
-      _meta: moat(['reference', 'testing', 'demo'], 'none'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/fetch',
+      pkg: stdioPackage('npm', '@modelcontextprotocol/server-everything', '2026.8.31'),
+      tags: ['testing', 'demo'],
+      permissions: 'none',
+    }),
+    reference({
+      id: 'fetch',
       title: 'Fetch',
       description: 'Fetches a URL from the web and returns its content as markdown',
-      version: '2026.10.24',
-      repository: REFERENCE_REPO,
-      packages: [pypi('mcp-server-fetch', '2026.10.24')],
-      _meta: moat(['reference', 'web', 'http', 'markdown'], 'network'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/time',
+      pkg: stdioPackage('pypi', 'mcp-server-fetch', '2026.10.24'),
+      tags: ['web', 'http', 'markdown'],
+      permissions: 'network',
+    }),
+    reference({
+      id: 'time',
       title: 'Time',
       description: 'Current time and conversions between IANA time zones',
-      version: '2026.10.19',
-      repository: REFERENCE_REPO,
-      packages: [pypi('mcp-server-time', '2026.10.19')],
-      _meta: moat(['reference', 'time', 'timezone'], 'none'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/filesystem',
+      pkg: stdioPackage('pypi', 'mcp-server-time', '2026.10.19'),
+      tags: ['time', 'timezone'],
+      permissions: 'none',
+    }),
+    reference({
+      id: 'filesystem',
       title: 'Filesystem',
       description: 'Reads, writes and searches files under the directories it is given (mount them with -v)',
-      version: '2026.8.31',
-      repository: REFERENCE_REPO,
-      packages: [
-        npm('@modelcontextprotocol/server-filesystem', '2026.8.31', {
-          packageArguments: [
-            {
-              type: 'positional',
-              valueHint: 'allowed_directory',
-              value: '/projects',
-              description: 'Directory the server may use; mount a host directory there with -v',
-            },
-          ],
-        }),
-      ],
-      _meta: moat(['reference', 'files', 'filesystem'], 'none'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/memory',
+      pkg: stdioPackage('npm', '@modelcontextprotocol/server-filesystem', '2026.8.31', {
+        packageArguments: [
+          {
+            type: 'positional',
+            valueHint: 'allowed_directory',
+            value: '/projects',
+            description: 'Directory the server may use; mount a host directory there with -v',
+          },
+        ],
+      }),
+      tags: ['files', 'filesystem'],
+      permissions: 'none',
+    }),
+    reference({
+      id: 'memory',
       title: 'Memory',
       description: 'Knowledge-graph memory: entities, relations and observations kept in a JSON file',
-      version: '2026.8.31',
-      repository: REFERENCE_REPO,
-      packages: [
-        npm('@modelcontextprotocol/server-memory', '2026.8.31', {
-          environmentVariables: [
-            {
-              name: 'MEMORY_FILE_PATH',
-              description: 'Where the knowledge graph is stored',
-              default: '/tmp/memory.jsonl',
-            },
-          ],
-        }),
-      ],
-      _meta: moat(['reference', 'memory', 'knowledge-graph'], 'none'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/sequential-thinking',
+      pkg: stdioPackage('npm', '@modelcontextprotocol/server-memory', '2026.8.31', {
+        environmentVariables: [
+          {
+            name: 'MEMORY_FILE_PATH',
+            description: 'Where the knowledge graph is stored',
+            default: '/tmp/memory.jsonl',
+          },
+        ],
+      }),
+      tags: ['memory', 'knowledge-graph'],
+      permissions: 'none',
+    }),
+    reference({
+      id: 'sequential-thinking',
       title: 'Sequential Thinking',
       description: 'Structured step-by-step problem solving through revisable thought sequences',
-      version: '2026.8.31',
-      repository: REFERENCE_REPO,
-      packages: [npm('@modelcontextprotocol/server-sequential-thinking', '2026.8.31')],
-      _meta: moat(['reference', 'reasoning', 'thinking'], 'none'),
-    },
-    {
-      name: 'io.github.modelcontextprotocol/git',
+      pkg: stdioPackage('npm', '@modelcontextprotocol/server-sequential-thinking', '2026.8.31'),
+      tags: ['reasoning', 'thinking'],
+      permissions: 'none',
+    }),
+    reference({
+      id: 'git',
       title: 'Git',
       description: 'Reads and changes a Git repository: status, diff, log, commit, branches',
-      version: '2026.10.19',
-      repository: REFERENCE_REPO,
-      packages: [
-        pypi('mcp-server-git', '2026.10.19', {
-          packageArguments: [
-            {
-              type: 'named',
-              name: '--repository',
-              value: '/repo',
-              description: 'Repository path in the container; mount it with -v',
-            },
-          ],
-        }),
-      ],
-      _meta: moat(['reference', 'git', 'vcs'], 'none'),
-    },
+      pkg: stdioPackage('pypi', 'mcp-server-git', '2026.10.19', {
+        packageArguments: [
+          {
+            type: 'named',
+            name: '--repository',
+            value: '/repo',
+            description: 'Repository path in the container; mount it with -v',
+          },
+        ],
+      }),
+      tags: ['git', 'vcs'],
+      permissions: 'none',
+    }),
     {
       name: 'io.github.github/github',
       title: 'GitHub (remote)',
