@@ -53,15 +53,19 @@ export interface TestOAuthProvider {
 const COOKIE_KEYS = ['test-cookie-key-not-a-real-one'];
 
 /**
- * Revokes a workload's refresh token, as stored in `secrets`, at `op` (as an administrator or the
- * user would), authenticating as the dynamically registered client; returns the provider's answer.
+ * Revokes a workload's refresh token for `resource`, as stored in `secrets`, at `op` (as an
+ * administrator or the user would), authenticating as the dynamically registered client; returns
+ * the provider's answer.
  */
 export async function revokeStoredRefreshToken(
   op: TestOAuthProvider,
   secrets: Pick<SecretsProvider, 'get'>,
   workload: string,
+  resource: string,
 ): Promise<Response> {
-  const tokens = JSON.parse((await secrets.get(tokensSecretName(workload)))!);
+  const tokens = JSON.parse(
+    (await secrets.get(tokensSecretName(workload, { issuer: op.issuer, resource })))!,
+  );
   const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
   const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
   return fetch(`${op.issuer}/token/revocation`, {

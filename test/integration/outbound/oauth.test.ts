@@ -71,7 +71,7 @@ function harness(options: { now?: () => number; user?: string; provider?: TestOA
 
 /** Revokes a workload's stored refresh token at the provider (as an administrator or the user would). */
 async function revokeRefreshToken(workload: string): Promise<void> {
-  expect((await revokeStoredRefreshToken(op, secrets, workload)).status).toBe(200);
+  expect((await revokeStoredRefreshToken(op, secrets, workload, remote.url)).status).toBe(200);
 }
 
 beforeAll(async () => {
@@ -107,7 +107,11 @@ describe('OAuth to a remote MCP server', () => {
 
     // What is stored: a registration for the issuer and the workload's tokens, both encrypted.
     expect(await secrets.get(registrationSecretName(op.issuer))).toContain('"client_id"');
-    expect(JSON.parse((await secrets.get(tokensSecretName('oauth-a')))!)).toMatchObject({
+    expect(
+      JSON.parse(
+        (await secrets.get(tokensSecretName('oauth-a', { issuer: op.issuer, resource: remote.url })))!,
+      ),
+    ).toMatchObject({
       issuer: op.issuer,
       resource: remote.url,
     });
@@ -184,7 +188,9 @@ describe('OAuth to a remote MCP server', () => {
     expect(op.counts.refreshErrors).toBe(errors + 1);
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required']);
     // The dead tokens are gone, so a restart goes straight to a login.
-    expect(await secrets.get(tokensSecretName('oauth-revoked'))).toBeUndefined();
+    expect(
+      await secrets.get(tokensSecretName('oauth-revoked', { issuer: op.issuer, resource: remote.url })),
+    ).toBeUndefined();
 
     // Through the real proxy, a client gets a JSON-RPC error saying what to do (not a hang or a loop).
     const proxy = await startProxy(
