@@ -25,6 +25,8 @@ export interface ProtectedServer {
   seen: IncomingHttpHeaders[];
   /** Tokens the server refuses from now on (simulates a revoked access token). */
   reject: Set<string>;
+  /** Names another authorization server in the protected-resource metadata from now on. */
+  useIssuer(issuer: string): void;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startProtectedServer(options: {
   requireScope?: { scope: string; has: (authorization: string) => Promise<boolean> };
 }): Promise<ProtectedServer> {
   const seen: IncomingHttpHeaders[] = [];
+  let issuer = options.issuer;
   const reject = new Set<string>();
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,12 +64,12 @@ export async function startProtectedServer(options: {
   const metadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`;
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    if (req.url === '/.well-known/oauth-protected-resource/mcp' && options.issuer) {
+    if (req.url === '/.well-known/oauth-protected-resource/mcp' && issuer) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
           resource,
-          authorization_servers: [options.issuer],
+          authorization_servers: [issuer],
           scopes_supported: options.scopes,
         }),
       );
@@ -119,6 +122,7 @@ export async function startProtectedServer(options: {
     url: resource,
     seen,
     reject,
+    useIssuer: (value) => (issuer = value),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
