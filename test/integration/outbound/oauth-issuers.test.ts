@@ -9,13 +9,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConfigSchema, type RunConfig } from '../../../src/config/runconfig.js';
+import type { RunConfig } from '../../../src/config/runconfig.js';
 import { createUpstreamAuth } from '../../../src/auth/outbound/upstream-auth.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
-import { startProtectedServer, whoami, type ProtectedServer } from './protected-server.js';
+import {
+  remoteAuthRunConfig,
+  startProtectedServer,
+  whoami,
+  type ProtectedServer,
+} from './protected-server.js';
 import type { Identity } from '../../../src/mcp/identity.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
@@ -29,15 +34,7 @@ let current: TestOAuthProvider;
 let remote: ProtectedServer;
 
 function config(name: string, callbackPort: number): RunConfig {
-  return runConfigSchema.parse({
-    image: remote.url,
-    remote_url: remote.url,
-    name,
-    transport: 'streamable-http',
-    host: '127.0.0.1',
-    port: 0,
-    remote_auth_config: { enabled: true, skip_browser: true, timeout: 30e9, callback_port: callbackPort },
-  });
+  return remoteAuthRunConfig(remote.url, name, { timeout: 30e9, callback_port: callbackPort });
 }
 
 /** Deps whose "browser" logs in at whatever provider the login URL names. */

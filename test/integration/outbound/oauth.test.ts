@@ -24,7 +24,13 @@ import {
 } from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
-import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
+import {
+  remoteAuthRunConfig,
+  startProtectedServer,
+  tokenFrom,
+  whoami,
+  type ProtectedServer,
+} from './protected-server.js';
 import type { Identity } from '../../../src/mcp/identity.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
@@ -35,15 +41,7 @@ let remote: ProtectedServer;
 let secrets: EncryptedSecretsProvider;
 
 function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_config']>): RunConfig {
-  return runConfigSchema.parse({
-    image: remote.url,
-    remote_url: remote.url,
-    name,
-    transport: 'streamable-http',
-    host: '127.0.0.1',
-    port: 0,
-    remote_auth_config: { enabled: true, skip_browser: true, timeout: 60e9, ...auth },
-  });
+  return remoteAuthRunConfig(remote.url, name, auth);
 }
 
 /** Deps whose "browser" is the provider's headless login; records logins and status changes. */

@@ -17,6 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestOAuthProvider } from '../../support/oauth-provider.js';
+import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
 
 export interface ProtectedServer {
   /** The MCP endpoint (…/mcp); also the RFC 8707 resource. */
@@ -153,4 +154,21 @@ export async function whoami(
   } finally {
     await client.close();
   }
+}
+
+/** The RunConfig of `moat run <remoteUrl> --remote-auth --remote-auth-skip-browser` plus `auth`. */
+export function remoteAuthRunConfig(
+  remoteUrl: string,
+  name: string,
+  auth: NonNullable<RunConfigInput['remote_auth_config']>,
+): RunConfig {
+  return runConfigSchema.parse({
+    image: remoteUrl,
+    remote_url: remoteUrl,
+    name,
+    transport: 'streamable-http',
+    host: '127.0.0.1',
+    port: 0,
+    remote_auth_config: { enabled: true, skip_browser: true, timeout: 60e9, ...auth },
+  });
 }
