@@ -114,7 +114,9 @@ export class RemoteOAuth {
    */
   private async useStoredTokens(settings: RemoteOAuthSettings): Promise<boolean> {
     const client = await existingClient(settings, this.server.metadata, this.deps.store);
+    // Nothing of another authorization server may remain (see followMove).
     this.client = undefined;
+    this.config = undefined;
     this.tokens = undefined;
     if (client) this.useClient(client);
     const stored = await this.deps.store.tokens(settings.workload, this.tokenKey());
