@@ -15,6 +15,7 @@ import {
   type RemoteAuthStatus,
 } from '../../../src/auth/outbound/upstream-auth.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
+import { loginBeforeDetach } from '../../../src/auth/outbound/workload.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import {
@@ -270,6 +271,46 @@ describe('OAuth to a remote MCP server', () => {
       await proxy.close();
       await admin.close();
       await op2.close();
+    }
+  });
+
+  it('a remote that lets initialize through: the foreground logs in at its first 401 with that scope, a terminal login before detaching uses scopes_supported', async () => {
+    const op3 = await startOAuthProvider({ resourceScope: 'mcp:tools mcp:read' });
+    const lazy = await startProtectedServer({
+      issuer: op3.issuer,
+      scopes: ['mcp:tools', 'mcp:read'],
+      openInitialize: { challengeScope: ['mcp:read'] },
+      check: tokenFrom(op3),
+    });
+    try {
+      const foreground = harness({ provider: op3, user: 'gina' });
+      const cfg = remoteAuthRunConfig(lazy.url, 'oauth-lazy', { callback_port: await freePort() });
+      const auth = await createUpstreamAuth(cfg, { ...foreground.deps, autoLogin: true });
+      expect(foreground.logins).toHaveLength(0);
+      expect(await auth!.headers(local)).toEqual({});
+      const proxy = await startProxy(
+        cfg,
+        { kind: 'http', url: lazy.url, transport: 'streamable-http', remote: true },
+        { upstreamAuth: auth, logger: memoryLogger().logger },
+      );
+      try {
+        expect((await whoami(`${proxy.url}/mcp`, () => Promise.resolve({}))).subject).toBe('gina');
+      } finally {
+        await proxy.close();
+      }
+      expect(foreground.urls.map((u) => u.searchParams.get('scope'))).toEqual(['mcp:read']);
+
+      // `moat run` (detached) logs in on the terminal before the supervisor starts: no 401 to wait for.
+      const terminal = harness({ provider: op3, user: 'gina' });
+      await loginBeforeDetach(
+        remoteAuthRunConfig(lazy.url, 'oauth-lazy-detached', { callback_port: await freePort() }),
+        secrets,
+        terminal.deps.notify,
+      );
+      expect(terminal.urls.map((u) => u.searchParams.get('scope'))).toEqual(['mcp:tools mcp:read']);
+    } finally {
+      await lazy.close();
+      await op3.close();
     }
   });
 

@@ -54,6 +54,11 @@ export async function startProtectedServer(options: {
   scopes?: string[];
   /** A scope every MCP request needs beyond a valid token: without it, 403 insufficient_scope (step-up). */
   requireScope?: { scope: string; has: (authorization: string) => Promise<boolean> };
+  /**
+   * Lets `initialize` through without a token (like servers that protect only tools); other
+   * requests without one get a 401 naming `challengeScope` instead of `scopes`.
+   */
+  openInitialize?: { challengeScope: string[] };
 }): Promise<ProtectedServer> {
   const seen: IncomingHttpHeaders[] = [];
   let issuer = options.issuer;
@@ -80,14 +85,17 @@ export async function startProtectedServer(options: {
       res.writeHead(404).end();
       return;
     }
+    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    const open = options.openInitialize && (body as { method?: string } | undefined)?.method === 'initialize';
     const authorization = req.headers.authorization;
     const token = authorization?.replace(/^Bearer\s+/i, '');
     const subject =
       token && reject.has(token)
         ? undefined
         : await options.check(authorization, resource).catch(() => undefined);
-    if (!subject) {
-      const scope = options.scopes ? `, scope="${options.scopes.join(' ')}"` : '';
+    if (!subject && !open) {
+      const named = options.openInitialize?.challengeScope ?? options.scopes;
+      const scope = named ? `, scope="${named.join(' ')}"` : '';
       res.writeHead(401, {
         'content-type': 'application/json',
         'www-authenticate': `Bearer resource_metadata="${metadataUrl}"${scope}`,
@@ -96,7 +104,7 @@ export async function startProtectedServer(options: {
       return;
     }
     const required = options.requireScope;
-    if (required && !(await required.has(authorization ?? ''))) {
+    if (subject && required && !(await required.has(authorization ?? ''))) {
       const wanted = [...(options.scopes ?? []), required.scope].join(' ');
       res.writeHead(403, {
         'content-type': 'application/json',
@@ -116,7 +124,7 @@ export async function startProtectedServer(options: {
     });
     res.on('close', () => void transport.close());
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   }
 
   return {
@@ -130,6 +138,16 @@ export async function startProtectedServer(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Calls `whoami` with a real MCP client whose requests carry `headers()`; returns the parsed result. */
