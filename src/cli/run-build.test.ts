@@ -687,6 +687,24 @@ const CASES: FlagCase[] = [
     expect: { 'remote_auth_config.client_id': 'cid' },
   },
   {
+    flag: 'remote-auth-client-metadata-url',
+    target: REMOTE,
+    defaults: { 'remote_auth_config.client_metadata_url': U },
+    valid: ['--remote-auth-client-metadata-url', 'https://client.example/moat.json'],
+    expect: { 'remote_auth_config.client_metadata_url': 'https://client.example/moat.json' },
+    invalid: [
+      [
+        ['--remote-auth-client-metadata-url', 'http://client.example/moat.json'],
+        /--remote-auth-client-metadata-url: invalid value "http:\/\/client\.example\/moat\.json": it must be an https URL/,
+      ],
+      [['--remote-auth-client-metadata-url', 'https://client.example/m#x'], /must not contain a fragment/],
+      [
+        ['--remote-auth-client-metadata-url', 'https://client.example'],
+        /must contain a path to the document/,
+      ],
+    ],
+  },
+  {
     flag: 'remote-auth-client-secret',
     target: REMOTE,
     defaults: { 'remote_auth_config.client_secret': U },
@@ -1028,11 +1046,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 101 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning and --otel-protocol) but --help (tested through the CLI)', () => {
+  it('covers all 102 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol and --remote-auth-client-metadata-url) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(101);
+    expect(RUN_FLAGS).toHaveLength(102);
   });
 });
 

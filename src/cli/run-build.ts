@@ -11,6 +11,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
+import { checkClientMetadataUrl } from '../auth/outbound/client-metadata-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parseToolsOverride, parseWebhookFiles } from '../config/inputs.js';
 import {
@@ -114,6 +115,7 @@ const REMOTE_ONLY: readonly RunFlagName[] = [
   'remote-auth-authorize-url',
   'remote-auth-token-url',
   'remote-auth-client-id',
+  'remote-auth-client-metadata-url',
   'remote-auth-client-secret',
   'remote-auth-client-secret-file',
   'remote-auth-bearer-token',
@@ -509,6 +511,10 @@ function remoteAuthConfig(
   }
   return dropUndefined({
     client_id: flags.remoteAuthClientId,
+    client_metadata_url:
+      flags.remoteAuthClientMetadataUrl === undefined
+        ? undefined
+        : checkClientMetadataUrl(flags.remoteAuthClientMetadataUrl, '--remote-auth-client-metadata-url'),
     client_secret: secretRef('remoteClientSecret', flags.remoteAuthClientSecret),
     client_secret_file: existing('remote-auth-client-secret-file', flags.remoteAuthClientSecretFile),
     scopes: flags.remoteAuthScopes.length > 0 ? flags.remoteAuthScopes : undefined,

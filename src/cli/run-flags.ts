@@ -671,6 +671,14 @@ export const RUN_FLAGS = [
     runConfig: ['remote_auth_config.client_id'],
   },
   {
+    long: 'remote-auth-client-metadata-url',
+    type: 'string',
+    value: '<url>',
+    help: 'URL of a client ID metadata document (CIMD), used as the client ID where the server supports it',
+    section: 'remoteAuth',
+    runConfig: ['remote_auth_config.client_metadata_url'],
+  },
+  {
     long: 'remote-auth-client-secret',
     type: 'string',
     value: '<secret>',

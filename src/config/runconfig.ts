@@ -83,6 +83,8 @@ export type OidcConfig = z.infer<typeof oidcConfigSchema>;
 
 const remoteAuthConfigFields = z.strictObject({
   client_id: z.string().optional(),
+  /** Moat's own: the URL of a client ID metadata document (CIMD), used as client_id where supported. */
+  client_metadata_url: z.string().optional(),
   client_secret: z.string().regex(SECRET_REF, 'must be a secret reference NAME,target=TARGET').optional(),
   client_secret_file: z.string().optional(),
   scopes: z.array(z.string()).optional(),

@@ -40,28 +40,41 @@ export interface TestOAuthProvider {
     refreshes: number;
     refreshErrors: number;
     exchanges: number;
+    /** Every request to the token endpoint, whatever its grant and outcome. */
+    tokenRequests: number;
   };
   /** A JWT access token for a user, as an inbound identity provider would issue it. */
   inboundToken(userId: string): Promise<string>;
   /** Verifies an access token issued by this provider for `audience`; throws when invalid. */
   verify(token: string, audience: string): Promise<JWTPayload>;
-  /** Completes a browser flow headlessly; returns the callback's HTTP status and body. */
-  login(authorizationUrl: string, userId?: string): Promise<{ status: number; body: string }>;
+  /**
+   * Completes a browser flow headlessly; returns the callback's HTTP status and body.
+   * `rewriteCallback` changes the final redirect to the client (to stage a tampered response).
+   */
+  login(
+    authorizationUrl: string,
+    userId?: string,
+    options?: { rewriteCallback?: (callback: URL) => URL },
+  ): Promise<{ status: number; body: string }>;
   close(): Promise<void>;
 }
 
 const COOKIE_KEYS = ['test-cookie-key-not-a-real-one'];
 
 /**
- * Revokes a workload's refresh token, as stored in `secrets`, at `op` (as an administrator or the
- * user would), authenticating as the dynamically registered client; returns the provider's answer.
+ * Revokes a workload's refresh token for `resource`, as stored in `secrets`, at `op` (as an
+ * administrator or the user would), authenticating as the dynamically registered client; returns
+ * the provider's answer.
  */
 export async function revokeStoredRefreshToken(
   op: TestOAuthProvider,
   secrets: Pick<SecretsProvider, 'get'>,
   workload: string,
+  resource: string,
 ): Promise<Response> {
-  const tokens = JSON.parse((await secrets.get(tokensSecretName(workload)))!);
+  const tokens = JSON.parse(
+    (await secrets.get(tokensSecretName(workload, { issuer: op.issuer, resource })))!,
+  );
   const registration = JSON.parse((await secrets.get(registrationSecretName(op.issuer)))!);
   const basic = Buffer.from(`${registration.client_id}:${registration.client_secret}`).toString('base64');
   return fetch(`${op.issuer}/token/revocation`, {
@@ -77,7 +90,14 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const inboundAudience = `${issuer}/inbound-proxy`;
   const exchangeClient = { clientId: 'moat-exchanger', clientSecret: 'exchange-secret-not-real' };
-  const counts = { registrations: 0, authorizationCodes: 0, refreshes: 0, refreshErrors: 0, exchanges: 0 };
+  const counts = {
+    registrations: 0,
+    authorizationCodes: 0,
+    refreshes: 0,
+    refreshErrors: 0,
+    exchanges: 0,
+    tokenRequests: 0,
+  };
   const ttl = options.accessTokenTtlSeconds ?? 600;
   const resourceScope = options.resourceScope ?? 'mcp:tools';
 
@@ -183,7 +203,10 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
       counts.refreshErrors += 1;
   });
   const handle = provider.callback();
-  server.on('request', (req, res) => void handle(req, res));
+  server.on('request', (req, res) => {
+    if (req.method === 'POST' && req.url?.split('?')[0] === '/token') counts.tokenRequests += 1;
+    void handle(req, res);
+  });
 
   return {
     issuer,
@@ -209,7 +232,8 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
       const { payload } = await jwtVerify(token, localJwks, { issuer, audience });
       return payload;
     },
-    login: (authorizationUrl, userId = 'alice') => driveBrowser(authorizationUrl, userId),
+    login: (authorizationUrl, userId = 'alice', options = {}) =>
+      driveBrowser(authorizationUrl, userId, options.rewriteCallback),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -219,7 +243,11 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
 }
 
 /** A cookie-keeping browser that clicks through the development login and consent pages. */
-async function driveBrowser(start: string, userId: string): Promise<{ status: number; body: string }> {
+async function driveBrowser(
+  start: string,
+  userId: string,
+  rewriteCallback: (callback: URL) => URL = (callback) => callback,
+): Promise<{ status: number; body: string }> {
   const jar = new Map<string, string>();
   const origin = new URL(start).origin;
   const request = async (url: string, init: RequestInit = {}): Promise<Response> => {
@@ -243,7 +271,8 @@ async function driveBrowser(start: string, userId: string): Promise<{ status: nu
     init = {};
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
-      url = new URL(location, url).href;
+      const next = new URL(location, url);
+      url = (next.origin === origin ? next : rewriteCallback(next)).href;
       continue;
     }
     const body = await response.text();

@@ -44,6 +44,10 @@ export interface AuthorizationServerMetadata {
   scopes_supported?: string[];
   token_endpoint_auth_methods_supported?: string[];
   code_challenge_methods_supported?: string[];
+  /** RFC 9207: the authorization response carries `iss`. */
+  authorization_response_iss_parameter_supported?: boolean;
+  /** The server accepts a client metadata document URL as client_id (CIMD). */
+  client_id_metadata_document_supported?: boolean;
   [key: string]: unknown;
 }
 
@@ -107,15 +111,26 @@ export async function discoverResource(
   } catch (err) {
     throw runtimeError(`cannot reach the remote server ${remoteUrl}: ${(err as Error).message}`);
   }
+  return { unauthorized, challenge, ...(await fetchResourceMetadata(remoteUrl, challenge, fetchImpl)) };
+}
+
+/**
+ * The remote's RFC 9728 metadata: where its challenge's `resource_metadata` says, else the
+ * well-known URIs. Also read again on an upstream 401, to notice a change of authorization server.
+ */
+export async function fetchResourceMetadata(
+  remoteUrl: string,
+  challenge: BearerChallenge | undefined,
+  fetchImpl: Fetch = fetch,
+): Promise<{ metadata?: ProtectedResourceMetadata; metadataUrl?: string }> {
   const candidates = challenge?.params.resource_metadata
     ? [checkDiscoveredUrl(challenge.params.resource_metadata, remoteUrl, 'resource_metadata').href]
     : wellKnown(remoteUrl, 'oauth-protected-resource');
   for (const url of candidates) {
     const metadata = (await getJson(fetchImpl, url)) as ProtectedResourceMetadata | undefined;
-    if (metadata && typeof metadata === 'object')
-      return { unauthorized, challenge, metadata, metadataUrl: url };
+    if (metadata && typeof metadata === 'object') return { metadata, metadataUrl: url };
   }
-  return { unauthorized, challenge };
+  return {};
 }
 
 /** The MCP order: oauth-authorization-server (inserted), openid-configuration (inserted, then appended). */

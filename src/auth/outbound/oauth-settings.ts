@@ -9,6 +9,7 @@ import type { RunConfig } from '../../config/runconfig.js';
 import { resolveSecretRef } from '../../secrets/refs.js';
 import type { SecretsProvider } from '../../secrets/types.js';
 import { usageError } from '../../util/errors.js';
+import { checkClientMetadataUrl } from './client-metadata-url.js';
 
 export interface RemoteOAuthSettings {
   workload: string;
@@ -18,6 +19,8 @@ export interface RemoteOAuthSettings {
   tokenUrl?: string;
   clientId?: string;
   clientSecret?: string;
+  /** A client ID metadata document URL (CIMD): the client_id where the server supports it. */
+  clientMetadataUrl?: string;
   /** Explicit scopes; undefined means "discover" (challenge, metadata, or the OIDC default). */
   scopes?: string[];
   scopeParamName?: string;
@@ -32,7 +35,14 @@ export interface RemoteOAuthSettings {
 export function remoteOAuthRequested(config: RunConfig): boolean {
   const auth = config.remote_auth_config;
   if (!auth || !config.remote_url) return false;
-  return Boolean(auth.enabled || auth.issuer || auth.authorize_url || auth.token_url || auth.client_id);
+  return Boolean(
+    auth.enabled ||
+    auth.issuer ||
+    auth.authorize_url ||
+    auth.token_url ||
+    auth.client_id ||
+    auth.client_metadata_url,
+  );
 }
 
 function checkUrl(value: string | undefined, flag: string): string | undefined {
@@ -100,6 +110,9 @@ export async function resolveRemoteOAuthSettings(
     tokenUrl,
     clientId: auth.client_id || undefined,
     clientSecret,
+    clientMetadataUrl: auth.client_metadata_url
+      ? checkClientMetadataUrl(auth.client_metadata_url, '--remote-auth-client-metadata-url')
+      : undefined,
     scopes: scopes && scopes.length > 0 ? scopes : undefined,
     scopeParamName: auth.scope_param_name || undefined,
     resource: checkUrl(auth.resource, '--remote-auth-resource') ?? undefined,

@@ -1,29 +1,30 @@
 /**
  * OAuth 2.1 to a remote MCP server (openid-client v6): find the authorization server, get a client
- * (explicit, a registration stored for the issuer, or RFC 7591 dynamic registration asking for the
- * authorization_code and refresh_token grants), log in with authorization code + PKCE S256 and an
- * RFC 8707 resource through a loopback callback, then keep the tokens fresh: refreshed shortly
- * before expiry and on an upstream 401. When only a new login would help, the status hook reports
+ * (see oauth-client.ts), log in with authorization code + PKCE S256 and an RFC 8707 resource
+ * through a loopback callback, checking the response's issuer (RFC 9207), then keep the tokens
+ * fresh: refreshed shortly before expiry and on an upstream 401. Tokens are kept per issuer, and a
+ * remote that moves to another authorization server gets a client and a login there, never the
+ * first server's tokens. When only a new login would help, the status hook reports
  * `reauth_required` once and requests fail fast instead of looping through refresh attempts.
  */
 import * as oidc from 'openid-client';
-import { DEFAULTS } from '../../config/defaults.js';
 import type { MoatError } from '../../util/errors.js';
 import { errorMessage, isMoatError, runtimeError } from '../../util/errors.js';
 import { log } from '../../util/log.js';
 import { openSystemBrowser } from './browser.js';
 import { startCallbackServer } from './callback-server.js';
+import { parseWwwAuthenticate, type BearerChallenge, type Fetch } from './discovery.js';
+import { checkResponseIssuer } from './issuer-check.js';
 import {
-  defaultEndpoints,
-  discoverAuthorizationServer,
-  discoverResource,
-  parseWwwAuthenticate,
-  type AuthorizationServerMetadata,
-  type Fetch,
-} from './discovery.js';
+  buildConfiguration,
+  clientFromRegistration,
+  existingClient,
+  registerClient,
+  type ClientCredentials,
+} from './oauth-client.js';
 import type { RemoteOAuthSettings } from './oauth-settings.js';
-import type { ClientRegistration, OAuthStore, StoredTokens } from './token-store.js';
-import { checkDiscoveredUrl, needsInsecureHttp } from './url-guard.js';
+import { movedAuthorizationServer, resolveServer, type ResolvedServer } from './resolve-server.js';
+import type { OAuthStore, StoredTokens, TokenKey } from './token-store.js';
 
 /** What the workload records about outbound authentication. */
 export type RemoteAuthStatus = { state: 'authenticated' } | { state: 'reauth_required'; reason: string };
@@ -46,20 +47,6 @@ export interface RemoteOAuthDeps {
 /** Refresh this long before the access token expires. */
 const REFRESH_MARGIN_MS = 60_000;
 
-interface ResolvedServer {
-  metadata: AuthorizationServerMetadata;
-  resource?: string;
-  scopes: string[];
-}
-
-interface ClientCredentials {
-  clientId: string;
-  clientSecret?: string;
-  method: string;
-  /** For a dynamically registered client: the redirect URIs it was registered with. */
-  redirectUris?: string[];
-}
-
 export class RemoteOAuth {
   private tokens: StoredTokens | undefined;
   private refreshing: Promise<boolean> | undefined;
@@ -76,7 +63,7 @@ export class RemoteOAuth {
   private constructor(
     private readonly settings: RemoteOAuthSettings,
     private readonly deps: RemoteOAuthDeps,
-    private readonly server: ResolvedServer,
+    private server: ResolvedServer,
   ) {
     this.fetch = deps.fetch ?? fetch;
     this.now = deps.now ?? Date.now;
@@ -96,21 +83,10 @@ export class RemoteOAuth {
       return undefined;
     }
     const oauth = new RemoteOAuth(settings, deps, server);
-    const client = await existingClient(settings, server, deps.store);
-    if (client) oauth.useClient(client);
-    const stored = await deps.store.tokens(settings.workload);
-    if (
-      client &&
-      stored &&
-      stored.issuer === server.metadata.issuer &&
-      stored.client_id === client.clientId
-    ) {
-      oauth.tokens = stored;
-      if (!oauth.expiresSoon() || (await oauth.refresh())) {
-        oauth.setStatus({ state: 'authenticated' });
-        oauth.running = true;
-        return oauth;
-      }
+    if (await oauth.useStoredTokens(settings)) {
+      oauth.setStatus({ state: 'authenticated' });
+      oauth.running = true;
+      return oauth;
     }
     if (deps.interactive === false) {
       // A detached supervisor: `moat run`/`moat start` log in on the terminal before it starts, so
@@ -119,9 +95,41 @@ export class RemoteOAuth {
         `no usable OAuth token for ${settings.remoteUrl} and no terminal to log in from: keep tokens in a writable secrets provider (MOAT_SECRETS_PROVIDER=encrypted) or run with --foreground`,
       );
     }
-    await oauth.login();
+    if (server.challengeLater && deps.autoLogin) {
+      // In the foreground: log in at the remote's first 401, with the scope it names.
+      log().info(
+        { workload: settings.workload, issuer: server.metadata.issuer },
+        'the remote server answered without asking for a token; logging in at its first 401',
+      );
+    } else {
+      await oauth.login();
+    }
     oauth.running = true;
     return oauth;
+  }
+
+  /**
+   * Takes the client for the current authorization server and its stored tokens for this resource
+   * (refreshed when due); false when a login is needed.
+   */
+  private async useStoredTokens(settings: RemoteOAuthSettings): Promise<boolean> {
+    const client = await existingClient(settings, this.server.metadata, this.deps.store);
+    // Nothing of another authorization server may remain (see followMove).
+    this.client = undefined;
+    this.config = undefined;
+    this.tokens = undefined;
+    if (client) this.useClient(client);
+    const stored = await this.deps.store.tokens(settings.workload, this.tokenKey());
+    if (!client || !stored || stored.issuer !== this.server.metadata.issuer) return false;
+    if (stored.client_id !== client.clientId) return false;
+    this.tokens = stored;
+    const usable = !this.expiresSoon() || (await this.refresh());
+    if (!usable) this.tokens = undefined;
+    return usable;
+  }
+
+  private tokenKey(): TokenKey {
+    return { issuer: this.server.metadata.issuer, resource: this.server.resource };
   }
 
   private useClient(client: ClientCredentials): void {
@@ -132,16 +140,66 @@ export class RemoteOAuth {
   /** The Authorization header for the next upstream request. */
   async headers(): Promise<Record<string, string>> {
     if (this.reauthReason) throw this.reauthError();
+    // No token yet: the remote has not asked for one (see start).
+    if (!this.tokens) return {};
     if (this.expiresSoon() && !(await this.refresh())) throw this.reauthError();
-    return { Authorization: `Bearer ${this.tokens!.access_token}` };
+    return { Authorization: `Bearer ${this.tokens.access_token}` };
   }
 
-  /** An upstream 401 refreshes once; a 403 insufficient_scope steps up the scope (see stepUp). */
+  /**
+   * An upstream 401 first checks whether the remote moved to another authorization server, then
+   * logs in (the first challenge) or refreshes once; a 403 insufficient_scope steps up the scope.
+   */
   async onUnauthorized(wwwAuthenticate: string | undefined): Promise<boolean> {
     if (this.reauthReason) return false;
     const challenge = parseWwwAuthenticate(wwwAuthenticate);
     if (challenge?.params.error === 'insufficient_scope') return this.stepUp(challenge.params.scope);
+    if (await this.followMove(challenge)) return this.tokens !== undefined || this.loginNow();
+    if (!this.tokens) {
+      const scope = challenge?.params.scope?.split(' ').filter(Boolean);
+      if (scope?.length && !this.settings.scopes) this.server.scopes = scope;
+      return this.loginNow();
+    }
     return this.refresh(true);
+  }
+
+  /**
+   * SEP-2352: when the remote's metadata names another authorization server, switch to it: its own
+   * client (a configured client ID belongs to the first server and is not carried over) and its
+   * own stored tokens. The first server's tokens stay stored under its issuer and are never sent
+   * to the new one. True when the server changed.
+   */
+  private async followMove(challenge: BearerChallenge | undefined): Promise<boolean> {
+    const moved = await movedAuthorizationServer(this.server, this.settings.remoteUrl, challenge, this.fetch);
+    if (!moved) return false;
+    log().warn(
+      { workload: this.settings.workload, from: this.server.metadata.issuer, to: moved.issuer },
+      'the remote server moved to another authorization server',
+    );
+    const scope = challenge?.params.scope?.split(' ').filter(Boolean);
+    this.server = {
+      ...this.server,
+      metadata: moved,
+      scopes: this.settings.scopes ?? (scope?.length ? scope : this.server.scopes),
+    };
+    if (await this.useStoredTokens({ ...this.settings, clientId: undefined, clientSecret: undefined })) {
+      this.setStatus({ state: 'authenticated' });
+    }
+    return true;
+  }
+
+  /** A login needed to serve this request: now in the foreground, else the status says so. */
+  private async loginNow(): Promise<boolean> {
+    if (!this.deps.autoLogin) {
+      this.markReauth(`the remote server asks for a login at ${this.server.metadata.issuer}`);
+      return false;
+    }
+    try {
+      await this.loginOnce();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -156,12 +214,7 @@ export class RemoteOAuth {
       this.markReauth(`the remote server needs more scope (${scope ?? 'unspecified'}); log in again`);
       return false;
     }
-    try {
-      await this.loginOnce();
-      return true;
-    } catch {
-      return false;
-    }
+    return this.loginNow();
   }
 
   /** One login at a time: concurrent step-ups and a background re-login share it. */
@@ -181,7 +234,7 @@ export class RemoteOAuth {
       ) {
         const registration = await registerClient(
           this.settings,
-          this.server,
+          this.server.metadata,
           this.fetch,
           callback.redirectUri,
         );
@@ -211,7 +264,11 @@ export class RemoteOAuth {
           ? `Opened a browser to log in to ${this.server.metadata.issuer}. If it did not appear, open:\n${url}`
           : `Open this URL in a browser to log in to ${this.server.metadata.issuer}:\n${url}`,
       );
-      const callbackUrl = await callback.waitForCallback(state, this.settings.timeoutMs);
+      const callbackUrl = checkResponseIssuer(
+        await callback.waitForCallback(state, this.settings.timeoutMs),
+        this.server.metadata,
+        this.server.issuerKnown,
+      );
       const response = await this.tokenCall('exchange the authorization code', () =>
         oidc.authorizationCodeGrant(
           config,
@@ -263,7 +320,7 @@ export class RemoteOAuth {
     } catch (err) {
       const refused = oauthErrorOf(err);
       if (refused) {
-        await this.deps.store.forgetTokens(this.settings.workload);
+        await this.deps.store.forgetTokens(this.settings.workload, this.tokenKey());
         this.markReauth(
           `the authorization server refused the refresh token (${refused.error}); log in again`,
         );
@@ -369,238 +426,4 @@ export function describeOAuthError(err: unknown, what: string, issuer: string): 
     );
   }
   return runtimeError(`cannot ${what} at ${issuer}: ${(err as Error).message}`);
-}
-
-/** The authorization server, the RFC 8707 resource and the scopes to ask for. */
-/** The endpoints an authorization server's metadata names get the discovered-URL rules. */
-function checkEndpoints(metadata: AuthorizationServerMetadata, remoteUrl: string): void {
-  for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
-    const value = metadata[key];
-    if (value) checkDiscoveredUrl(value, remoteUrl, key);
-  }
-}
-
-/** Undefined when the remote neither answers 401 nor publishes protected-resource metadata. */
-async function resolveServer(
-  settings: RemoteOAuthSettings,
-  fetchImpl: Fetch,
-): Promise<ResolvedServer | undefined> {
-  const { remoteUrl } = settings;
-  if (settings.authorizeUrl && settings.tokenUrl) {
-    return {
-      metadata: {
-        issuer: settings.issuer ?? new URL(settings.authorizeUrl).origin,
-        authorization_endpoint: settings.authorizeUrl,
-        token_endpoint: settings.tokenUrl,
-      },
-      resource: settings.resource,
-      scopes: settings.scopes ?? [],
-    };
-  }
-  if (settings.issuer) {
-    // The same address rules as URLs learned from the remote's metadata.
-    checkDiscoveredUrl(settings.issuer, remoteUrl, '--remote-auth-issuer');
-    const found = await discoverAuthorizationServer(settings.issuer, fetchImpl);
-    if (!found) {
-      throw runtimeError(
-        `no OAuth metadata found for --remote-auth-issuer ${settings.issuer} (tried RFC 8414 and OpenID discovery); give --remote-auth-authorize-url and --remote-auth-token-url instead`,
-      );
-    }
-    // An OpenID provider (found through OIDC discovery, or advertising the openid scope) gets the OIDC defaults.
-    const isOidc = found.oidc || Boolean(found.metadata.scopes_supported?.includes('openid'));
-    checkEndpoints(found.metadata, remoteUrl);
-    return {
-      metadata: found.metadata,
-      resource: settings.resource,
-      scopes: settings.scopes ?? (isOidc ? [...DEFAULTS.remoteAuthOidcScopes] : []),
-    };
-  }
-  const discovered = await discoverResource(remoteUrl, fetchImpl);
-  const prm = discovered.metadata;
-  let metadata: AuthorizationServerMetadata | undefined;
-  if (prm?.authorization_servers?.[0]) {
-    const issuer = checkDiscoveredUrl(prm.authorization_servers[0], remoteUrl, 'authorization server').href;
-    metadata = (await discoverAuthorizationServer(issuer, fetchImpl))?.metadata;
-    if (!metadata)
-      throw runtimeError(`no OAuth metadata found for the authorization server ${issuer} of ${remoteUrl}`);
-  } else if (!discovered.unauthorized) {
-    return undefined;
-  } else {
-    // 2025-03-26 servers: the authorization server is the MCP server's origin, with default endpoints.
-    metadata =
-      (await discoverAuthorizationServer(new URL(remoteUrl).origin, fetchImpl, { legacy: true }))?.metadata ??
-      defaultEndpoints(remoteUrl);
-  }
-  checkEndpoints(metadata, remoteUrl);
-  const resource = settings.resource ?? (prm ? checkResource(prm.resource, remoteUrl) : undefined);
-  const challengeScope = discovered.challenge?.params.scope?.split(' ').filter(Boolean);
-  const scopes = settings.scopes ?? (challengeScope?.length ? challengeScope : (prm?.scopes_supported ?? []));
-  return { metadata, resource, scopes };
-}
-
-/** RFC 9728 §3.3: the metadata must describe this server; otherwise a token could be sent elsewhere. */
-function checkResource(resource: string | undefined, remoteUrl: string): string {
-  const remote = new URL(remoteUrl);
-  const canonical = `${remote.origin}${remote.pathname.replace(/\/+$/, '')}`;
-  if (!resource) return canonical;
-  let named: URL;
-  try {
-    named = new URL(resource);
-  } catch {
-    throw runtimeError(
-      `the protected-resource metadata of ${remoteUrl} names an invalid resource ${JSON.stringify(resource)}`,
-    );
-  }
-  const namedPath = named.pathname.replace(/\/+$/, '');
-  if (
-    named.origin !== remote.origin ||
-    !(remote.pathname === namedPath || remote.pathname.startsWith(`${namedPath}/`) || namedPath === '')
-  ) {
-    throw runtimeError(
-      `the protected-resource metadata of ${remoteUrl} is for another resource (${resource}); refusing to send it credentials`,
-    );
-  }
-  return resource;
-}
-
-/** The token-endpoint authentication to use (or ask for in a registration), from what the server supports. */
-function chooseAuthMethod(metadata: AuthorizationServerMetadata, hasSecret: boolean): string {
-  if (!hasSecret) return 'none';
-  const supported = metadata.token_endpoint_auth_methods_supported;
-  if (!supported || supported.includes('client_secret_basic')) return 'client_secret_basic';
-  if (supported.includes('client_secret_post')) return 'client_secret_post';
-  return supported.includes('none') ? 'none' : 'client_secret_basic';
-}
-
-/** An explicit client, or the registration stored for this issuer (unless its secret expired). */
-async function existingClient(
-  settings: RemoteOAuthSettings,
-  server: ResolvedServer,
-  store: OAuthStore,
-): Promise<ClientCredentials | undefined> {
-  if (settings.clientId) {
-    return {
-      clientId: settings.clientId,
-      clientSecret: settings.clientSecret,
-      method: chooseAuthMethod(server.metadata, Boolean(settings.clientSecret)),
-    };
-  }
-  const stored = await store.registration(server.metadata.issuer);
-  if (!stored) return undefined;
-  const expired = stored.client_secret_expires_at
-    ? stored.client_secret_expires_at * 1000 <= Date.now()
-    : false;
-  return expired ? undefined : clientFromRegistration(stored);
-}
-
-function clientFromRegistration(registration: ClientRegistration): ClientCredentials {
-  return {
-    clientId: registration.client_id,
-    clientSecret: registration.client_secret,
-    method: registration.token_endpoint_auth_method,
-    redirectUris: registration.redirect_uris,
-  };
-}
-
-/** RFC 7591 dynamic client registration as a native app with a loopback redirect (RFC 8252). */
-async function registerClient(
-  settings: RemoteOAuthSettings,
-  server: ResolvedServer,
-  fetchImpl: Fetch,
-  redirectUri: string,
-): Promise<ClientRegistration> {
-  const { metadata } = server;
-  if (!metadata.registration_endpoint) {
-    throw runtimeError(
-      `the authorization server ${metadata.issuer} does not support dynamic client registration; register a client there and pass --remote-auth-client-id (and --remote-auth-client-secret-file if it has a secret)`,
-    );
-  }
-  const method = chooseAuthMethod(metadata, true);
-  const redirectUris = [redirectUri];
-  const request = {
-    client_name: `Moat (${settings.workload})`,
-    application_type: 'native',
-    redirect_uris: redirectUris,
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: method,
-  };
-  let response: Response;
-  try {
-    response = await fetchImpl(metadata.registration_endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(request),
-    });
-  } catch (err) {
-    throw runtimeError(
-      `cannot reach the registration endpoint of ${metadata.issuer}: ${(err as Error).message}`,
-    );
-  }
-  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!response.ok || typeof body.client_id !== 'string') {
-    const description = typeof body.error_description === 'string' ? ` (${body.error_description})` : '';
-    const error = typeof body.error === 'string' ? `${body.error}${description}` : `HTTP ${response.status}`;
-    throw runtimeError(`dynamic client registration at ${metadata.issuer} failed: ${error}`);
-  }
-  return {
-    issuer: metadata.issuer,
-    client_id: body.client_id,
-    client_secret: typeof body.client_secret === 'string' ? body.client_secret : undefined,
-    token_endpoint_auth_method:
-      typeof body.token_endpoint_auth_method === 'string'
-        ? body.token_endpoint_auth_method
-        : typeof body.client_secret === 'string'
-          ? 'client_secret_basic'
-          : 'none',
-    redirect_uris: Array.isArray(body.redirect_uris) ? (body.redirect_uris as string[]) : redirectUris,
-    client_secret_expires_at:
-      typeof body.client_secret_expires_at === 'number' ? body.client_secret_expires_at : undefined,
-    registration_access_token:
-      typeof body.registration_access_token === 'string' ? body.registration_access_token : undefined,
-    registration_client_uri:
-      typeof body.registration_client_uri === 'string' ? body.registration_client_uri : undefined,
-  };
-}
-
-function clientAuth(client: ClientCredentials): oidc.ClientAuth {
-  switch (client.method) {
-    case 'client_secret_post':
-      return oidc.ClientSecretPost(client.clientSecret);
-    case 'none':
-      return oidc.None();
-    default:
-      return client.clientSecret ? clientSecretBasic(client.clientSecret) : oidc.None();
-  }
-}
-
-/**
- * client_secret_basic with the plain form encoding of RFC 6749 §2.3.1. openid-client also escapes
- * characters such as '-', which servers that skip the URL-decoding step (several do) then reject.
- */
-export function clientSecretBasic(secret: string): oidc.ClientAuth {
-  const encode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
-  return (_as, client, _body, headers) => {
-    const credentials = `${encode(client.client_id)}:${encode(secret)}`;
-    headers.set('authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
-  };
-}
-
-export function buildConfiguration(
-  metadata: AuthorizationServerMetadata,
-  client: ClientCredentials,
-  fetchImpl: Fetch,
-): oidc.Configuration {
-  const config = new oidc.Configuration(
-    metadata as oidc.ServerMetadata,
-    client.clientId,
-    client.clientSecret ? { client_secret: client.clientSecret } : undefined,
-    clientAuth(client),
-  );
-  config[oidc.customFetch] = (url, options) => fetchImpl(url, options);
-  if (needsInsecureHttp(metadata.issuer, metadata.token_endpoint, metadata.authorization_endpoint)) {
-    // Loopback development servers only: discovered URLs were checked by checkDiscoveredUrl.
-    oidc.allowInsecureRequests(config);
-  }
-  return config;
 }

@@ -12,7 +12,8 @@ import type { SecretsProvider } from '../../secrets/types.js';
 import { runtimeError, usageError } from '../../util/errors.js';
 import type { Fetch } from './discovery.js';
 import { readSecretFile } from './oauth-settings.js';
-import { clientSecretBasic, describeOAuthError } from './remote-oauth.js';
+import { clientSecretBasic } from './oauth-client.js';
+import { describeOAuthError } from './remote-oauth.js';
 import { validateForwardHeaderName } from './static-headers.js';
 import type { Identity } from '../../mcp/identity.js';
 

@@ -11,7 +11,7 @@ import { remoteOAuthRequested, resolveRemoteOAuthSettings } from './oauth-settin
 import { RemoteOAuth, type RemoteOAuthDeps } from './remote-oauth.js';
 import { resolveStaticHeaders } from './static-headers.js';
 import { resolveTokenExchangeSettings, TokenExchange, tokenExchangeRequested } from './token-exchange.js';
-import { OAuthStore, tokensSecretName } from './token-store.js';
+import { forgetWorkloadTokens, OAuthStore } from './token-store.js';
 import type { UpstreamAuth } from './types.js';
 import type { Identity } from '../../mcp/identity.js';
 
@@ -85,7 +85,7 @@ export async function createUpstreamAuth(
   return auth;
 }
 
-/** Deletes a workload's stored OAuth tokens (client registrations stay: they belong to the issuer). */
-export async function forgetRemoteAuth(secrets: SecretsProvider, workload: string): Promise<void> {
-  if (secrets.writable) await secrets.delete(tokensSecretName(workload));
+/** Deletes a workload's stored OAuth tokens, from every issuer (client registrations stay: they belong to the issuer). */
+export function forgetRemoteAuth(secrets: SecretsProvider, workload: string): Promise<void> {
+  return forgetWorkloadTokens(secrets, workload);
 }

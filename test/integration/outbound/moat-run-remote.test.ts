@@ -191,7 +191,7 @@ describe('moat run --remote-auth', { timeout: 300_000 }, () => {
     expect(await supervisorArgv(name)).not.toContain(PASSWORD.MOAT_SECRETS_PASSWORD);
 
     // The refresh token dies (revoked at the provider): the detached workload says so and fails fast.
-    expect((await revokeStoredRefreshToken(op, secrets, name)).status).toBe(200);
+    expect((await revokeStoredRefreshToken(op, secrets, name, remote.url)).status).toBe(200);
     await sleep(1500); // into the refresh window again
     await expect(whoami(url, () => Promise.resolve({}))).rejects.toThrow(/needs a new OAuth login/);
     const status = await workload(home, name);

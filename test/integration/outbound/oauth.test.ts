@@ -15,6 +15,7 @@ import {
   type RemoteAuthStatus,
 } from '../../../src/auth/outbound/upstream-auth.js';
 import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
+import { loginBeforeDetach } from '../../../src/auth/outbound/workload.js';
 import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import {
@@ -24,7 +25,13 @@ import {
 } from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
-import { startProtectedServer, tokenFrom, whoami, type ProtectedServer } from './protected-server.js';
+import {
+  remoteAuthRunConfig,
+  startProtectedServer,
+  tokenFrom,
+  whoami,
+  type ProtectedServer,
+} from './protected-server.js';
 import type { Identity } from '../../../src/mcp/identity.js';
 
 const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
@@ -35,15 +42,7 @@ let remote: ProtectedServer;
 let secrets: EncryptedSecretsProvider;
 
 function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_config']>): RunConfig {
-  return runConfigSchema.parse({
-    image: remote.url,
-    remote_url: remote.url,
-    name,
-    transport: 'streamable-http',
-    host: '127.0.0.1',
-    port: 0,
-    remote_auth_config: { enabled: true, skip_browser: true, timeout: 60e9, ...auth },
-  });
+  return remoteAuthRunConfig(remote.url, name, auth);
 }
 
 /** Deps whose "browser" is the provider's headless login; records logins and status changes. */
@@ -71,7 +70,7 @@ function harness(options: { now?: () => number; user?: string; provider?: TestOA
 
 /** Revokes a workload's stored refresh token at the provider (as an administrator or the user would). */
 async function revokeRefreshToken(workload: string): Promise<void> {
-  expect((await revokeStoredRefreshToken(op, secrets, workload)).status).toBe(200);
+  expect((await revokeStoredRefreshToken(op, secrets, workload, remote.url)).status).toBe(200);
 }
 
 beforeAll(async () => {
@@ -107,7 +106,11 @@ describe('OAuth to a remote MCP server', () => {
 
     // What is stored: a registration for the issuer and the workload's tokens, both encrypted.
     expect(await secrets.get(registrationSecretName(op.issuer))).toContain('"client_id"');
-    expect(JSON.parse((await secrets.get(tokensSecretName('oauth-a')))!)).toMatchObject({
+    expect(
+      JSON.parse(
+        (await secrets.get(tokensSecretName('oauth-a', { issuer: op.issuer, resource: remote.url })))!,
+      ),
+    ).toMatchObject({
       issuer: op.issuer,
       resource: remote.url,
     });
@@ -184,7 +187,9 @@ describe('OAuth to a remote MCP server', () => {
     expect(op.counts.refreshErrors).toBe(errors + 1);
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required']);
     // The dead tokens are gone, so a restart goes straight to a login.
-    expect(await secrets.get(tokensSecretName('oauth-revoked'))).toBeUndefined();
+    expect(
+      await secrets.get(tokensSecretName('oauth-revoked', { issuer: op.issuer, resource: remote.url })),
+    ).toBeUndefined();
 
     // Through the real proxy, a client gets a JSON-RPC error saying what to do (not a hang or a loop).
     const proxy = await startProxy(
@@ -266,6 +271,46 @@ describe('OAuth to a remote MCP server', () => {
       await proxy.close();
       await admin.close();
       await op2.close();
+    }
+  });
+
+  it('a remote that lets initialize through: the foreground logs in at its first 401 with that scope, a terminal login before detaching uses scopes_supported', async () => {
+    const op3 = await startOAuthProvider({ resourceScope: 'mcp:tools mcp:read' });
+    const lazy = await startProtectedServer({
+      issuer: op3.issuer,
+      scopes: ['mcp:tools', 'mcp:read'],
+      openInitialize: { challengeScope: ['mcp:read'] },
+      check: tokenFrom(op3),
+    });
+    try {
+      const foreground = harness({ provider: op3, user: 'gina' });
+      const cfg = remoteAuthRunConfig(lazy.url, 'oauth-lazy', { callback_port: await freePort() });
+      const auth = await createUpstreamAuth(cfg, { ...foreground.deps, autoLogin: true });
+      expect(foreground.logins).toHaveLength(0);
+      expect(await auth!.headers(local)).toEqual({});
+      const proxy = await startProxy(
+        cfg,
+        { kind: 'http', url: lazy.url, transport: 'streamable-http', remote: true },
+        { upstreamAuth: auth, logger: memoryLogger().logger },
+      );
+      try {
+        expect((await whoami(`${proxy.url}/mcp`, () => Promise.resolve({}))).subject).toBe('gina');
+      } finally {
+        await proxy.close();
+      }
+      expect(foreground.urls.map((u) => u.searchParams.get('scope'))).toEqual(['mcp:read']);
+
+      // `moat run` (detached) logs in on the terminal before the supervisor starts: no 401 to wait for.
+      const terminal = harness({ provider: op3, user: 'gina' });
+      await loginBeforeDetach(
+        remoteAuthRunConfig(lazy.url, 'oauth-lazy-detached', { callback_port: await freePort() }),
+        secrets,
+        terminal.deps.notify,
+      );
+      expect(terminal.urls.map((u) => u.searchParams.get('scope'))).toEqual(['mcp:tools mcp:read']);
+    } finally {
+      await lazy.close();
+      await op3.close();
     }
   });
 

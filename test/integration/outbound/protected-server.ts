@@ -17,6 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestOAuthProvider } from '../../support/oauth-provider.js';
+import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
 
 export interface ProtectedServer {
   /** The MCP endpoint (…/mcp); also the RFC 8707 resource. */
@@ -25,6 +26,8 @@ export interface ProtectedServer {
   seen: IncomingHttpHeaders[];
   /** Tokens the server refuses from now on (simulates a revoked access token). */
   reject: Set<string>;
+  /** Names another authorization server in the protected-resource metadata from now on. */
+  useIssuer(issuer: string): void;
   close(): Promise<void>;
 }
 
@@ -51,8 +54,14 @@ export async function startProtectedServer(options: {
   scopes?: string[];
   /** A scope every MCP request needs beyond a valid token: without it, 403 insufficient_scope (step-up). */
   requireScope?: { scope: string; has: (authorization: string) => Promise<boolean> };
+  /**
+   * Lets `initialize` through without a token (like servers that protect only tools); other
+   * requests without one get a 401 naming `challengeScope` instead of `scopes`.
+   */
+  openInitialize?: { challengeScope: string[] };
 }): Promise<ProtectedServer> {
   const seen: IncomingHttpHeaders[] = [];
+  let issuer = options.issuer;
   const reject = new Set<string>();
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,12 +70,12 @@ export async function startProtectedServer(options: {
   const metadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`;
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    if (req.url === '/.well-known/oauth-protected-resource/mcp' && options.issuer) {
+    if (req.url === '/.well-known/oauth-protected-resource/mcp' && issuer) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
           resource,
-          authorization_servers: [options.issuer],
+          authorization_servers: [issuer],
           scopes_supported: options.scopes,
         }),
       );
@@ -76,14 +85,17 @@ export async function startProtectedServer(options: {
       res.writeHead(404).end();
       return;
     }
+    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    const open = options.openInitialize && (body as { method?: string } | undefined)?.method === 'initialize';
     const authorization = req.headers.authorization;
     const token = authorization?.replace(/^Bearer\s+/i, '');
     const subject =
       token && reject.has(token)
         ? undefined
         : await options.check(authorization, resource).catch(() => undefined);
-    if (!subject) {
-      const scope = options.scopes ? `, scope="${options.scopes.join(' ')}"` : '';
+    if (!subject && !open) {
+      const named = options.openInitialize?.challengeScope ?? options.scopes;
+      const scope = named ? `, scope="${named.join(' ')}"` : '';
       res.writeHead(401, {
         'content-type': 'application/json',
         'www-authenticate': `Bearer resource_metadata="${metadataUrl}"${scope}`,
@@ -92,7 +104,7 @@ export async function startProtectedServer(options: {
       return;
     }
     const required = options.requireScope;
-    if (required && !(await required.has(authorization ?? ''))) {
+    if (subject && required && !(await required.has(authorization ?? ''))) {
       const wanted = [...(options.scopes ?? []), required.scope].join(' ');
       res.writeHead(403, {
         'content-type': 'application/json',
@@ -112,19 +124,30 @@ export async function startProtectedServer(options: {
     });
     res.on('close', () => void transport.close());
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   }
 
   return {
     url: resource,
     seen,
     reject,
+    useIssuer: (value) => (issuer = value),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Calls `whoami` with a real MCP client whose requests carry `headers()`; returns the parsed result. */
@@ -149,4 +172,21 @@ export async function whoami(
   } finally {
     await client.close();
   }
+}
+
+/** The RunConfig of `moat run <remoteUrl> --remote-auth --remote-auth-skip-browser` plus `auth`. */
+export function remoteAuthRunConfig(
+  remoteUrl: string,
+  name: string,
+  auth: NonNullable<RunConfigInput['remote_auth_config']>,
+): RunConfig {
+  return runConfigSchema.parse({
+    image: remoteUrl,
+    remote_url: remoteUrl,
+    name,
+    transport: 'streamable-http',
+    host: '127.0.0.1',
+    port: 0,
+    remote_auth_config: { enabled: true, skip_browser: true, timeout: 60e9, ...auth },
+  });
 }
