@@ -147,9 +147,25 @@ async function record(set: Requirements, name: string, run: Map<string, Scenario
   (summaries[set] ??= {})[name] = summarize(run, await scoring(set));
 }
 
+/**
+ * Which failed scenarios a cell re-runs once: those it is expected to pass. Nothing for the
+ * 2025-era fixture directly at 2026-07-28 (it is expected to fail), everything else at
+ * 2025-11-25, and at 2026-07-28 all but what the fixture cannot do and, for cells in front of a
+ * 2025-11-25 server (over stdio, Moat opens even the 2026-era fixture with a 2025 initialize),
+ * all but BRIDGE_PENDING.
+ */
+function expectedToPass(set: Requirements, fixture: Fixture, via: Via): (scenario: string) => boolean {
+  if (set === '2025-11-25') return () => true;
+  if (fixture === '2025' && via === 'direct') return () => false;
+  const bridged = fixture === '2025' || via === 'moat-stdio';
+  return (s) => !FIXTURE_2026_CANNOT.includes(s) && !(bridged && BRIDGE_PENDING.includes(s));
+}
+
 /** Both sets, one after the other, against one URL (cells run concurrently with each other). */
-async function runCell(name: string, url: string): Promise<void> {
-  for (const set of REQUIREMENT_SETS) await record(set, name, await runSuite(url, set));
+async function runCell(fixture: Fixture, via: Via, url: string): Promise<void> {
+  for (const set of REQUIREMENT_SETS) {
+    await record(set, cellName(fixture, via), await runSuite(url, set, expectedToPass(set, fixture, via)));
+  }
 }
 
 beforeAll(async () => {
@@ -170,7 +186,7 @@ beforeAll(async () => {
       [fixture, 'moat-stdio', `${overStdio.proxy.url}/mcp`],
     );
   }
-  await Promise.all(cells.map(([fixture, via, url]) => runCell(cellName(fixture, via), url)));
+  await Promise.all(cells.map(([fixture, via, url]) => runCell(fixture, via, url)));
 }, SUITE_TIMEOUT);
 
 afterAll(async () => {
@@ -279,7 +295,7 @@ describe('conformance through Moat attached to a stdio server in a Podman contai
       containerId = container.id;
       const moat = await moatInFrontOf({ kind: 'stdio', connect: () => container.connect() });
       try {
-        const proxied = await runSuite(`${moat.proxy.url}/mcp`, '2025-11-25');
+        const proxied = await runSuite(`${moat.proxy.url}/mcp`, '2025-11-25', () => true);
         await record('2025-11-25', 'moat-stdio 2025-era fixture in a Podman container', proxied);
         expect(passing(proxied)).toEqual(passing(cell('2025-11-25', '2025', 'direct')));
       } finally {
