@@ -3,14 +3,20 @@
  * process) against a URL and reads the per-scenario `checks.json` files it writes.
  *
  * A scenario passes when none of its checks is FAILURE or WARNING: the suite's own rule for
- * its expected-failures baseline.
+ * its expected-failures baseline (stricter than its exit code, which ignores warnings).
+ *
+ * Requirement sets (`--requirements <revision>`) run exactly the scenarios a spec revision requires
+ * plus some the suite runs but never scores; `scoring()` says which is which, as the suite's
+ * `list --requirements` reports it: `pending` (scenarios the suite itself has not settled),
+ * `extension` (optional extensions such as tasks) and `added-after-release`.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 export const CONFORMANCE_CLI = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
@@ -39,14 +45,32 @@ export interface ScenarioResult {
   checks: Check[];
 }
 
-const RUN_TIMEOUT_MS = 300_000;
+/** The spec revisions the pinned suite has requirement sets for. */
+export type Requirements = '2025-11-25' | '2026-07-28';
+export const REQUIREMENT_SETS: Requirements[] = ['2025-11-25', '2026-07-28'];
 
-/** Runs the whole suite (`--suite all`) or one scenario; returns results by scenario. */
-export async function runConformance(url: string, scenario?: string): Promise<Map<string, ScenarioResult>> {
+/** What to run: the whole suite (`--suite all`), a requirement set, or one scenario (at a set's wire). */
+export interface Selection {
+  requirements?: Requirements;
+  scenario?: string;
+}
+
+const RUN_TIMEOUT_MS = 480_000;
+
+function selectionArgs({ requirements, scenario }: Selection): string[] {
+  // --requirements cannot be combined with --scenario; --spec-version picks the same wire.
+  if (scenario) return ['--scenario', scenario, ...(requirements ? ['--spec-version', requirements] : [])];
+  return requirements ? ['--requirements', requirements] : ['--suite', 'all'];
+}
+
+/** Runs the suite once; returns results by scenario. */
+export async function runConformance(
+  url: string,
+  selection: Selection = {},
+): Promise<Map<string, ScenarioResult>> {
   const outDir = mkdtempSync(join(tmpdir(), 'moat-conformance-'));
   try {
-    const args = [CONFORMANCE_CLI, 'server', '--url', url, '-o', outDir];
-    args.push(...(scenario ? ['--scenario', scenario] : ['--suite', 'all']));
+    const args = [CONFORMANCE_CLI, 'server', '--url', url, '-o', outDir, ...selectionArgs(selection)];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
@@ -71,7 +95,17 @@ function readResults(outDir: string): Map<string, ScenarioResult> {
   for (const entry of readdirSync(outDir)) {
     const scenario = RESULT_DIR.exec(entry)?.[1];
     if (!scenario) continue;
-    const checks = JSON.parse(readFileSync(join(outDir, entry, 'checks.json'), 'utf8')) as Check[];
+    const file = join(outDir, entry, 'checks.json');
+    // A scenario that crashed writes no checks: that is a failure, not an absence.
+    const checks = existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as Check[])
+      : [
+          {
+            id: 'checks-written',
+            status: 'FAILURE' as const,
+            errorMessage: 'the scenario wrote no checks.json',
+          },
+        ];
     const passed = !checks.some((c) => c.status === 'FAILURE' || c.status === 'WARNING');
     results.set(scenario, { scenario, passed, checks });
   }
@@ -96,13 +130,23 @@ export function failures(results: Map<string, ScenarioResult>, scenarios: string
     .join('\n');
 }
 
-/** The whole suite; a documented flake that failed is re-run once (its second result counts). */
-export async function runSuite(url: string): Promise<Map<string, ScenarioResult>> {
-  const results = await runConformance(url);
-  for (const scenario of KNOWN_FLAKES) {
-    if (results.get(scenario)?.passed !== false) continue;
-    const again = (await runConformance(url, scenario)).get(scenario);
-    if (again) results.set(scenario, again);
+/**
+ * The whole suite or a requirement set. A failed scenario is re-run once (its second result counts)
+ * when it is a documented flake or `retry` names it: a cell expected to pass retries everything
+ * it expects, since timing-bound checks (listen streams, SSE polling) can miss under CI load.
+ */
+export async function runSuite(
+  url: string,
+  requirements?: Requirements,
+  retry: (scenario: string) => boolean = () => false,
+): Promise<Map<string, ScenarioResult>> {
+  const results = await runConformance(url, { requirements });
+  const again = [...results.values()]
+    .filter((r) => !r.passed && (KNOWN_FLAKES.includes(r.scenario) || retry(r.scenario)))
+    .map((r) => r.scenario);
+  for (const scenario of again) {
+    const second = (await runConformance(url, { requirements, scenario })).get(scenario);
+    if (second) results.set(scenario, second);
   }
   return results;
 }
@@ -113,4 +157,75 @@ export function regressions(
   results: Map<string, ScenarioResult>,
 ): string[] {
   return passing(baseline).filter((scenario) => !results.get(scenario)?.passed);
+}
+
+/** How a requirement set counts a server scenario. */
+export type Scoring = 'required' | 'pending' | 'extension' | 'added-after-release';
+const UNSCORED_REASONS = ['pending', 'extension', 'added-after-release'] as const;
+
+const scoringCache = new Map<Requirements, Promise<Map<string, Scoring>>>();
+
+/**
+ * The set's server scenarios and how each is scored, from `conformance list --requirements`:
+ * the scored "Server scenarios" list, then "Run and reported, but never scored" sections
+ * (`  pending (3):` followed by `    - name [server]` lines).
+ */
+export function scoring(requirements: Requirements): Promise<Map<string, Scoring>> {
+  let cached = scoringCache.get(requirements);
+  if (!cached) {
+    cached = promisify(execFile)(
+      process.execPath,
+      [CONFORMANCE_CLI, 'list', '--requirements', requirements],
+      {
+        timeout: 60_000,
+      },
+    ).then(({ stdout }) => parseScoring(stdout));
+    scoringCache.set(requirements, cached);
+  }
+  return cached;
+}
+
+export function parseScoring(listing: string): Map<string, Scoring> {
+  const byScenario = new Map<string, Scoring>();
+  let section: Scoring | 'client' | undefined;
+  for (const line of listing.split('\n')) {
+    if (line.startsWith('Server scenarios')) section = 'required';
+    else if (line.startsWith('Client scenarios')) section = 'client';
+    const reason = UNSCORED_REASONS.find((r) => line.trim().startsWith(`${r} (`));
+    if (reason) section = reason;
+    const item = /^\s+- (\S+)(?: \[(server|client)\])?$/.exec(line);
+    if (!item || !section || section === 'client' || item[2] === 'client') continue;
+    byScenario.set(item[1]!, section);
+  }
+  if (![...byScenario.values()].includes('required')) {
+    throw new Error(`conformance list printed no server scenarios:\n${listing}`);
+  }
+  return byScenario;
+}
+
+export interface Tally {
+  passed: number;
+  failed: number;
+}
+export type CellSummary = Record<Scoring, Tally> & { checks: Tally };
+
+/** Scenario counts by scoring, and check counts (SUCCESS vs FAILURE/WARNING) over every scenario. */
+export function summarize(results: Map<string, ScenarioResult>, scored: Map<string, Scoring>): CellSummary {
+  const empty = (): Tally => ({ passed: 0, failed: 0 });
+  const summary: CellSummary = {
+    required: empty(),
+    pending: empty(),
+    extension: empty(),
+    'added-after-release': empty(),
+    checks: empty(),
+  };
+  for (const result of results.values()) {
+    const tally = summary[scored.get(result.scenario) ?? 'required'];
+    tally[result.passed ? 'passed' : 'failed'] += 1;
+    for (const check of result.checks) {
+      if (check.status === 'SUCCESS') summary.checks.passed += 1;
+      else if (check.status === 'FAILURE' || check.status === 'WARNING') summary.checks.failed += 1;
+    }
+  }
+  return summary;
 }
