@@ -141,3 +141,18 @@ export function paramHeaderProblem(
   }
   return undefined;
 }
+
+/** The `Mcp-Param-*` headers a 2026-07-28 client would send for these arguments (for a 2025-era one). */
+export function paramHeadersFor(
+  declarations: readonly ParamHeaderDeclaration[],
+  args: unknown,
+  encode: (value: string) => string,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const declaration of declarations) {
+    const value = valueAt(args, declaration.path);
+    const text = value === null ? undefined : asHeaderText(value);
+    if (text !== undefined) headers[`mcp-param-${declaration.headerName.toLowerCase()}`] = encode(text);
+  }
+  return headers;
+}
