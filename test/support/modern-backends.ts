@@ -9,6 +9,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   acceptedContent,
   createMcpHandler,
+  fromJsonSchema,
   inputRequired,
   McpServer,
   Server,
@@ -63,13 +64,20 @@ async function serve(handler: McpHttpHandler): Promise<ModernBackend> {
   };
 }
 
+/** `x-mcp-header` is an extension keyword the SDK's JSON Schema type does not name. */
+const ROUTE_SCHEMA = {
+  type: 'object',
+  properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+  required: ['region'],
+} as Parameters<typeof fromJsonSchema>[0];
+
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 export const WATCHED = 'test://watched';
 
 /**
  * A 2026-only server (v2 `McpServer`): `echo`, `confirm` (asks the client through an
- * `input_required` round: one elicitation, with `requestState`), `roots` (asks for the client's
- * roots), a subscribable resource, and instructions.
+ * `input_required` round: one elicitation, with `requestState`), `route` (an `x-mcp-header`
+ * argument), a subscribable resource, and instructions.
  */
 export function startModernOnlyBackend(): Promise<ModernBackend> {
   const handler = createMcpHandler(
@@ -98,6 +106,15 @@ export function startModernOnlyBackend(): Promise<ModernBackend> {
           const state = ctx.mcpReq.requestState();
           return text(`${typeof state === 'string' ? state : 'no-state'}:${content.answer}`);
         },
+      );
+      // The SDK checks this tool's `Mcp-Param-Region` header against the body itself.
+      server.registerTool(
+        'route',
+        {
+          description: 'Routes by region',
+          inputSchema: fromJsonSchema<{ region: string }>(ROUTE_SCHEMA),
+        },
+        ({ region }) => text(`routed:${region}`),
       );
       server.registerResource('watched', WATCHED, { mimeType: 'text/plain' }, () => ({
         contents: [{ uri: WATCHED, text: 'watched' }],

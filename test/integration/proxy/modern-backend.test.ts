@@ -13,6 +13,7 @@ import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { MemorySessionStore } from '../../../src/proxy/sessions/memory.js';
 import { startModernOnlyBackend, WATCHED, type ModernBackend } from '../../support/modern-backends.js';
 import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
 
 const MODERN = '2026-07-28';
 const META = 'io.modelcontextprotocol/';
@@ -61,7 +62,7 @@ describe('a 2025-11-25 client in front of a 2026-07-28-only server', () => {
     expect(await sessions.get(transport.sessionId ?? '')).toMatchObject({ protocolVersion: '2025-11-25' });
 
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'route']);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'héllo' } });
     expect(result.content).toEqual([{ type: 'text', text: 'héllo' }]);
     expect(result).not.toHaveProperty('resultType');
@@ -141,11 +142,91 @@ describe('a 2025-11-25 client in front of a 2026-07-28-only server', () => {
     expect(watching.length).toBeGreaterThan(0);
   });
 
+  it('adds the Mcp-Param-* headers a tool declares, which the 2026 server requires', async () => {
+    const { client } = await connect();
+    await client.listTools();
+    const result = await client.callTool({ name: 'route', arguments: { region: 'été' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'routed:été' }]);
+    const call = backend.seen.filter((r) => r.headers['mcp-name'] === 'route').at(-1);
+    expect(call?.headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('été').toString('base64')}?=`);
+    // Without it, the server refuses the call.
+    const direct = await fetch(backend.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'route',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: bodiesOf('tools/call').at(-1)?.params,
+      }),
+    });
+    expect(direct.status).toBe(400);
+  });
+
   it('ends the session on DELETE', async () => {
     const { transport } = await connect();
     const id = transport.sessionId ?? '';
     expect(await sessions.get(id)).toBeDefined();
     await transport.terminateSession();
     expect(await sessions.get(id)).toBeUndefined();
+  });
+});
+
+describe('sessions in Redis, shared by two proxies', () => {
+  let redis: RedisServer;
+  const proxies: RunningProxy[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+    for (let i = 0; i < 2; i++) {
+      proxies.push(
+        await startProxy(
+          testConfig({ scaling_config: { session_redis: { address: redis.address } } }),
+          { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+          { logger: memoryLogger().logger },
+        ),
+      );
+    }
+  });
+  afterAll(async () => {
+    for (const p of proxies) await p.close();
+    await redis?.stop();
+  });
+
+  it('serves a session minted by one replica on the other', async () => {
+    const client = new ClientV1({ name: 'old-client', version: '1.2.3' });
+    const first = new StreamableHTTPClientTransport(new URL(`${proxies[0]!.url}/mcp`));
+    await client.connect(first);
+    clients.push(client);
+    await client.setLoggingLevel('error');
+    const sessionId = first.sessionId ?? '';
+    // The other replica has never seen an initialize: the session alone tells it what to do.
+    const response = await fetch(`${proxies[1]!.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': sessionId,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'b' } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"text":"b"');
+    const sent = bodiesOf('tools/call').at(-1)!;
+    expect(metaOf(sent)).toMatchObject({
+      [`${META}clientInfo`]: { name: 'old-client', version: '1.2.3' },
+      [`${META}logLevel`]: 'error',
+    });
   });
 });
