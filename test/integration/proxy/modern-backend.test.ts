@@ -169,6 +169,47 @@ describe('a 2025-11-25 client in front of a 2026-07-28-only server', () => {
     expect(direct.status).toBe(400);
   });
 
+  it('ends a request the client cancels while it waits for the client', async () => {
+    const { transport } = await connect({ elicitation: {} });
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': transport.sessionId ?? '',
+    };
+    const call = { name: 'confirm', arguments: { question: 'Wait?' } };
+    const response = await fetch(`${proxy.url}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: call }),
+    });
+    const reader = response.body!.getReader();
+    let seen = '';
+    while (!seen.includes('elicitation/create')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before the question: ${seen}`);
+      seen += Buffer.from(value).toString('utf8');
+    }
+    const cancel = await fetch(`${proxy.url}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 'slow-1' },
+      }),
+    });
+    expect(cancel.status).toBe(202);
+    // The stream ends without an answer (the upstream timeout is minutes away).
+    let rest = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += Buffer.from(value).toString('utf8');
+    }
+    expect(rest).not.toContain('slow-1');
+  });
+
   it('ends the session on DELETE', async () => {
     const { transport } = await connect();
     const id = transport.sessionId ?? '';

@@ -19,6 +19,7 @@ import {
   isRequest,
   isResponse,
   RPC,
+  type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
@@ -103,6 +104,9 @@ export function withModernBackendSessions(
   /** `x-mcp-header` declarations by the backend's tool names, from its `tools/list` answers. */
   const declared = new Map<string, ParamHeaderDeclaration[]>();
   const answersPolicies = inspectsResponses(options.policies);
+  /** Requests this process is forwarding, by session and request id, for `notifications/cancelled`. */
+  const inFlight = new Map<string, AbortController>();
+  const inFlightKey = (sessionId: string, id: JsonRpcId) => JSON.stringify([sessionId, id]);
 
   const url = (request: EdgeRequest) => upstreamUrl(backend, request.req.url ?? '/');
   const context = (request: EdgeRequest, sessionId?: string): MessageContext =>
@@ -282,7 +286,11 @@ export function withModernBackendSessions(
       }
       return writer;
     };
-    const clientGone = abortOnClientClose(request);
+    // The client cancelling the request (`notifications/cancelled`) ends it like going away.
+    const cancelled = new AbortController();
+    const key = inFlightKey(sessionId, message.id);
+    inFlight.set(key, cancelled);
+    const clientGone = AbortSignal.any([abortOnClientClose(request), cancelled.signal]);
     let current = message;
     let response: JsonRpcResponse;
     try {
@@ -323,10 +331,18 @@ export function withModernBackendSessions(
         };
       }
     } catch (err) {
+      if (cancelled.signal.aborted) {
+        // A cancelled request gets no answer (2025-11-25): its stream just ends.
+        if (writer) writer.end();
+        else request.res.writeHead(204).end();
+        return;
+      }
       if (err instanceof InputRoundError) response = errorAnswer(message.id, err.message, err.code);
       else if (writer && err instanceof ProxyRejection)
         response = { jsonrpc: '2.0', id: message.id, error: err.rpcError };
       else throw err;
+    } finally {
+      inFlight.delete(key);
     }
     if (message.method === 'tools/list') learnTools(response);
     const final = await answered(request, message, legacyAnswer(response), sessionId);
@@ -348,6 +364,12 @@ export function withModernBackendSessions(
       return;
     }
     if (!isRequest(message)) {
+      if (message.method === 'notifications/cancelled') {
+        const requestId = message.params?.requestId;
+        if (typeof requestId === 'string' || typeof requestId === 'number') {
+          inFlight.get(inFlightKey(sessionId, requestId))?.abort(new Error('cancelled by the client'));
+        }
+      }
       request.res.writeHead(202).end();
       return;
     }
