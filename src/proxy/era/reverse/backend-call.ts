@@ -29,6 +29,8 @@ export interface BackendCall {
   client: UpstreamClient;
   url: string;
   identity: Identity;
+  /** The client's headers as the forwarder passes them on (the standard ones replace theirs). */
+  clientHeaders: Record<string, string>;
   /** Headers beyond the standard ones (e.g. `Mcp-Param-*`). */
   headers?: Record<string, string>;
   signal: AbortSignal;
@@ -59,7 +61,7 @@ export async function callBackend(request: JsonRpcRequest, call: BackendCall): P
   const upstream = await call.client.send({
     url: call.url,
     method: 'POST',
-    headers: { ...standardHeaders(request), ...call.headers },
+    headers: { ...call.clientHeaders, ...standardHeaders(request), ...call.headers },
     body: Buffer.from(JSON.stringify(request)),
     identity: call.identity,
     signal: call.signal,

@@ -40,7 +40,12 @@ import {
 } from '../../transports/backend/http/context.js';
 import { withDeadline } from '../../transports/backend/http/deadline.js';
 import type { HttpForwarder } from '../../transports/backend/http/forwarder.js';
-import { headerValue, upstreamUrl, UpstreamClient } from '../../transports/backend/http/upstream-client.js';
+import {
+  headerValue,
+  upstreamHeaders,
+  upstreamUrl,
+  UpstreamClient,
+} from '../../transports/backend/http/upstream-client.js';
 import { SseWriter, startEventStream } from '../../transports/sse.js';
 import type { EdgeRequest, HttpBackend, SessionRecord, TransportOptions } from '../../types.js';
 import { paramHeaderDeclarations, paramHeadersFor, type ParamHeaderDeclaration } from '../param-headers.js';
@@ -108,7 +113,21 @@ export function withModernBackendSessions(
   const inFlight = new Map<string, AbortController>();
   const inFlightKey = (sessionId: string, id: JsonRpcId) => JSON.stringify([sessionId, id]);
 
-  const url = (request: EdgeRequest) => upstreamUrl(backend, request.req.url ?? '/');
+  /** Where and how a client's request goes upstream: its URL, identity and passed-on headers. */
+  const target = (request: EdgeRequest) => {
+    const clientHeaders = upstreamHeaders(request.req.headers, {
+      remote: backend.remote,
+      clientAddress: request.clientAddress,
+      externalBaseUrl: request.externalBaseUrl,
+    });
+    delete clientHeaders['last-event-id'];
+    return {
+      client,
+      url: upstreamUrl(backend, request.req.url ?? '/'),
+      identity: request.identity,
+      clientHeaders,
+    };
+  };
   const context = (request: EdgeRequest, sessionId?: string): MessageContext =>
     messageContext(request, options.config.name, 'streamable-http', sessionId);
 
@@ -155,8 +174,7 @@ export function withModernBackendSessions(
         options.upstreamTimeoutMs,
         abortOnClientClose(request),
         received.id,
-        (d) =>
-          callBackend(probe, { client, url: url(request), identity: request.identity, signal: d.signal }),
+        (d) => callBackend(probe, { ...target(request), signal: d.signal }),
       );
     } catch (err) {
       if (!(err instanceof BrokenAnswer) || era === 'modern') throw err;
@@ -227,7 +245,7 @@ export function withModernBackendSessions(
           },
           view.facts,
         ),
-        { client, url: url(request), identity: request.identity, signal, onNotification: deliver },
+        { ...target(request), signal, onNotification: deliver },
       ).then(() => undefined);
   }
 
@@ -298,9 +316,7 @@ export function withModernBackendSessions(
         const sent = withEnvelope(current, view.facts);
         response = await withDeadline(options.upstreamTimeoutMs, clientGone, message.id, (d) =>
           callBackend(sent, {
-            client,
-            url: url(request),
-            identity: request.identity,
+            ...target(request),
             headers: paramHeaders(current),
             signal: d.signal,
             onNotification: (n) => stream()?.message(n),
