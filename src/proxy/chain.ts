@@ -8,6 +8,8 @@
  * | edge middleware  | authentication (OIDC/JWT, RFC 6750)    | `oidc_config`                         |
  * | edge route       | RFC 9728 protected-resource metadata   | `oidc_config`                         |
  * | message policy 1 | response tap (answers for observers)   | an observer wants responses           |
+ * | message policy 1a| cache scope (`public` → `private`)     | authorization or mutating webhooks    |
+ * | message policy 1a| `Mcp-Param-*` header check (2026-07-28)| always                                |
  * | message policy 1b| rate limit (token buckets)             | `rate_limit`                          |
  * | message policy 2 | tool filter / override                 | `tools_filter`, `tools_override`      |
  * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
@@ -54,6 +56,8 @@ import { authenticationMiddleware } from './edge/authentication.js';
 import type { EdgeRoute } from './edge/server.js';
 import { writeJsonRpcError } from './pipeline/errors.js';
 import { responseTap } from './pipeline/response-tap.js';
+import { answersDifferPerPrincipal, createCacheScopePolicy } from './era/cache-scope.js';
+import { createParamHeaderPolicy } from './era/param-header-policy.js';
 import { createToolFilter } from './pipeline/tool-filter.js';
 import type { EdgeMiddleware } from './types.js';
 
@@ -114,6 +118,9 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
     }
     const tap = responseTap(chain.observers);
     if (tap) chain.policies.push(tap);
+    // Outside the tool filter, so both see tools under the names the client uses.
+    if (answersDifferPerPrincipal(config)) chain.policies.push(createCacheScopePolicy());
+    chain.policies.push(createParamHeaderPolicy());
 
     const rateLimit = await loadRateLimit(config, logger);
     if (rateLimit) {

@@ -24,7 +24,8 @@ import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
 import { createHttpForwarder } from './transports/backend/http/forwarder.js';
-import type { BackendSpec, SessionStore, TransportHandler, TransportOptions } from './types.js';
+import { withModernBackendSessions, type ModernBackendOptions } from './era/reverse/handler.js';
+import type { BackendSpec, HttpBackend, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
 
@@ -56,6 +57,16 @@ export interface RunningProxy {
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 25_000;
+
+/**
+ * The HTTP forwarder; for a streamable-HTTP backend with sessions (not `--stateless`), wrapped to
+ * serve 2025-era clients itself when the backend speaks only 2026-07-28 (era/reverse/).
+ */
+function httpHandler(backend: HttpBackend, options: ModernBackendOptions) {
+  const forwarder = createHttpForwarder(backend, options);
+  if (backend.transport !== 'streamable-http' || options.config.stateless === true) return forwarder;
+  return withModernBackendSessions(forwarder, backend, options);
+}
 
 export async function startProxy(
   config: RunConfig,
@@ -94,7 +105,7 @@ export async function startProxy(
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =
       backend.kind === 'http'
-        ? createHttpForwarder(backend, { ...transportOptions, upstreamAuth })
+        ? httpHandler(backend, { ...transportOptions, upstreamAuth })
         : await createStdioBridge(backend, transportOptions);
   } catch (err) {
     await closeOwned();

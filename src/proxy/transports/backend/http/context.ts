@@ -30,7 +30,7 @@ export function messageContext(
 
 /** Runs a session store call; a failing store is a 503 (never a false "Session not found"). */
 export async function withStore<T>(
-  fc: ForwarderContext,
+  fc: Pick<ForwarderContext, 'options'>,
   call: (store: SessionStore) => Promise<T>,
 ): Promise<T> {
   try {
@@ -45,7 +45,7 @@ export async function withStore<T>(
 
 /** Loads the caller's session (undefined when unknown, expired or another principal's). */
 export async function loadSession(
-  fc: ForwarderContext,
+  fc: Pick<ForwarderContext, 'options'>,
   id: string,
   identity: Identity,
 ): Promise<SessionRecord | undefined> {
@@ -56,7 +56,7 @@ export async function loadSession(
 }
 
 /** Refreshes a session's sliding TTL (while a stream is open); failures are only logged. */
-export function touchSession(fc: ForwarderContext, id: string): void {
+export function touchSession(fc: Pick<ForwarderContext, 'options'>, id: string): void {
   fc.options.sessions.get(id).catch((err: unknown) => {
     fc.options.logger.warn({ err: errorMessage(err) }, 'could not refresh a session');
   });

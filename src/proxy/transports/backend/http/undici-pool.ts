@@ -118,6 +118,9 @@ export function exchange(pool: UpstreamPool, options: ExchangeOptions): Promise<
             done(err);
           },
         });
+        // A body failing before its consumer listens (aborted, or its pool destroyed, while the
+        // answer is handed over) must not be an uncaught error; consumers add their own listener.
+        body.on('error', () => {});
         resolve({ statusCode, headers, body });
       },
       onResponseData: (ctrl, chunk) => {

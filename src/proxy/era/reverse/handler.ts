@@ -1,0 +1,472 @@
+/**
+ * A 2025-era client in front of a 2026-only server (no `initialize`, no sessions, no GET stream).
+ * Wraps the HTTP forwarder: on a client's first `initialize` it asks the backend for
+ * `server/discover` once; a backend that answers it is served here, every other backend (and
+ * every 2026-07-28 client) stays with the forwarder.
+ *
+ * Here the proxy is the 2025-era server: it answers `initialize` from `server/discover`, mints
+ * the session (in the session store, so any replica serves it), answers `ping`, keeps
+ * `logging/setLevel` as the log level of later requests, and turns `resources/subscribe` into a
+ * `subscriptions/listen` behind the session's GET stream. Every other request goes to the backend
+ * with the session's `_meta` envelope and the 2026 headers; `resultType` is dropped from answers;
+ * `input_required` rounds become server→client requests on the POST's stream (input-rounds.ts).
+ * Client and server policies apply as on the forwarder.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { UpstreamAuth } from '../../../auth/outbound/types.js';
+import {
+  isRequest,
+  isResponse,
+  RPC,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../mcp/jsonrpc.js';
+import { inspectsResponses, runServerPolicies, type MessageContext } from '../../../mcp/policy.js';
+import { errorMessage } from '../../../util/errors.js';
+import { isStatelessRevision } from '../../edge/protocol.js';
+import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
+import { ProxyRejection, rpcErrorBody, sessionNotFound } from '../../pipeline/errors.js';
+import { readMessage } from '../../pipeline/message.js';
+import { ownerFields } from '../../sessions/binding.js';
+import {
+  abortOnClientClose,
+  loadSession,
+  touchSession,
+  withStore,
+} from '../../transports/backend/http/context.js';
+import { withDeadline } from '../../transports/backend/http/deadline.js';
+import type { HttpForwarder } from '../../transports/backend/http/forwarder.js';
+import {
+  headerValue,
+  upstreamHeaders,
+  upstreamUrl,
+  UpstreamClient,
+} from '../../transports/backend/http/upstream-client.js';
+import { SseWriter, startEventStream } from '../../transports/sse.js';
+import type { EdgeRequest, HttpBackend, SessionRecord, TransportOptions } from '../../types.js';
+import { paramHeaderDeclarations, paramHeadersFor, type ParamHeaderDeclaration } from '../param-headers.js';
+import { BrokenAnswer, callBackend } from './backend-call.js';
+import { askClient, InputRoundError, MAX_INPUT_ROUNDS, PendingClientAnswers } from './input-rounds.js';
+import { SessionStreams } from './session-streams.js';
+import {
+  clientFactsOf,
+  errorAnswer,
+  headerText,
+  initializeAnswer,
+  isInputRequired,
+  legacyAnswer,
+  negotiatedRevision,
+  speaksModernRevision,
+  withEnvelope,
+  type ClientFacts,
+} from './wire.js';
+
+/** Client-facing ids of sessions served here start with this, so routing needs no store lookup. */
+export const MODERN_BACKEND_SESSION_PREFIX = 'm-';
+const SESSION_ERA = 'modern-backend';
+
+export interface ModernBackendOptions extends TransportOptions {
+  upstreamAuth?: UpstreamAuth;
+}
+
+interface SessionView {
+  record: SessionRecord;
+  facts: ClientFacts;
+  subscriptions: string[];
+}
+
+function sessionView(record: SessionRecord): SessionView {
+  const facts = JSON.parse(record.metadata.client ?? '{}') as ClientFacts;
+  const level = record.metadata.logLevel;
+  return {
+    record,
+    facts: level === undefined ? facts : { ...facts, logLevel: level },
+    subscriptions: JSON.parse(record.metadata.subscriptions ?? '[]') as string[],
+  };
+}
+
+function ok(id: JsonRpcRequest['id']): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, result: {} };
+}
+
+/** The forwarder, serving 2025-era sessions itself when the backend turns out to be 2026-only. */
+export function withModernBackendSessions(
+  forwarder: HttpForwarder,
+  backend: HttpBackend,
+  options: ModernBackendOptions,
+): HttpForwarder {
+  const logger: Logger = options.logger;
+  const client = new UpstreamClient(options.upstreamAuth);
+  const pending = new PendingClientAnswers();
+  const streams = new SessionStreams();
+  const store = { options };
+  /** What the backend is, once known: a 2026-only server, or one the forwarder serves. */
+  let era: 'unknown' | 'modern' | 'forward' = 'unknown';
+  /** `x-mcp-header` declarations by the backend's tool names, from its `tools/list` answers. */
+  const declared = new Map<string, ParamHeaderDeclaration[]>();
+  const answersPolicies = inspectsResponses(options.policies);
+  /** Requests this process is forwarding, by session and request id, for `notifications/cancelled`. */
+  const inFlight = new Map<string, AbortController>();
+  const inFlightKey = (sessionId: string, id: JsonRpcId) => JSON.stringify([sessionId, id]);
+
+  /** Where and how a client's request goes upstream: its URL, identity and passed-on headers. */
+  const target = (request: EdgeRequest) => {
+    const clientHeaders = upstreamHeaders(request.req.headers, {
+      remote: backend.remote,
+      clientAddress: request.clientAddress,
+      externalBaseUrl: request.externalBaseUrl,
+    });
+    delete clientHeaders['last-event-id'];
+    return {
+      client,
+      url: upstreamUrl(backend, request.req.url ?? '/'),
+      identity: request.identity,
+      clientHeaders,
+    };
+  };
+  const context = (request: EdgeRequest, sessionId?: string): MessageContext =>
+    messageContext(request, options.config.name, 'streamable-http', sessionId);
+
+  async function policed(request: EdgeRequest, sessionId?: string): Promise<JsonRpcMessage> {
+    const received = await readMessage(request);
+    return (await applyClientPolicies(options.policies, received, context(request, sessionId), request))
+      .message;
+  }
+
+  async function answered(
+    request: EdgeRequest,
+    sent: JsonRpcRequest,
+    response: JsonRpcResponse,
+    sessionId: string,
+  ): Promise<JsonRpcResponse> {
+    if (!answersPolicies) return response;
+    return runServerPolicies(options.policies, response, sent, context(request, sessionId));
+  }
+
+  function writeJson(
+    request: EdgeRequest,
+    response: JsonRpcResponse,
+    headers: Record<string, string> = {},
+  ): void {
+    const body = JSON.stringify(response);
+    request.res.writeHead(200, {
+      ...headers,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    request.res.end(body);
+  }
+
+  /** `initialize`: true when answered here (the backend is 2026-only), false for the forwarder. */
+  async function initialize(request: EdgeRequest, received: JsonRpcRequest): Promise<boolean> {
+    const facts = clientFactsOf(received.params);
+    const probe: JsonRpcRequest = withEnvelope(
+      { jsonrpc: '2.0', id: received.id, method: 'server/discover', params: {} },
+      facts,
+    );
+    let discovered: JsonRpcResponse;
+    try {
+      discovered = await withDeadline(
+        options.upstreamTimeoutMs,
+        abortOnClientClose(request),
+        received.id,
+        (d) => callBackend(probe, { ...target(request), signal: d.signal }),
+      );
+    } catch (err) {
+      if (!(err instanceof BrokenAnswer) || era === 'modern') throw err;
+      discovered = errorAnswer(received.id, err.message);
+    }
+    if (!speaksModernRevision(discovered.result)) {
+      if (era === 'unknown') era = 'forward';
+      if (era === 'forward') return false;
+      throw new ProxyRejection(
+        502,
+        {
+          code: RPC.serverError,
+          message: `The MCP backend no longer answers server/discover: ${discovered.error?.message ?? 'no 2026-07-28 revision'}`,
+        },
+        { id: received.id },
+      );
+    }
+    if (era === 'unknown')
+      logger.info('the MCP backend speaks only 2026-07-28: the proxy serves 2025-era sessions itself');
+    era = 'modern';
+
+    const message = await policed(request);
+    if (!isRequest(message)) return true;
+    const revision = negotiatedRevision(message.params?.protocolVersion);
+    const id = `${MODERN_BACKEND_SESSION_PREFIX}${randomUUID()}`;
+    const now = Date.now();
+    const record: SessionRecord = {
+      id,
+      createdAt: now,
+      lastAccess: now,
+      protocolVersion: revision,
+      metadata: {
+        transport: 'streamable-http',
+        era: SESSION_ERA,
+        client: JSON.stringify(clientFactsOf(message.params)),
+      },
+      ...ownerFields(request.identity),
+    };
+    await withStore(store, (s) => s.create(record));
+    request.annotations.sessionId = id;
+    const answer = await answered(
+      request,
+      message,
+      initializeAnswer(message.id, discovered.result, revision),
+      id,
+    );
+    writeJson(request, answer, { 'mcp-session-id': id });
+    return true;
+  }
+
+  /** The backend's `subscriptions/listen` for a session's GET stream. */
+  function listenFor(request: EdgeRequest, view: SessionView) {
+    return (signal: AbortSignal, deliver: (n: JsonRpcNotification) => void) =>
+      callBackend(
+        withEnvelope(
+          {
+            jsonrpc: '2.0',
+            id: `moat-listen-${randomUUID()}`,
+            method: 'subscriptions/listen',
+            params: {
+              notifications: {
+                toolsListChanged: true,
+                promptsListChanged: true,
+                resourcesListChanged: true,
+                resourceSubscriptions: view.subscriptions,
+              },
+            },
+          },
+          view.facts,
+        ),
+        { ...target(request), signal, onNotification: deliver },
+      ).then(() => undefined);
+  }
+
+  const onListenError = (err: unknown) =>
+    logger.debug({ err: errorMessage(err) }, 'subscriptions/listen to the MCP backend ended');
+
+  async function subscription(
+    request: EdgeRequest,
+    view: SessionView,
+    message: JsonRpcRequest,
+  ): Promise<JsonRpcResponse> {
+    const uri = message.params?.uri;
+    if (typeof uri !== 'string')
+      return errorAnswer(message.id, 'params.uri must be a string', RPC.invalidParams);
+    const others = view.subscriptions.filter((u) => u !== uri);
+    const subscriptions = message.method === 'resources/subscribe' ? [...others, uri] : others;
+    await withStore(store, (s) =>
+      s.update(view.record.id, {
+        metadata: { ...view.record.metadata, subscriptions: JSON.stringify(subscriptions) },
+      }),
+    );
+    streams.relisten(view.record.id, listenFor(request, { ...view, subscriptions }), onListenError);
+    return ok(message.id);
+  }
+
+  /** Headers the 2026 server expects beyond the standard ones: `Mcp-Param-*` for declared arguments. */
+  function paramHeaders(message: JsonRpcRequest): Record<string, string> {
+    if (message.method !== 'tools/call') return {};
+    const name = message.params?.name;
+    const declarations = typeof name === 'string' ? declared.get(name) : undefined;
+    return declarations ? paramHeadersFor(declarations, message.params?.arguments, headerText) : {};
+  }
+
+  function learnTools(response: JsonRpcResponse): void {
+    const tools = (response.result as { tools?: unknown } | undefined)?.tools;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools as Array<{ name?: unknown; inputSchema?: unknown }>) {
+      if (typeof tool.name !== 'string') continue;
+      const declarations = paramHeaderDeclarations(tool.inputSchema);
+      if (declarations.length > 0) declared.set(tool.name, declarations);
+      else declared.delete(tool.name);
+    }
+  }
+
+  /** A request the backend answers, with its `input_required` rounds. */
+  async function forward(request: EdgeRequest, view: SessionView, message: JsonRpcRequest): Promise<void> {
+    const sessionId = view.record.id;
+    const accept = headerValue(request.req.headers, 'accept') ?? '';
+    const canStream = accept.includes('text/event-stream');
+    let writer: SseWriter | undefined;
+    const stream = (): SseWriter | undefined => {
+      if (!canStream) return undefined;
+      if (!writer) {
+        startEventStream(request.res, { 'mcp-session-id': sessionId });
+        writer = new SseWriter(request.res, { keepAliveMs: options.keepAliveMs });
+      }
+      return writer;
+    };
+    // The client cancelling the request (`notifications/cancelled`) ends it like going away.
+    const cancelled = new AbortController();
+    const key = inFlightKey(sessionId, message.id);
+    inFlight.set(key, cancelled);
+    const clientGone = AbortSignal.any([abortOnClientClose(request), cancelled.signal]);
+    let current = message;
+    let response: JsonRpcResponse;
+    try {
+      for (let round = 0; ; round++) {
+        const sent = withEnvelope(current, view.facts);
+        response = await withDeadline(options.upstreamTimeoutMs, clientGone, message.id, (d) =>
+          callBackend(sent, {
+            ...target(request),
+            headers: paramHeaders(current),
+            signal: d.signal,
+            onNotification: (n) => stream()?.message(n),
+          }),
+        );
+        if (!isInputRequired(response)) break;
+        if (round + 1 >= MAX_INPUT_ROUNDS) {
+          throw new InputRoundError(`The MCP server kept asking for input (${MAX_INPUT_ROUNDS} rounds)`);
+        }
+        if (!canStream)
+          throw new InputRoundError(
+            'The MCP server needs input, but the request does not accept an event stream',
+          );
+        const result = response.result as { inputRequests?: unknown; requestState?: unknown };
+        const inputResponses = await withDeadline(options.upstreamTimeoutMs, clientGone, message.id, (d) =>
+          askClient(result.inputRequests, view.facts, (method, params) =>
+            pending.ask(sessionId, method, params, (req) => stream()?.message(req) ?? false, d.signal),
+          ),
+        );
+        const { inputResponses: _old, requestState: _oldState, ...params } = message.params ?? {};
+        current = {
+          ...message,
+          params: {
+            ...params,
+            inputResponses,
+            ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+          },
+        };
+      }
+    } catch (err) {
+      if (cancelled.signal.aborted) {
+        // A cancelled request gets no answer (2025-11-25): its stream just ends.
+        if (writer) writer.end();
+        else request.res.writeHead(204).end();
+        return;
+      }
+      if (err instanceof InputRoundError) response = errorAnswer(message.id, err.message, err.code);
+      else if (writer && err instanceof ProxyRejection)
+        response = { jsonrpc: '2.0', id: message.id, error: err.rpcError };
+      else throw err;
+    } finally {
+      inFlight.delete(key);
+    }
+    if (message.method === 'tools/list') learnTools(response);
+    const final = await answered(request, message, legacyAnswer(response), sessionId);
+    if (writer) {
+      await writer.write(`event: message\ndata: ${JSON.stringify(final)}\n\n`);
+      writer.end();
+    } else {
+      writeJson(request, final, { 'mcp-session-id': sessionId });
+    }
+  }
+
+  async function post(request: EdgeRequest, view: SessionView): Promise<void> {
+    const sessionId = view.record.id;
+    const message = await policed(request, sessionId);
+    if (isResponse(message)) {
+      if (!pending.answer(sessionId, message))
+        logger.debug({ id: message.id }, 'an answer no request here waits for');
+      request.res.writeHead(202).end();
+      return;
+    }
+    if (!isRequest(message)) {
+      if (message.method === 'notifications/cancelled') {
+        const requestId = message.params?.requestId;
+        if (typeof requestId === 'string' || typeof requestId === 'number') {
+          inFlight.get(inFlightKey(sessionId, requestId))?.abort(new Error('cancelled by the client'));
+        }
+      }
+      request.res.writeHead(202).end();
+      return;
+    }
+    switch (message.method) {
+      case 'ping':
+        return writeJson(request, await answered(request, message, ok(message.id), sessionId));
+      case 'initialize':
+        return writeJson(
+          request,
+          errorAnswer(message.id, 'The session is already initialized', RPC.invalidRequest),
+        );
+      case 'logging/setLevel': {
+        const level = message.params?.level;
+        if (typeof level !== 'string') {
+          return writeJson(
+            request,
+            errorAnswer(message.id, 'params.level must be a string', RPC.invalidParams),
+          );
+        }
+        await withStore(store, (s) =>
+          s.update(sessionId, { metadata: { ...view.record.metadata, logLevel: level } }),
+        );
+        return writeJson(request, ok(message.id));
+      }
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return writeJson(request, await subscription(request, view, message));
+      default:
+        return forward(request, view, message);
+    }
+  }
+
+  async function serveSession(request: EdgeRequest, id: string): Promise<void> {
+    const record = await loadSession(store, id, request.identity);
+    if (!record || record.metadata.era !== SESSION_ERA) throw sessionNotFound();
+    request.annotations.sessionId = id;
+    const view = sessionView(record);
+    switch (request.req.method) {
+      case 'POST':
+        return post(request, view);
+      case 'GET':
+        streams.open(
+          id,
+          request.res,
+          {
+            keepAliveMs: options.keepAliveMs,
+            onKeepAlive: () => touchSession(store, id),
+            onError: onListenError,
+          },
+          listenFor(request, view),
+        );
+        return;
+      case 'DELETE':
+        streams.close(id);
+        await withStore(store, (s) => s.delete(id));
+        request.res.writeHead(200).end();
+        return;
+      default:
+        request.res.writeHead(405, { allow: 'GET, POST, DELETE', 'content-type': 'application/json' });
+        request.res.end(rpcErrorBody({ code: RPC.invalidRequest, message: 'Method not allowed' }));
+    }
+  }
+
+  return {
+    handle: async (request) => {
+      const { req } = request;
+      if (isStatelessRevision(req)) return forwarder.handle(request);
+      const sessionId = headerValue(req.headers, 'mcp-session-id');
+      if (sessionId?.startsWith(MODERN_BACKEND_SESSION_PREFIX)) return serveSession(request, sessionId);
+      if (sessionId === undefined && req.method === 'POST' && era !== 'forward') {
+        const message = await readMessage(request);
+        if (isRequest(message) && message.method === 'initialize' && (await initialize(request, message)))
+          return;
+      }
+      return forwarder.handle(request);
+    },
+    close: async () => {
+      streams.closeAll();
+      await client.close();
+      await forwarder.close();
+    },
+    backendHealth: () => forwarder.backendHealth(),
+  };
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import { askClient, InputRoundError, PendingClientAnswers } from './input-rounds.js';
+
+const facts = (capabilities: Record<string, unknown>) => ({
+  clientInfo: { name: 'c', version: '1' },
+  capabilities,
+});
+
+describe('input rounds for a 2025-era client', () => {
+  it('asks every input request and keys the answers for the retry', async () => {
+    const asked: string[] = [];
+    const responses = await askClient(
+      {
+        a: { method: 'elicitation/create', params: { message: 'q' } },
+        b: { method: 'roots/list' },
+      },
+      facts({ elicitation: {}, roots: {} }),
+      (method) => {
+        asked.push(method);
+        return Promise.resolve({ jsonrpc: '2.0', id: 1, result: { method } });
+      },
+    );
+    expect(asked.sort()).toEqual(['elicitation/create', 'roots/list']);
+    expect(responses).toEqual({ a: { method: 'elicitation/create' }, b: { method: 'roots/list' } });
+  });
+
+  it('never asks for a kind the client did not declare, or an unknown kind', async () => {
+    let asked = 0;
+    const ask = () => {
+      asked++;
+      return Promise.resolve({ jsonrpc: '2.0' as const, id: 1, result: {} });
+    };
+    await expect(
+      askClient({ s: { method: 'sampling/createMessage' } }, facts({ elicitation: {} }), ask),
+    ).rejects.toMatchObject({
+      code: -32021,
+      message: expect.stringContaining('capability "sampling"'),
+    });
+    await expect(askClient({ x: { method: 'tools/call' } }, facts({}), ask)).rejects.toBeInstanceOf(
+      InputRoundError,
+    );
+    expect(asked).toBe(0);
+  });
+
+  it('hands an answer only to the session that was asked', async () => {
+    const pending = new PendingClientAnswers();
+    let sent: JsonRpcRequest | undefined;
+    const waiting = pending.ask(
+      's1',
+      'roots/list',
+      undefined,
+      (r) => ((sent = r), true),
+      new AbortController().signal,
+    );
+    const id = sent?.id ?? '';
+    expect(pending.answer('s2', { jsonrpc: '2.0', id, result: {} })).toBe(false);
+    expect(pending.answer('s1', { jsonrpc: '2.0', id, result: { roots: [] } })).toBe(true);
+    await expect(waiting).resolves.toMatchObject({ result: { roots: [] } });
+  });
+
+  it('stops waiting when the round is aborted', async () => {
+    const pending = new PendingClientAnswers();
+    const controller = new AbortController();
+    const waiting = pending.ask('s1', 'roots/list', undefined, () => true, controller.signal);
+    controller.abort(new Error('time is up'));
+    await expect(waiting).rejects.toThrow('time is up');
+  });
+});

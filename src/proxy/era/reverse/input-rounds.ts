@@ -1,0 +1,125 @@
+/**
+ * Multi round-trip requests (2026-07-28 `input_required`) for a 2025-era client: each input
+ * request the backend embeds becomes a server→client request on the stream of the client's POST
+ * (elicitation, sampling, roots, only of kinds the client declared at `initialize`); the client's
+ * answers become the retry's `inputResponses`. The client POSTs each answer as a JSON-RPC response
+ * to this process, which holds the waiting request (sessions that answer through another replica
+ * are not served: the wait ends with the upstream timeout).
+ */
+import { randomUUID } from 'node:crypto';
+import { RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import type { ClientFacts } from './wire.js';
+
+/** Rounds one client request may take before the proxy gives up (the backend keeps asking). */
+export const MAX_INPUT_ROUNDS = 8;
+
+/** Which declared client capability each kind of input request needs. */
+const CAPABILITY_FOR: Record<string, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+export class InputRoundError extends Error {
+  constructor(
+    message: string,
+    readonly code: number = RPC.internalError,
+  ) {
+    super(message);
+    this.name = 'InputRoundError';
+  }
+}
+
+interface Waiting {
+  sessionId: string;
+  resolve(response: JsonRpcResponse): void;
+}
+
+/** The server→client requests this process sent and waits on, by the id it gave them. */
+export class PendingClientAnswers {
+  readonly #waiting = new Map<JsonRpcId, Waiting>();
+
+  /** Sends a request through `send` and waits for its answer (bounded by `signal`). */
+  ask(
+    sessionId: string,
+    method: string,
+    params: unknown,
+    send: (request: JsonRpcRequest) => boolean,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    const id = `moat-input-${randomUUID()}`;
+    return new Promise((resolve, rejectAsk) => {
+      const stop = (): void => {
+        this.#waiting.delete(id);
+        rejectAsk(
+          signal.reason instanceof Error
+            ? signal.reason
+            : new InputRoundError('the client did not answer in time'),
+        );
+      };
+      if (signal.aborted) return stop();
+      signal.addEventListener('abort', stop, { once: true });
+      this.#waiting.set(id, {
+        sessionId,
+        resolve: (response) => {
+          signal.removeEventListener('abort', stop);
+          this.#waiting.delete(id);
+          resolve(response);
+        },
+      });
+      const request: JsonRpcRequest = { jsonrpc: '2.0', id, method };
+      if (typeof params === 'object' && params !== null) request.params = params as Record<string, unknown>;
+      if (!send(request)) {
+        signal.removeEventListener('abort', stop);
+        this.#waiting.delete(id);
+        rejectAsk(new InputRoundError('the client closed the stream the question was asked on'));
+      }
+    });
+  }
+
+  /** Hands the client's answer to the request waiting for it; false when none waits here. */
+  answer(sessionId: string, response: JsonRpcResponse): boolean {
+    const waiting = response.id === null ? undefined : this.#waiting.get(response.id);
+    if (!waiting || waiting.sessionId !== sessionId) return false;
+    waiting.resolve(response);
+    return true;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Asks the client every input request of an `input_required` result, in parallel, and returns
+ * the `inputResponses` for the retry. Refuses kinds the client did not declare.
+ */
+export async function askClient(
+  inputRequests: unknown,
+  facts: ClientFacts,
+  ask: (method: string, params: unknown) => Promise<JsonRpcResponse>,
+): Promise<Record<string, unknown>> {
+  if (!isObject(inputRequests)) return {};
+  const entries = Object.entries(inputRequests).map(([key, entry]) => {
+    if (!isObject(entry) || typeof entry.method !== 'string' || CAPABILITY_FOR[entry.method] === undefined) {
+      throw new InputRoundError(`The MCP server asked for input of an unknown kind (${key})`);
+    }
+    const capability = CAPABILITY_FOR[entry.method] as string;
+    if (!isObject(facts.capabilities[capability])) {
+      throw new InputRoundError(
+        `The MCP server asked for ${entry.method}, which this client did not declare (capability "${capability}")`,
+        RPC.missingClientCapability,
+      );
+    }
+    return { key, method: entry.method, params: entry.params };
+  });
+  const answers = await Promise.all(
+    entries.map(async ({ key, method, params }) => {
+      const response = await ask(method, params);
+      if (response.error)
+        throw new InputRoundError(`The client refused ${method}: ${response.error.message}`);
+      return [key, response.result] as const;
+    }),
+  );
+  return Object.fromEntries(answers);
+}

@@ -1,0 +1,141 @@
+/**
+ * The 2026-07-28 wire as a 2025-era session sees it through the proxy: the per-request `_meta`
+ * envelope built from the session's `initialize`, the standard headers of each forwarded request,
+ * and the translation of answers back (no `resultType`; `initialize` from `server/discover`).
+ */
+import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { STATELESS_REVISION } from '../../edge/protocol.js';
+
+export const MODERN_REVISION = STATELESS_REVISION;
+/** The 2025-era revisions a client may negotiate with the proxy in front of a 2026-only server. */
+export const LEGACY_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
+
+const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+} as const;
+
+/** What a 2025-era client said about itself at `initialize`: sent with every request it makes. */
+export interface ClientFacts {
+  clientInfo: Record<string, unknown>;
+  capabilities: Record<string, unknown>;
+  /** The level `logging/setLevel` asked for, sent as the per-request log level. */
+  logLevel?: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The client's facts from its `initialize` params (unknown shapes become empty objects). */
+export function clientFactsOf(params: Record<string, unknown> | undefined): ClientFacts {
+  return {
+    clientInfo: isObject(params?.clientInfo) ? params.clientInfo : { name: 'unknown', version: '0' },
+    capabilities: isObject(params?.capabilities) ? params.capabilities : {},
+  };
+}
+
+/** The revision the proxy agrees to: the client's when the proxy speaks it, else the newest 2025 one. */
+export function negotiatedRevision(requested: unknown): string {
+  return typeof requested === 'string' && (LEGACY_REVISIONS as readonly string[]).includes(requested)
+    ? requested
+    : LEGACY_REVISIONS[0];
+}
+
+/** The request as a 2026-07-28 server expects it: the session's facts in `params._meta`. */
+export function withEnvelope(request: JsonRpcRequest, facts: ClientFacts): JsonRpcRequest {
+  const params = request.params ?? {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return {
+    ...request,
+    params: {
+      ...params,
+      _meta: {
+        ...meta,
+        [META.protocolVersion]: MODERN_REVISION,
+        [META.clientInfo]: facts.clientInfo,
+        [META.clientCapabilities]: facts.capabilities,
+        ...(facts.logLevel === undefined ? {} : { [META.logLevel]: facts.logLevel }),
+      },
+    },
+  };
+}
+
+/** Which body field `Mcp-Name` carries, per method. */
+const NAME_FIELD: Record<string, 'name' | 'uri'> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+/** A header value: as is when visible ASCII, else in the Base64 sentinel. */
+export function headerText(value: string): string {
+  return /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value)
+    ? value
+    : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** The standard 2026-07-28 headers of a request: version, `Mcp-Method`, and `Mcp-Name` where defined. */
+export function standardHeaders(request: JsonRpcRequest): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN_REVISION,
+    'mcp-method': request.method,
+  };
+  const field = NAME_FIELD[request.method];
+  const name = field === undefined ? undefined : request.params?.[field];
+  if (typeof name === 'string') headers['mcp-name'] = headerText(name);
+  return headers;
+}
+
+/** A 2026 answer as a 2025-era client reads it: `resultType` removed from results. */
+export function legacyAnswer(response: JsonRpcResponse): JsonRpcResponse {
+  if (!isObject(response.result) || !('resultType' in response.result)) return response;
+  const { resultType: _dropped, ...result } = response.result;
+  return { ...response, result };
+}
+
+/** Whether a result asks the client for input (a multi round-trip request). */
+export function isInputRequired(response: JsonRpcResponse): boolean {
+  return isObject(response.result) && response.result.resultType === 'input_required';
+}
+
+/** `initialize`'s answer, made from the backend's `server/discover` result. */
+export function initializeAnswer(
+  id: JsonRpcRequest['id'],
+  discovered: Record<string, unknown>,
+  revision: string,
+): JsonRpcResponse {
+  const { capabilities, instructions } = discovered;
+  // 2026-07-28 servers name themselves in the result's `_meta` (older drafts: `serverInfo`).
+  const meta = isObject(discovered._meta) ? discovered._meta : {};
+  const serverInfo = meta['io.modelcontextprotocol/serverInfo'] ?? discovered.serverInfo;
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: {
+      protocolVersion: revision,
+      capabilities: isObject(capabilities) ? capabilities : {},
+      serverInfo: isObject(serverInfo) ? serverInfo : { name: 'mcp-server', version: '0' },
+      ...(typeof instructions === 'string' ? { instructions } : {}),
+    },
+  };
+}
+
+/** Whether a `server/discover` result names the 2026-07-28 revision (or a later one). */
+export function speaksModernRevision(result: unknown): result is Record<string, unknown> {
+  if (!isObject(result) || !Array.isArray(result.supportedVersions)) return false;
+  return result.supportedVersions.some((v) => typeof v === 'string' && v >= MODERN_REVISION);
+}
+
+/** The JSON-RPC error answer for `id`. */
+export function errorAnswer(
+  id: JsonRpcRequest['id'],
+  message: string,
+  code: number = RPC.internalError,
+): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
