@@ -38,8 +38,8 @@ if (!(SECONDS >= 8) || !Number.isInteger(WORKERS) || WORKERS < 1) {
 const WARMUP_S = Math.min(60, Math.floor(SECONDS / 4));
 /**
  * Memory counts as flat when the slope after warm-up stays under this, for the heap after a full
- * GC and for RSS. Why this bound: the soak makes thousands of calls a minute (8 000–30 000 here,
- * depending on the machine's load), so 1 MB/min is about 35–130 bytes per call (the report prints
+ * GC and for RSS. Why this bound: the soak makes thousands of calls a minute (5 000–30 000 here,
+ * depending on the machine's load), so 1 MB/min is about 35–200 bytes per call (the report prints
  * the exact figure): less than any object a leak would keep per request or session (a session
  * record, an audit or log line, a pending-request entry are hundreds of bytes), while allocator
  * and GC noise after warm-up stays below it.
