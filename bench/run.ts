@@ -22,7 +22,8 @@
  * by request count and by time.
  * `MOAT_BENCH_ONLY=telemetry npm run bench` runs only item 4's cells, telemetry off and on
  * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes);
- * `MOAT_BENCH_ONLY=policies` only item 6.
+ * `MOAT_BENCH_ONLY=policies` only item 6; `MOAT_BENCH_ONLY=launch` the HTTP forwarder with the
+ * supervisor's launch settings against Node's defaults, same rounds.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -110,22 +111,24 @@ let script: string | undefined;
 
 /**
  * The proxy process, started as `moat` starts the supervisor (its V8 flags and environment
- * defaults); `dist` is the build to run (another build's dist/ for before/after comparisons).
+ * defaults; with `launchSettings` false, Node's defaults); `dist` is the build to run (another
+ * build's dist/ for before/after comparisons).
  */
 async function startProxy(
   backend: object,
   embed: 'supervisor' | 'library',
   extraConfig: object = {},
   dist = here('../dist/'),
+  launchSettings = true,
 ): Promise<MeasuredProxy> {
   script ??= proxyScript();
   const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
     env: {
-      ...SUPERVISOR_ENV_DEFAULTS,
+      ...(launchSettings ? SUPERVISOR_ENV_DEFAULTS : {}),
       ...process.env,
       MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href,
     },
-    execArgv: ['--expose-gc', ...SUPERVISOR_NODE_FLAGS],
+    execArgv: ['--expose-gc', ...(launchSettings ? SUPERVISOR_NODE_FLAGS : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   started.push(child);
@@ -249,6 +252,53 @@ function build(): void {
     },
   );
   if (result.status !== 0 && !existsSync(here('../dist/proxy/index.js'))) throw new Error('the build failed');
+}
+
+/**
+ * `MOAT_BENCH_ONLY=launch`: the HTTP forwarder started with the supervisor's launch settings and
+ * with Node's defaults, in the same rounds: what the settings cost in throughput and save in RSS.
+ */
+async function launchSettingsOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const backendUrl = await startServer('./backend-http.ts');
+  const backend = { kind: 'http', url: backendUrl };
+  const launched = await startProxy(backend, 'supervisor');
+  const defaults = await startProxy(backend, 'supervisor', {}, undefined, false);
+  const idle = [await launched.memory(), await defaults.memory()];
+  const launchedPath = `${RAW_PATH}, launch settings`;
+  const defaultsPath = `${RAW_PATH}, Node defaults`;
+  const rows: Row[] = [];
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
+        [launchedPath, { target: 'http', url: launched.url }],
+        [defaultsPath, { target: 'http', url: defaults.url }],
+      ])),
+    );
+  }
+  const after = [await launched.memory(), await defaults.memory()];
+  await Promise.all([launched.stop(), defaults.stop()]);
+  const lines = [
+    measuredLine(loadAtStart),
+    '',
+    ...rowTable(rows),
+    '',
+    '| proxy | idle RSS | RSS after the load |',
+    '|---|---|---|',
+  ];
+  [launchedPath, defaultsPath].forEach((path, i) =>
+    lines.push(`| ${path} | ${mb(idle[i]!.rss)} | ${mb(after[i]!.rss)} (heap ${mb(after[i]!.heapUsed)}) |`),
+  );
+  for (const concurrency of [1, 8, 32]) {
+    const cell = (path: string) => rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+    const ratio = cell(launchedPath).proxied.rps / cell(defaultsPath).proxied.rps;
+    lines.push(
+      '',
+      `Launch settings vs Node defaults, throughput at concurrency ${concurrency}: ${fmt(ratio, 3)}×`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 /** `MOAT_BENCH_ONLY=telemetry`: only telemetry off and on, interleaved in the same rounds. */
@@ -454,9 +504,10 @@ async function main(): Promise<void> {
   const only = process.env.MOAT_BENCH_ONLY;
   if (only === 'telemetry') return telemetryOnly();
   if (only === 'policies') return policiesOnly();
+  if (only === 'launch') return launchSettingsOnly();
   if (only !== undefined && only !== '')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry" and "policies" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies" and "launch" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   build();
