@@ -53,7 +53,9 @@ async function httpSender(
   const post = async (body: string, headers: Record<string, string>) => {
     const response = await pool.request({ path: target.pathname, method: 'POST', headers, body });
     const text = await response.body.text();
-    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    // A 200 whose body is not a JSON-RPC result (an error, an empty stream) is a failed call.
+    if (response.statusCode !== 200 || !text.includes('"result"'))
+      throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
     return response;
   };
   if (sessions)

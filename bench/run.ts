@@ -1,21 +1,29 @@
 /**
  * Moat's proxy benchmark: `npm run bench` (or `node --import tsx bench/run.ts`).
  *
- * Separate processes for the load generator (bench/load.ts), the proxy (bench/proxy.ts) and the
- * backend (bench/backend-*.ts), all on loopback. Every proxied figure is reported as a ratio to a
- * direct connection to the same backend measured in the same run:
+ * Separate processes for the load generator (bench/load.ts), the proxy (bench/proxy.ts, started
+ * with the runtime settings `moat` gives the supervisor) and the backend (bench/backend-*.ts),
+ * all on loopback. Every proxied figure is reported as a ratio to a direct connection to the same
+ * backend measured in the same run:
  *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32; and through a
  *      minimal Node.js proxy (bench/pipe-proxy.ts), what one Node.js HTTP hop costs here
  *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
  *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
- *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes directly
+ *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes
+ *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server
  *   4. the HTTP forwarder with telemetry on (OTLP traces at sampling 0.1 and metrics), as a ratio
  *      to direct and to telemetry off
- *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
- *      after load; memory per idle session (10 000 sessions, memory store)
- * Prints a Markdown report. Every loop is bounded by request count and by time.
+ *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone),
+ *      after the HTTP load and after a quiet minute; memory per idle session (10 000 sessions)
+ *   6. the policy-stack cells of bench/policies.ts, when that module is there
+ *   7. CLI responsiveness: `moat list`, `moat --help`, `moat run <URL>` as whole processes
+ * Prints a Markdown report ending in a table of issue 19's targets (met or not), and writes
+ * docs/perf-throughput.svg and docs/perf-p50.svg from the run's numbers. Every loop is bounded
+ * by request count and by time.
  * `MOAT_BENCH_ONLY=telemetry npm run bench` runs only item 4's cells, telemetry off and on
- * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes).
+ * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes);
+ * `MOAT_BENCH_ONLY=policies` only item 6; `MOAT_BENCH_ONLY=launch` the HTTP forwarder with the
+ * supervisor's launch settings against Node's defaults, same rounds.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,8 +33,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { SUPERVISOR_ENV_DEFAULTS, SUPERVISOR_NODE_FLAGS } from '../src/workloads/supervisor-launch.js';
+import type { BenchKit, LoadResult, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
+import { cliTimings } from './cli-timings.js';
+import { fmt, rowTable, targetTable, writePlots } from './report.js';
+import { startSupergateway } from './supergateway.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -38,15 +52,14 @@ const MB = 1024 * 1024;
 const RAW_PATH = 'streamable HTTP (Moat)';
 const OTEL_PATH = 'streamable HTTP (Moat), OTel on, sampling 0.1';
 const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
+const STDIO_PATH = 'stdio (Moat)';
+const PEER_PATH = 'stdio (supergateway 4.0.0, peer)';
+/** perf19a's cell module and the row its full-stack cells carry (bench/bench-types.ts). */
+const POLICIES_MODULE = here('./policies.ts');
+const FULL_STACK_PATH = 'streamable HTTP (Moat), full policy stack';
+/** How long the proxy stays idle after the load before "after a quiet minute" is read. */
+const QUIET_MS = 60_000;
 
-interface LoadResult {
-  requests: number;
-  seconds: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-}
 interface Memory {
   rss: number;
   heapUsed: number;
@@ -75,10 +88,8 @@ async function startServer(file: string, ...args: string[]): Promise<string> {
   return (JSON.parse(await firstLine(child)) as { url: string }).url;
 }
 
-interface ProxyProcess {
-  url: string;
+interface MeasuredProxy extends ProxyProcess {
   memory(): Promise<Memory>;
-  stop(): Promise<void>;
 }
 
 /**
@@ -98,15 +109,26 @@ function proxyScript(): string {
 
 let script: string | undefined;
 
+/**
+ * The proxy process, started as `moat` starts the supervisor (its V8 flags and environment
+ * defaults; with `launchSettings` false, Node's defaults); `dist` is the build to run (another
+ * build's dist/ for before/after comparisons).
+ */
 async function startProxy(
   backend: object,
   embed: 'supervisor' | 'library',
   extraConfig: object = {},
-): Promise<ProxyProcess> {
+  dist = here('../dist/'),
+  launchSettings = true,
+): Promise<MeasuredProxy> {
   script ??= proxyScript();
   const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
-    env: { ...process.env, MOAT_BENCH_DIST: pathToFileURL(here('../dist/')).href },
-    execArgv: ['--expose-gc'],
+    env: {
+      ...(launchSettings ? SUPERVISOR_ENV_DEFAULTS : {}),
+      ...process.env,
+      MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href,
+    },
+    execArgv: ['--expose-gc', ...(launchSettings ? SUPERVISOR_NODE_FLAGS : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   started.push(child);
@@ -161,15 +183,7 @@ function runSize(concurrency: number, sdk: boolean): { requests: number; warmup:
   if (sdk) return { requests: concurrency === 1 ? 2000 : 4000, warmup: 300 };
   return { requests: concurrency === 1 ? 4000 : 20_000, warmup: 1000 };
 }
-const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const mb = (bytes: number) => `${fmt(bytes / MB, 1)} MB`;
-
-interface Row {
-  path: string;
-  concurrency: number;
-  direct: LoadResult;
-  proxied: LoadResult;
-}
 
 /** The run whose value is the median of `pick` across rounds. */
 function median(results: LoadResult[], pick: (r: LoadResult) => number): number {
@@ -215,7 +229,7 @@ async function compare(
   });
 }
 
-async function sessionMemory(proxy: ProxyProcess): Promise<{ before: Memory; after: Memory }> {
+async function sessionMemory(proxy: MeasuredProxy): Promise<{ before: Memory; after: Memory }> {
   const before = await proxy.memory();
   const result = await load({
     target: 'sessions',
@@ -238,6 +252,53 @@ function build(): void {
     },
   );
   if (result.status !== 0 && !existsSync(here('../dist/proxy/index.js'))) throw new Error('the build failed');
+}
+
+/**
+ * `MOAT_BENCH_ONLY=launch`: the HTTP forwarder started with the supervisor's launch settings and
+ * with Node's defaults, in the same rounds: what the settings cost in throughput and save in RSS.
+ */
+async function launchSettingsOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const backendUrl = await startServer('./backend-http.ts');
+  const backend = { kind: 'http', url: backendUrl };
+  const launched = await startProxy(backend, 'supervisor');
+  const defaults = await startProxy(backend, 'supervisor', {}, undefined, false);
+  const idle = [await launched.memory(), await defaults.memory()];
+  const launchedPath = `${RAW_PATH}, launch settings`;
+  const defaultsPath = `${RAW_PATH}, Node defaults`;
+  const rows: Row[] = [];
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
+        [launchedPath, { target: 'http', url: launched.url }],
+        [defaultsPath, { target: 'http', url: defaults.url }],
+      ])),
+    );
+  }
+  const after = [await launched.memory(), await defaults.memory()];
+  await Promise.all([launched.stop(), defaults.stop()]);
+  const lines = [
+    measuredLine(loadAtStart),
+    '',
+    ...rowTable(rows),
+    '',
+    '| proxy | idle RSS | RSS after the load |',
+    '|---|---|---|',
+  ];
+  [launchedPath, defaultsPath].forEach((path, i) =>
+    lines.push(`| ${path} | ${mb(idle[i]!.rss)} | ${mb(after[i]!.rss)} (heap ${mb(after[i]!.heapUsed)}) |`),
+  );
+  for (const concurrency of [1, 8, 32]) {
+    const cell = (path: string) => rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+    const ratio = cell(launchedPath).proxied.rps / cell(defaultsPath).proxied.rps;
+    lines.push(
+      '',
+      `Launch settings vs Node defaults, throughput at concurrency ${concurrency}: ${fmt(ratio, 3)}×`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 /** `MOAT_BENCH_ONLY=telemetry`: only telemetry off and on, interleaved in the same rounds. */
@@ -280,27 +341,174 @@ function measuredLine(loadAtStart: number[]): string {
   );
 }
 
-function rowTable(rows: Row[]): string[] {
-  const lines = [
-    '| path | concurrency | direct req/s | proxied req/s | throughput ratio | direct p50 / p99 (ms) | proxied p50 / p99 (ms) | p50 ratio | p99 ratio |',
-    '|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const r of rows) {
-    lines.push(
-      `| ${r.path} | ${r.concurrency} | ${fmt(r.direct.rps, 0)} | ${fmt(r.proxied.rps, 0)} | ${fmt(r.proxied.rps / r.direct.rps)}× | ` +
-        `${fmt(r.direct.p50Ms, 3)} / ${fmt(r.direct.p99Ms, 3)} | ${fmt(r.proxied.p50Ms, 3)} / ${fmt(r.proxied.p99Ms, 3)} | ` +
-        `${fmt(r.proxied.p50Ms / r.direct.p50Ms)}× | ${fmt(r.proxied.p99Ms / r.direct.p99Ms)}× |`,
-    );
-  }
-  return lines;
+const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable };
+
+/** bench/policies.ts's cells (bench/bench-types.ts has the contract), or undefined without it. */
+async function policyBench(): Promise<PolicyBench | undefined> {
+  if (!existsSync(POLICIES_MODULE)) return undefined;
+  const module = (await import(pathToFileURL(POLICIES_MODULE).href)) as {
+    policyCells(kit: BenchKit): Promise<PolicyBench>;
+  };
+  return module.policyCells(kit);
 }
+
+/** `MOAT_BENCH_ONLY=policies`: only the policy-stack cells. */
+async function policiesOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const policies = await policyBench();
+  if (!policies) throw new Error(`MOAT_BENCH_ONLY=policies needs ${POLICIES_MODULE}, which is not there`);
+  process.stdout.write(`${[measuredLine(loadAtStart), '', ...policies.lines].join('\n')}\n`);
+}
+
+/** Memory figures of the run, in bytes (RSS and heap after a forced GC). */
+interface MemoryReport {
+  library: Memory;
+  idle: Memory;
+  stdioIdle: Memory;
+  otelIdle: Memory;
+  afterLoad: Memory;
+  afterQuiet: Memory;
+  perSession: { http: { rss: number; heap: number }; stdio: { rss: number; heap: number } };
+}
+
+function memoryTable(m: MemoryReport): string[] {
+  const row = (label: string, x: Memory) => `| ${label} | ${mb(x.rss)} (heap ${mb(x.heapUsed)}) |`;
+  const session = (label: string, x: { rss: number; heap: number }) =>
+    `| per idle session, ${label} (${SESSIONS} sessions) | ${fmt(x.heap / 1024)} KB heap, ${fmt(x.rss / 1024)} KB RSS |`;
+  return [
+    `| memory (proxy process, after GC; launched with ${SUPERVISOR_NODE_FLAGS.join(' ')}, MALLOC_ARENA_MAX=${SUPERVISOR_ENV_DEFAULTS.MALLOC_ARENA_MAX}) | value |`,
+    '|---|---|',
+    row('idle RSS after start, as `moat supervise` runs it (HTTP backend)', m.idle),
+    row('idle RSS after start, as `moat supervise` runs it (stdio backend)', m.stdioIdle),
+    row('idle RSS after start, proxy library alone (HTTP backend)', m.library),
+    row('idle RSS after start, telemetry on (OTLP traces and metrics)', m.otelIdle),
+    row('RSS after the HTTP load runs', m.afterLoad),
+    row(`RSS ${QUIET_MS / 1000} s after the HTTP load, idle meanwhile`, m.afterQuiet),
+    session('HTTP forwarder', m.perSession.http),
+    session('stdio bridge', m.perSession.stdio),
+  ];
+}
+
+interface CliReport {
+  runs: number;
+  listMs: number;
+  helpMs: number;
+  runMs: number;
+}
+
+/** Issue 19's targets and the earlier no-policy ones, from this run's cells. */
+function targets(
+  rows: Row[],
+  m: MemoryReport,
+  cli: CliReport,
+  policies: PolicyBench | undefined,
+): TargetResult[] {
+  const cell = (path: string, concurrency: number) =>
+    rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+  const throughput = (r: Row) => r.proxied.rps / r.direct.rps;
+  const p50 = (r: Row) => r.proxied.p50Ms / r.direct.p50Ms;
+  const ratio = (x: number) => `${fmt(x, 3)}×`;
+  const both = (
+    target: string,
+    measure: (r: Row) => number,
+    concurrency: number,
+    ok: (x: number) => boolean,
+  ) => [
+    {
+      target: `${target} (raw JSON-RPC, minimal backend)`,
+      measured: ratio(measure(cell(RAW_PATH, concurrency))),
+      met: ok(measure(cell(RAW_PATH, concurrency))),
+    },
+    {
+      target: `${target} (MCP SDK client and server)`,
+      measured: ratio(measure(cell(SDK_PATH, concurrency))),
+      met: ok(measure(cell(SDK_PATH, concurrency))),
+    },
+  ];
+  const worstSession =
+    Math.max(m.perSession.http.heap, m.perSession.http.rss, m.perSession.stdio.heap, m.perSession.stdio.rss) /
+    1024;
+  const peer32 = cell(STDIO_PATH, 32).proxied.rps / cell(PEER_PATH, 32).proxied.rps;
+  const peer1 = cell(STDIO_PATH, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
+  const nearIdle = m.idle.rss + NEAR_IDLE_MB * MB;
+  return [
+    ...both('throughput ≥ 0.6× direct at concurrency 32, no policies', throughput, 32, (x) => x >= 0.6),
+    ...both('p50 at concurrency 1 ≤ 1.5× direct, no policies', p50, 1, (x) => x <= 1.5),
+    {
+      target: 'OTel on (sampling 0.1) vs off, throughput at concurrency 32',
+      measured: `${ratio(throughput(cell(OTEL_PATH, 32)) / throughput(cell(RAW_PATH, 32)))} of telemetry off`,
+      met: undefined,
+    },
+    ...(policies?.targets ?? [
+      {
+        target: 'policy stack (bench/policies.ts)',
+        measured: 'module not present in this build',
+        met: undefined,
+      },
+    ]),
+    {
+      target: 'idle proxy RSS ≤ 80 MB',
+      measured: `${mb(m.idle.rss)} as \`moat supervise\` runs it; ${mb(m.library.rss)} for the proxy library alone`,
+      met: m.idle.rss <= 80 * MB,
+    },
+    {
+      target: "RSS after the bench's full HTTP load ≤ 110 MB",
+      measured: `${mb(m.afterLoad.rss)} (heap ${mb(m.afterLoad.heapUsed)})`,
+      met: m.afterLoad.rss <= 110 * MB,
+    },
+    {
+      target: `back near idle (≤ idle + ${NEAR_IDLE_MB} MB) within a minute after the load`,
+      measured: `${mb(m.afterQuiet.rss)} after ${QUIET_MS / 1000} s (idle ${mb(m.idle.rss)})`,
+      met: m.afterQuiet.rss <= nearIdle,
+    },
+    {
+      target: '≤ 2 KB per idle session (memory store)',
+      measured: `${fmt(worstSession)} KB (worst of heap/RSS, HTTP and stdio)`,
+      met: worstSession <= 2,
+    },
+    {
+      target: 'memory flat over the 10-minute soak',
+      measured: 'a separate command: `npm run soak -- --minutes 10`',
+      met: undefined,
+    },
+    {
+      target: 'stdio: Moat ≥ 3× supergateway throughput at concurrency 32',
+      measured: `${ratio(peer32)} (${fmt(cell(STDIO_PATH, 32).proxied.rps, 0)} / ${fmt(cell(PEER_PATH, 32).proxied.rps, 0)} req/s)`,
+      met: peer32 >= 3,
+    },
+    {
+      target: "stdio: Moat p50 ≤ ½ supergateway's at concurrency 1",
+      measured: `${ratio(peer1)} (${fmt(cell(STDIO_PATH, 1).proxied.p50Ms, 3)} / ${fmt(cell(PEER_PATH, 1).proxied.p50Ms, 3)} ms)`,
+      met: peer1 <= 0.5,
+    },
+    {
+      target: '`moat list` ≤ 150 ms (whole process, median)',
+      measured: `${fmt(cli.listMs, 0)} ms (median of ${cli.runs})`,
+      met: cli.listMs <= 150,
+    },
+    { target: '`moat --help` (whole process, median)', measured: `${fmt(cli.helpMs, 0)} ms`, met: undefined },
+    {
+      target: '`moat run <URL>` to the first answer through the proxy (median)',
+      measured: `${fmt(cli.runMs, 0)} ms`,
+      met: undefined,
+    },
+  ];
+}
+
+/** "Back near idle": the first load pages in code and warms the JIT, which never goes back. */
+const NEAR_IDLE_MB = 10;
 
 async function main(): Promise<void> {
   process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
   const only = process.env.MOAT_BENCH_ONLY;
   if (only === 'telemetry') return telemetryOnly();
+  if (only === 'policies') return policiesOnly();
+  if (only === 'launch') return launchSettingsOnly();
   if (only !== undefined && only !== '')
-    throw new Error(`MOAT_BENCH_ONLY=${only}: the only subset is "telemetry" (unset it to run everything)`);
+    throw new Error(
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies" and "launch" (unset it to run everything)`,
+    );
   const loadAtStart = loadavg();
   build();
   const backendUrl = await startServer('./backend-http.ts');
@@ -321,8 +529,7 @@ async function main(): Promise<void> {
     );
   }
   const afterLoad = await httpProxy.memory();
-  const httpSessions = await sessionMemory(httpProxy);
-  await httpProxy.stop();
+  const loadEnded = Date.now();
 
   // Telemetry on: spans (sampling 0.1) and metrics exported over OTLP/HTTP to a sink that
   // accepts everything, the way a collector on the same host would.
@@ -350,81 +557,72 @@ async function main(): Promise<void> {
   }
   await sdkProxy.stop();
 
+  // The HTTP proxy has been idle since its load (the cells above ran other proxies).
+  await sleep(Math.max(0, loadEnded + QUIET_MS - Date.now()));
+  const afterQuiet = await httpProxy.memory();
+  const httpSessions = await sessionMemory(httpProxy);
+  await httpProxy.stop();
+
   const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND }, 'supervisor');
   const stdioIdle = await stdioProxy.memory();
+  const peer = await startSupergateway(STDIO_BACKEND);
   for (const concurrency of [1, 8, 32]) {
     rows.push(
       ...(await compare(concurrency, { target: 'stdio', command: STDIO_BACKEND }, [
-        ['stdio (Moat)', { target: 'http', url: stdioProxy.url }],
+        [STDIO_PATH, { target: 'http', url: stdioProxy.url }],
+        [PEER_PATH, { target: 'http', url: peer.url }],
       ])),
     );
   }
+  await peer.stop();
   const stdioSessions = await sessionMemory(stdioProxy);
   await stdioProxy.stop();
 
-  const lines: string[] = [measuredLine(loadAtStart), '', ...rowTable(rows)];
-  const errors = rows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
-  lines.push('');
-  lines.push(`Errors during load: ${errors}.`);
-  lines.push('');
+  const policies = await policyBench();
+  process.stderr.write('  CLI timings\n');
+  const cli = await cliTimings(backendUrl);
+
   const perSession = (s: { before: Memory; after: Memory }) => ({
     rss: (s.after.rss - s.before.rss) / SESSIONS,
     heap: (s.after.heapUsed - s.before.heapUsed) / SESSIONS,
   });
-  const httpPer = perSession(httpSessions);
-  const stdioPer = perSession(stdioSessions);
-  lines.push('| memory (proxy process, after GC) | value |');
-  lines.push('|---|---|');
-  lines.push(
-    `| idle RSS after start, as \`moat supervise\` runs it (HTTP backend) | ${mb(idle.rss)} (heap ${mb(idle.heapUsed)}) |`,
-  );
-  lines.push(
-    `| idle RSS after start, as \`moat supervise\` runs it (stdio backend) | ${mb(stdioIdle.rss)} (heap ${mb(stdioIdle.heapUsed)}) |`,
-  );
-  lines.push(
-    `| idle RSS after start, proxy library alone (HTTP backend) | ${mb(libraryIdle.rss)} (heap ${mb(libraryIdle.heapUsed)}) |`,
-  );
-  lines.push(
-    `| idle RSS after start, telemetry on (OTLP traces and metrics) | ${mb(otelIdle.rss)} (heap ${mb(otelIdle.heapUsed)}) |`,
-  );
-  lines.push(`| RSS after the HTTP load runs | ${mb(afterLoad.rss)} (heap ${mb(afterLoad.heapUsed)}) |`);
-  lines.push(
-    `| per idle session, HTTP forwarder (${SESSIONS} sessions) | ${fmt(httpPer.heap / 1024)} KB heap, ${fmt(httpPer.rss / 1024)} KB RSS |`,
-  );
-  lines.push(
-    `| per idle session, stdio bridge (${SESSIONS} sessions) | ${fmt(stdioPer.heap / 1024)} KB heap, ${fmt(stdioPer.rss / 1024)} KB RSS |`,
-  );
-  lines.push('');
-  const cell = (path: string, concurrency: number) =>
-    rows.find((r) => r.path === path && r.concurrency === concurrency)!;
-  const throughput = (r: Row) => r.proxied.rps / r.direct.rps;
-  const p50 = (r: Row) => r.proxied.p50Ms / r.direct.p50Ms;
-  const target = (ok: boolean) => (ok ? 'met' : '**missed**');
-  const both = (measure: (r: Row) => number, concurrency: number, ok: (ratio: number) => boolean) => {
-    const raw = measure(cell(RAW_PATH, concurrency));
-    const sdk = measure(cell(SDK_PATH, concurrency));
-    return (
-      `raw JSON-RPC over HTTP, minimal backend: ${fmt(raw, 3)}×; MCP SDK client and server: ${fmt(sdk, 3)}× | ` +
-      `${target(ok(raw))} (raw), ${target(ok(sdk))} (SDK) |`
-    );
+  const memory: MemoryReport = {
+    library: libraryIdle,
+    idle,
+    stdioIdle,
+    otelIdle,
+    afterLoad,
+    afterQuiet,
+    perSession: { http: perSession(httpSessions), stdio: perSession(stdioSessions) },
   };
-  const worstSession = Math.max(httpPer.heap, httpPer.rss, stdioPer.heap, stdioPer.rss) / 1024;
-  lines.push('| target | measured | |');
-  lines.push('|---|---|---|');
-  lines.push(
-    `| throughput ≥ 0.6× direct at concurrency 32, no policies | ${both(throughput, 32, (x) => x >= 0.6)}`,
+  const allRows = [...rows, ...(policies?.rows ?? [])];
+  const errors = allRows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
+  const plots = writePlots(
+    allRows,
+    [
+      { name: 'direct (HTTP)', path: RAW_PATH, side: 'direct' },
+      { name: 'Moat, no policies', path: RAW_PATH, side: 'proxied' },
+      { name: 'Moat, full policy stack', path: FULL_STACK_PATH, side: 'proxied' },
+      { name: 'Moat, stdio bridge', path: STDIO_PATH, side: 'proxied' },
+      { name: 'supergateway, stdio', path: PEER_PATH, side: 'proxied' },
+    ],
+    here('../docs/'),
+    `${cpus().length} CPUs, Node ${process.version}`,
   );
-  lines.push(`| p50 at concurrency 1 ≤ 1.5× direct | ${both(p50, 1, (x) => x <= 1.5)}`);
-  const otelRatio = throughput(cell(OTEL_PATH, 32)) / throughput(cell(RAW_PATH, 32));
-  lines.push(
-    `| OTel on (sampling 0.1) vs off, throughput at concurrency 32 | ${fmt(otelRatio, 3)}× of telemetry off; p50 at concurrency 1: ${fmt(p50(cell(OTEL_PATH, 1)), 3)}× direct vs ${fmt(p50(cell(RAW_PATH, 1)), 3)}× off | (no target) |`,
-  );
-  lines.push(
-    `| idle proxy RSS ≤ 80 MB | ${mb(idle.rss)} as \`moat supervise\` runs it; ${mb(libraryIdle.rss)} for the proxy library alone | ${target(idle.rss <= 80 * MB)} |`,
-  );
-  lines.push(
-    `| ≤ 10 KB per idle session (memory store) | ${fmt(worstSession)} KB (worst of heap/RSS, both paths) | ${target(worstSession <= 10)} |`,
-  );
+  const lines: string[] = [
+    measuredLine(loadAtStart),
+    '',
+    ...rowTable(rows),
+    '',
+    `Errors during load: ${errors}.`,
+    '',
+    ...(policies ? [...policies.lines, ''] : []),
+    ...memoryTable(memory),
+    '',
+    ...targetTable(targets(rows, memory, cli, policies)),
+    '',
+    `Plots: ${plots.map((p) => p.slice(here('../').length)).join(', ')}.`,
+  ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -12,6 +12,7 @@ import { startProxy } from '../src/proxy/index.js';
 import { startV2StreamableBackend } from '../test/support/mcp-http-backends.js';
 import { startTestOidcProvider } from '../test/support/oidc.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger, testConfig } from '../test/support/proxy-harness.js';
+import { securedConfig } from './secured-proxy.js';
 
 const REQUESTS = 2000;
 const WARMUP = 200;
@@ -61,25 +62,9 @@ async function measure(label: string, overrides: Partial<RunConfigInput>, header
 
 const rows = [
   await measure('no security', {}, {}),
-  await measure(
-    'OIDC (JWT) + Cedar + audit file',
-    {
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
-      authz_config: {
-        type: 'cedarv1',
-        cedar: {
-          policies: ['permit(principal in MoatGroup::"eng", action == Action::"call_tool", resource);'],
-        },
-      },
-      audit_config: { logFile: join(dir, 'audit.log') },
-    },
-    { authorization: `Bearer ${token}` },
-  ),
+  await measure('OIDC (JWT) + Cedar + audit file', securedConfig(idp, join(dir, 'audit.log')), {
+    authorization: `Bearer ${token}`,
+  }),
 ];
 console.log(`| sequential tools/call (${REQUESTS} requests) | mean ms | p50 ms | p99 ms |`);
 console.log('|---|---|---|---|');

@@ -5,20 +5,7 @@
 import { Command, CommanderError, Help, Option } from 'commander';
 import { debugFromEnv, setDebug } from '../util/log.js';
 import { errorLine, reportFailure } from './exit.js';
-import { versionCommand, versionLine } from './version.js';
-import { runCommand } from './run.js';
-import { secretCommand } from './secret.js';
-import { listCommand } from './list.js';
-import { stopCommand } from './stop.js';
-import { restartCommand, startCommand } from './start.js';
-import { rmCommand } from './rm.js';
-import { logsCommand } from './logs.js';
-import { exportCommand } from './export.js';
-import { groupCommand } from './group.js';
-import { configCommand } from './config.js';
-import { registryCommand } from './registry.js';
-import { searchCommand } from './search.js';
-import { toolsCommand } from './tools.js';
+import { versionLine } from './version.js';
 import { processIO, type CliIO } from '../util/io.js';
 
 export type { CliIO };
@@ -27,7 +14,45 @@ export type { CliIO };
 const VERSION_FLAGS = new Set(['--version', '-v']);
 const VERSION_OPTION = new Option('-v, --version', 'Show the version of moat');
 
-export function buildProgram(io: CliIO): Command {
+type CommandFactory = (io: CliIO) => Command;
+
+/**
+ * The top-level commands, each loaded on demand: a command line names one of them, and loading
+ * only that one keeps the others' dependencies (the run command's image verification, the
+ * registry's HTTP client, the YAML parser...) out of e.g. `moat list` (docs/performance.md, CLI).
+ * `names` are the command's name and aliases, as its module defines them.
+ */
+const COMMANDS: Array<{ names: string[]; load: () => Promise<CommandFactory> }> = [
+  { names: ['run'], load: async () => (await import('./run.js')).runCommand },
+  { names: ['version'], load: async () => (await import('./version.js')).versionCommand },
+  { names: ['secret'], load: async () => (await import('./secret.js')).secretCommand },
+  { names: ['list', 'ls'], load: async () => (await import('./list.js')).listCommand },
+  { names: ['stop'], load: async () => (await import('./stop.js')).stopCommand },
+  { names: ['start'], load: async () => (await import('./start.js')).startCommand },
+  { names: ['restart'], load: async () => (await import('./start.js')).restartCommand },
+  { names: ['rm'], load: async () => (await import('./rm.js')).rmCommand },
+  { names: ['logs'], load: async () => (await import('./logs.js')).logsCommand },
+  { names: ['export'], load: async () => (await import('./export.js')).exportCommand },
+  { names: ['group'], load: async () => (await import('./group.js')).groupCommand },
+  { names: ['registry'], load: async () => (await import('./registry.js')).registryCommand },
+  { names: ['search'], load: async () => (await import('./search.js')).searchCommand },
+  { names: ['config'], load: async () => (await import('./config.js')).configCommand },
+  { names: ['tools'], load: async () => (await import('./tools.js')).toolsCommand },
+];
+
+/** The first argument that is not an option: the command a command line names, if any. */
+function commandName(argv: string[]): string | undefined {
+  return argv.find((arg) => !arg.startsWith('-'));
+}
+
+/**
+ * The `moat` program with the command `argv` names, or with every command when it names none
+ * that exists (help, a typo: commander then lists them all).
+ */
+export async function buildProgram(io: CliIO, argv: string[] = []): Promise<Command> {
+  const name = commandName(argv);
+  const named = COMMANDS.filter((c) => name !== undefined && c.names.includes(name));
+  const factories = await Promise.all((named.length > 0 ? named : COMMANDS).map((c) => c.load()));
   const program = new Command('moat')
     .description('Run MCP servers safely behind a policy-enforcing proxy')
     .option('--debug', 'Enable debug mode (also MOAT_DEBUG=true)', false)
@@ -40,25 +65,7 @@ export function buildProgram(io: CliIO): Command {
   program.hook('preAction', (cmd) => {
     setDebug(Boolean(cmd.optsWithGlobals().debug) || debugFromEnv());
   });
-  program.addCommand(runCommand(io));
-  program.addCommand(versionCommand(io));
-  program.addCommand(secretCommand(io));
-  for (const lifecycle of [
-    listCommand,
-    stopCommand,
-    startCommand,
-    restartCommand,
-    rmCommand,
-    logsCommand,
-    exportCommand,
-    groupCommand,
-    registryCommand,
-    searchCommand,
-    configCommand,
-    toolsCommand,
-  ]) {
-    program.addCommand(lifecycle(io));
-  }
+  for (const factory of factories) program.addCommand(factory(io));
   // `moat proxy` and `moat operator` are routed before the tree is built (main.ts): listed here so help names them.
   program.addHelpText(
     'after',
@@ -87,7 +94,7 @@ export async function runCli(argv: string[], io: CliIO = processIO): Promise<num
     io.stdout.write(`${versionLine()}\n`);
     return 0;
   }
-  const program = buildProgram(io);
+  const program = await buildProgram(io, argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;

@@ -116,7 +116,7 @@ describe('resolveRunConfig', () => {
 describe('the run command inside the moat program', () => {
   /** Parses a full command line with the real program, capturing what the run action would get. */
   async function parseWithProgram(argv: string[]): Promise<{ parsed: ParsedRun; debug: boolean }> {
-    const program = buildProgram({ stdout: new PassThrough(), stderr: new PassThrough() });
+    const program = await buildProgram({ stdout: new PassThrough(), stderr: new PassThrough() }, argv);
     const run = program.commands.find((c) => c.name() === 'run') as Command;
     let result: { parsed: ParsedRun; debug: boolean } | undefined;
     run.action(() => {

@@ -7,7 +7,6 @@ import type { RemoteAuthStatus } from '../auth/outbound/remote-oauth.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { RunningProxy } from '../proxy/index.js';
 import type { BackendSpec } from '../proxy/types.js';
-import { connectRuntime } from '../runtime/connect.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
 import { withIgnoreOverlays } from '../runtime/overlays.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
@@ -27,7 +26,8 @@ export interface ProxyHooks {
 }
 
 export const drivers: Drivers = {
-  connectRuntime: () => connectRuntime(),
+  // Loaded on demand: the engine client (and its egress image builder) only when a command needs it.
+  connectRuntime: async () => (await import('../runtime/connect.js')).connectRuntime(),
   containerSpec: (config, env) => withIgnoreOverlays(buildContainerSpec(config, env), config.ignore_config),
   startProxy: async (config, backend, hooks = {}) => {
     // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.

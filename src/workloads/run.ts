@@ -28,6 +28,7 @@ import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build
 import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
+import { SUPERVISOR_ENV_DEFAULTS, SUPERVISOR_NODE_FLAGS } from './supervisor-launch.js';
 import { resolveProxyPort } from './ports.js';
 import { checkRemoteReachable } from './remote-check.js';
 import { applyStatusChange, type StatusRecord } from './status.js';
@@ -275,10 +276,10 @@ export async function startDetached(
   const logPath = store.logPath(name);
   await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
   const logFd = openSync(logPath, 'a', 0o600);
-  const child = spawn(process.execPath, [CLI_ENTRY, 'supervise', name], {
+  const child = spawn(process.execPath, [...SUPERVISOR_NODE_FLAGS, CLI_ENTRY, 'supervise', name], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
-    env: { ...process.env, ...supervisorEnv, MOAT_DETACHED: '1' },
+    env: { ...SUPERVISOR_ENV_DEFAULTS, ...process.env, ...supervisorEnv, MOAT_DETACHED: '1' },
   });
   closeSync(logFd);
   let exitCode: number | null | undefined;
