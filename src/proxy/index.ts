@@ -24,6 +24,7 @@ import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
 import { createHttpForwarder } from './transports/backend/http/forwarder.js';
+import type { InputBroker } from './bridge/seam.js';
 import type { BackendSpec, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
@@ -42,6 +43,8 @@ export interface ProxyOptions {
   keepAliveMs?: number;
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
   sessions?: SessionStore;
+  /** Carries backend input requests of bridged 2026-07-28 requests to clients (MRTR, bridge/seam.ts). */
+  inputBroker?: InputBroker;
 }
 
 export interface RunningProxy {
@@ -90,6 +93,7 @@ export async function startProxy(
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
       ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
+      ...(options.inputBroker ? { inputBroker: options.inputBroker } : {}),
     };
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =
