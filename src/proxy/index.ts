@@ -25,6 +25,7 @@ import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
 import { createHttpForwarder } from './transports/backend/http/forwarder.js';
 import type { InputBroker } from './bridge/seam.js';
+import { createMrtr } from './mrtr/index.js';
 import type { BackendSpec, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
@@ -43,7 +44,10 @@ export interface ProxyOptions {
   keepAliveMs?: number;
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
   sessions?: SessionStore;
-  /** Carries backend input requests of bridged 2026-07-28 requests to clients (MRTR, bridge/seam.ts). */
+  /**
+   * Carries backend input requests of bridged 2026-07-28 requests to clients (bridge/seam.ts);
+   * default: the MRTR broker (mrtr/), with states and rounds shared through the session store's Redis.
+   */
   inputBroker?: InputBroker;
 }
 
@@ -84,6 +88,12 @@ export async function startProxy(
   try {
     sessions = options.sessions ?? (await createSessionStore(config, { logger }));
     if (!options.sessions) owned.push(() => sessions.close());
+    let inputBroker = options.inputBroker;
+    if (!inputBroker) {
+      const mrtr = createMrtr(config, { logger });
+      owned.push(() => mrtr.close());
+      inputBroker = mrtr.broker;
+    }
     const transportOptions: TransportOptions = {
       config,
       policies: chain.policies,
@@ -93,7 +103,7 @@ export async function startProxy(
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
       ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
-      ...(options.inputBroker ? { inputBroker: options.inputBroker } : {}),
+      inputBroker,
     };
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =

@@ -1,0 +1,102 @@
+/**
+ * One bridged request whose backend asked for input: the call held open at the backend while the
+ * client answers, round after round. A round is what the backend asks at once: the input requests
+ * it sends until it has been quiet for GATHER_MS (a server asking for three things in parallel
+ * asks them within microseconds), or its final answer. Input requests the client leaves
+ * unanswered on a retry are asked again in the next round; answers for keys never asked are ignored.
+ */
+import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
+import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../bridge/seam.js';
+import { embeddedRequest, inputKey, undeclaredInput } from './inputs.js';
+
+/** How long a round waits for further input requests after one arrived. */
+export const GATHER_MS = 50;
+
+export type InputRequests = Record<string, { method: string; params: Record<string, unknown> }>;
+
+export type RoundOutcome =
+  { kind: 'final'; response: JsonRpcResponse } | { kind: 'input'; inputRequests: InputRequests };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class Flight {
+  readonly #call: BridgedCall;
+  /** Input requests asked of the client and not answered yet, by key. */
+  readonly #open = new Map<string, BackendInputRequest>();
+  #counter = 0;
+  /** A `next()` still running when a round ended: the next round starts with it. */
+  #pending: Promise<BridgeEvent> | undefined;
+
+  constructor(
+    call: BridgedCall,
+    /** Who the call belongs to (principal key) and what it asked (request digest). */
+    readonly principal: string,
+    readonly digest: string,
+  ) {
+    this.#call = call;
+  }
+
+  /** The first round, from the call's first input request. */
+  firstRound(first: BackendInputRequest): Promise<RoundOutcome> {
+    const caps = this.#call.clientCapabilities;
+    this.#offer(first, caps);
+    return this.#gather(caps);
+  }
+
+  /** Feeds the client's answers to the backend's waiting requests, then runs to the next round. */
+  resume(inputResponses: Record<string, unknown>, caps: Record<string, unknown>): Promise<RoundOutcome> {
+    for (const [key, input] of this.#open) {
+      const answer = inputResponses[key];
+      if (!isObject(answer)) continue;
+      this.#call.answer(input.id, { result: answer });
+      this.#open.delete(key);
+    }
+    return this.#gather(caps);
+  }
+
+  cancel(reason: string): void {
+    this.#call.cancel(reason);
+  }
+
+  /** Asks the client for `input` when it declared the kind; otherwise the backend gets an error. */
+  #offer(input: BackendInputRequest, caps: Record<string, unknown>): void {
+    const refusal = undeclaredInput(input, caps);
+    if (refusal) this.#call.answer(input.id, { error: refusal });
+    else this.#open.set(inputKey(input, ++this.#counter), input);
+  }
+
+  async #gather(caps: Record<string, unknown>): Promise<RoundOutcome> {
+    for (;;) {
+      const event = this.#open.size > 0 ? await this.#nextWithin(GATHER_MS) : await this.#next();
+      if (event === undefined) {
+        const inputRequests: InputRequests = {};
+        for (const [key, input] of this.#open) inputRequests[key] = embeddedRequest(input);
+        return { kind: 'input', inputRequests };
+      }
+      if (event.kind === 'final') {
+        this.#open.clear();
+        return { kind: 'final', response: event.response };
+      }
+      this.#offer(event.input, caps);
+    }
+  }
+
+  #next(): Promise<BridgeEvent> {
+    const pending = this.#pending ?? this.#call.next();
+    this.#pending = undefined;
+    return pending;
+  }
+
+  /** The next event if it comes within `ms`; otherwise undefined (and it is kept for later). */
+  async #nextWithin(ms: number): Promise<BridgeEvent | undefined> {
+    const pending = (this.#pending ??= this.#call.next());
+    let timer: NodeJS.Timeout | undefined;
+    const quiet = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+    const event = await Promise.race([pending, quiet]);
+    clearTimeout(timer);
+    if (event !== undefined) this.#pending = undefined;
+    return event;
+  }
+}
