@@ -34,6 +34,8 @@ export interface HttpBackendServer {
   seen: SeenRequest[];
   /** Session ids the backend minted. */
   sessionIds: string[];
+  /** Ends every session at the backend (a restarted server): their ids then get 404. */
+  dropSessions?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -208,6 +210,10 @@ async function startSessionBackend(
     url: `http://127.0.0.1:${port}/mcp`,
     seen,
     sessionIds,
+    dropSessions: async () => {
+      for (const t of transports.values()) await t.close();
+      transports.clear();
+    },
     close: async () => {
       for (const t of transports.values()) await t.close();
       await closeServer(http);

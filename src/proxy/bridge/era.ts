@@ -53,20 +53,21 @@ export function eraOfDiscoverAnswer(response: JsonRpcResponse | undefined): Back
  * The cached era of one backend. `detect` runs at most once at a time; a failed detection (the
  * backend unreachable) is not cached, so the next request tries again.
  */
-export class EraCache {
+export class EraCache<Context = void> {
   #era?: BackendEra;
   #pending?: Promise<BackendEra>;
 
-  constructor(private readonly detect: () => Promise<BackendEra>) {}
+  constructor(private readonly detect: (context: Context) => Promise<BackendEra>) {}
 
   /** The known era without waiting (undefined before the first detection finished). */
   get known(): BackendEra | undefined {
     return this.#era;
   }
 
-  get(): Promise<BackendEra> {
+  /** The era, detected on first use with the context of the request that needs it. */
+  get(context: Context): Promise<BackendEra> {
     if (this.#era) return Promise.resolve(this.#era);
-    this.#pending ??= this.detect().then(
+    this.#pending ??= this.detect(context).then(
       (era) => {
         this.#era = era;
         this.#pending = undefined;

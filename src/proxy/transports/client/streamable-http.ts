@@ -27,7 +27,7 @@ import {
 import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** Answers one POST request: JSON unless something related must be streamed first. */
-class PostSink implements RequestSink {
+export class PostSink implements RequestSink {
   #sse?: SseWriter;
   #done = false;
   #closed = false;
@@ -96,7 +96,7 @@ function writeJson(
   res.end(text);
 }
 
-function acceptsOf(request: EdgeRequest): { json: boolean; sse: boolean } {
+export function acceptsOf(request: EdgeRequest): { json: boolean; sse: boolean } {
   const accept = (request.req.headers.accept ?? '*/*').toLowerCase();
   const any = accept.includes('*/*');
   return { json: any || accept.includes('application/json'), sse: accept.includes('text/event-stream') };

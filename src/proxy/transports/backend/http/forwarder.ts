@@ -24,6 +24,7 @@ import {
   type ForwarderContext,
 } from './context.js';
 import { LegacySseForwarder } from './legacy-sse-relay.js';
+import { HttpEraBridge } from './era-bridge.js';
 import { PendingRequests } from './pending.js';
 import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
 import { formatEvent, SseWriter } from '../../sse.js';
@@ -66,10 +67,12 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
     inspectsResponses: inspectsResponses(options.policies),
   };
   const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
+  // 2026-07-28 clients of a 2025-era streamable-HTTP server are bridged (era-bridge.ts).
+  const bridge = legacy ? undefined : new HttpEraBridge(fc);
   let health: { at: number; result: Promise<NonNullable<HealthReport['backend']>> } | undefined;
 
   return {
-    handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request)),
+    handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request, bridge)),
     close: () => fc.client.close(),
     backendHealth: () => {
       if (!health || Date.now() - health.at > HEALTH_CACHE_MS) {
@@ -93,9 +96,15 @@ async function applyPolicies(
   return { message, body };
 }
 
-async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Promise<void> {
+async function forwardStreamable(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  bridge: HttpEraBridge | undefined,
+): Promise<void> {
   const { req } = request;
-  const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
+  const modern = isStatelessRevision(req);
+  if (modern && bridge && (await bridge.bridges(request))) return bridge.handle(request);
+  const stateless = modern || fc.options.config.stateless === true;
   const method = req.method ?? 'GET';
 
   let session: SessionRecord | undefined;

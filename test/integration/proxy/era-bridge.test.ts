@@ -1,0 +1,187 @@
+/**
+ * The era bridge: a real v2 client pinned to 2026-07-28 in front of a real v1 SDK server (which
+ * speaks 2025-11-25), over an HTTP backend and over a stdio one. Moat keeps one backend session
+ * per principal, answers server/discover from the server's initialize result, adds resultType,
+ * answers the methods 2026-07-28 removed, and maps the `_meta` log level.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from '@modelcontextprotocol/client';
+import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
+import type { BackendSpec } from '../../../src/proxy/types.js';
+import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
+import { memoryLogger, messagesOf, post, testConfig } from '../../support/proxy-harness.js';
+
+const MODERN = '2026-07-28';
+const envelope = (extra: Record<string, unknown> = {}) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  ...extra,
+});
+
+function modernHeaders(method: string, name?: string): Record<string, string> {
+  return {
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+    ...(name === undefined ? {} : { 'mcp-name': name }),
+  };
+}
+
+async function modernClient(url: string): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name: 'modern', version: '1' },
+    { versionNegotiation: { mode: { pin: MODERN } } },
+  );
+  await client.connect(new TransportV2(new URL(url)));
+  return client;
+}
+
+describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
+  let backend: HttpBackendServer;
+  let proxy: RunningProxy;
+  let endpoint: string;
+  beforeAll(async () => {
+    backend = await startV1StreamableBackend();
+    const spec: BackendSpec = { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false };
+    proxy = await startProxy(testConfig({ tools_filter: ['echo', 'add', 'progress'] }), spec, {
+      logger: memoryLogger().logger,
+    });
+    endpoint = `${proxy.url}/mcp`;
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await backend.close();
+  });
+
+  it('serves a v2 client pinned to 2026-07-28 on one backend session Moat initialized', async () => {
+    const client = await modernClient(endpoint);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'progress']);
+    const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+    expect(result.content).toEqual([{ type: 'text', text: '5' }]);
+    await client.callTool({ name: 'echo', arguments: { text: 'again' } });
+    await client.close();
+    // The 2025 server saw 2025-11-25 requests on the one session Moat opened for this principal.
+    expect(backend.sessionIds).toHaveLength(1);
+    const calls = backend.seen.filter(
+      (r) => r.method === 'POST' && r.headers['mcp-session-id'] !== undefined,
+    );
+    expect(calls.length).toBeGreaterThan(2);
+    expect(calls.every((r) => r.headers['mcp-protocol-version'] === '2025-11-25')).toBe(true);
+    expect(calls.every((r) => r.headers['mcp-session-id'] === backend.sessionIds[0])).toBe(true);
+  });
+
+  it('answers server/discover from the server initialize result', async () => {
+    const res = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope() } },
+      modernHeaders('server/discover'),
+    );
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      id: 1,
+      result: {
+        resultType: 'complete',
+        supportedVersions: [MODERN],
+        capabilities: { tools: {}, logging: {} },
+        ttlMs: 0,
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'v1-streamable' } },
+      },
+    });
+  });
+
+  it('adds resultType and the caching fields, and keeps the tool filter', async () => {
+    const list = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: envelope() } },
+      { ...modernHeaders('tools/list'), accept: 'application/json' },
+    );
+    expect(list.json).toMatchObject({
+      id: 'l',
+      result: { resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    });
+    const names = (list.json as { result: { tools: Array<{ name: string }> } }).result.tools.map(
+      (t) => t.name,
+    );
+    expect(names).not.toContain('secret');
+    const call = await post(
+      endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x' }, _meta: envelope() },
+      },
+      { ...modernHeaders('tools/call', 'echo'), accept: 'application/json' },
+    );
+    expect(call.json).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'x' }],
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'v1-streamable', version: '1.0.0' } },
+      },
+    });
+  });
+
+  it.each(['ping', 'logging/setLevel', 'resources/subscribe', 'initialize'])(
+    'answers the removed method %s with method-not-found',
+    async (method) => {
+      const before = backend.seen.length;
+      const res = await post(
+        endpoint,
+        { jsonrpc: '2.0', id: 3, method, params: { _meta: envelope() } },
+        modernHeaders(method),
+      );
+      expect(res.json).toMatchObject({ id: 3, error: { code: -32601 } });
+      expect(backend.seen.length).toBe(before);
+    },
+  );
+
+  it('delivers log messages only to a request that asked for a level in _meta', async () => {
+    const call = (id: number, meta: Record<string, unknown>) =>
+      post(
+        endpoint,
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'progress',
+            arguments: { tag: 't' },
+            _meta: envelope({ progressToken: `p${id}`, ...meta }),
+          },
+        },
+        modernHeaders('tools/call', 'progress'),
+      );
+    const quiet = messagesOf(await call(1, {})) as Array<{ method?: string; id?: number }>;
+    expect(quiet.map((m) => m.method ?? 'answer')).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'answer',
+    ]);
+    const asked = messagesOf(await call(2, { 'io.modelcontextprotocol/logLevel': 'info' })) as Array<{
+      method?: string;
+      params?: { data?: unknown };
+      result?: unknown;
+    }>;
+    expect(asked.find((m) => m.method === 'notifications/message')?.params?.data).toBe('log:t');
+    expect(asked.at(-1)?.result).toMatchObject({ resultType: 'complete', content: [{ text: 'done:t' }] });
+    const levels = backend.seen.filter((r) => r.method === 'POST').length;
+    expect(levels).toBeGreaterThan(0);
+  });
+
+  it('opens a new backend session when the server forgot the old one (404)', async () => {
+    const before = backend.sessionIds.length;
+    await backend.dropSessions?.();
+    const client = await modernClient(endpoint);
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'back' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'back' }]);
+    await client.close();
+    expect(backend.sessionIds.length).toBe(before + 1);
+  });
+});
