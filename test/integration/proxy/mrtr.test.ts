@@ -18,24 +18,9 @@ import type { BackendSpec } from '../../../src/proxy/types.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
-import { memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
+import { accept, MODERN, sendModern, type MrtrAnswer } from '../../support/mrtr-client.js';
+import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
 import { testTempDir } from '../../support/temp-dir.js';
-
-const MODERN = '2026-07-28';
-const ALL_INPUTS = { elicitation: {}, sampling: {}, roots: {} };
-
-interface Answer {
-  id?: unknown;
-  result?: {
-    resultType?: string;
-    inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>;
-    requestState?: string;
-    content?: Array<{ type: string; text?: string }>;
-    messages?: unknown[];
-    isError?: boolean;
-  };
-  error?: { code: number; message: string; data?: { reason?: string } };
-}
 
 let idp: TestOidcProvider;
 let fixture: HttpFixture;
@@ -74,39 +59,18 @@ async function moat(
   return { proxy: await startProxy(config, spec, { logger: memoryLogger().logger }), auditFile };
 }
 
-/** One raw 2026-07-28 request; the answer's JSON-RPC message and HTTP status. */
-async function send(
+/** One raw 2026-07-28 request as `user`. */
+const send = (
   proxy: RunningProxy,
   user: string,
   method: string,
   params: Record<string, unknown>,
-  capabilities: Record<string, unknown> = ALL_INPUTS,
-): Promise<{ status: number; answer: Answer }> {
-  const name =
-    typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
-  const res = await post(
-    proxy.endpoint,
-    {
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-        },
-      },
-    },
-    {
-      authorization: `Bearer ${tokens[user]}`,
-      'mcp-protocol-version': MODERN,
-      'mcp-method': method,
-      ...(name === undefined ? {} : { 'mcp-name': name }),
-    },
-  );
-  return { status: res.status, answer: messageOfAnswer<Answer>(res.text) };
-}
+  capabilities?: Record<string, unknown>,
+) =>
+  sendModern(proxy.endpoint, method, params, {
+    token: tokens[user],
+    ...(capabilities ? { capabilities } : {}),
+  });
 
 const callTool = (
   proxy: RunningProxy,
@@ -125,10 +89,8 @@ async function firstRound(
   const { status, answer } = await callTool(proxy, user, { name, arguments: args });
   expect(status).toBe(200);
   expect(answer.result?.resultType).toBe('input_required');
-  return answer.result as Required<Pick<NonNullable<Answer['result']>, 'inputRequests' | 'requestState'>>;
+  return answer.result as Required<Pick<NonNullable<MrtrAnswer['result']>, 'inputRequests' | 'requestState'>>;
 }
-
-const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
 function flipOneByte(state: string): string {
   const raw = Buffer.from(state.slice(3), 'base64url');
