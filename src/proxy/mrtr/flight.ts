@@ -3,7 +3,9 @@
  * client answers, round after round. A round is what the backend asks at once: the input requests
  * it sends until it has been quiet for GATHER_MS (a server asking for three things in parallel
  * asks them within microseconds), or its final answer. Input requests the client leaves
- * unanswered on a retry are asked again in the next round; answers for keys never asked are ignored.
+ * unanswered on a retry are asked again in the next round; answers for keys never asked are
+ * ignored. A first request may already carry answers (`inputResponses` without a state): one
+ * whose key matches what the backend asks answers it at once.
  */
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../bridge/seam.js';
@@ -25,7 +27,11 @@ export class Flight {
   readonly #call: BridgedCall;
   /** Input requests asked of the client and not answered yet, by key. */
   readonly #open = new Map<string, BackendInputRequest>();
+  /** Every key used in this call's rounds: a key is never reused for another request. */
+  readonly #keys = new Set<string>();
   #counter = 0;
+  /** Input responses the first request carried, for keys the backend has not asked yet. */
+  readonly #given: Record<string, unknown>;
   /** A `next()` still running when a round ended: the next round starts with it. */
   #pending: Promise<BridgeEvent> | undefined;
 
@@ -36,6 +42,8 @@ export class Flight {
     readonly digest: string,
   ) {
     this.#call = call;
+    const given = call.request.params?.inputResponses;
+    this.#given = isObject(given) ? { ...given } : {};
   }
 
   /** The first round, from the call's first input request. */
@@ -63,8 +71,20 @@ export class Flight {
   /** Asks the client for `input` when it declared the kind; otherwise the backend gets an error. */
   #offer(input: BackendInputRequest, caps: Record<string, unknown>): void {
     const refusal = undeclaredInput(input, caps);
-    if (refusal) this.#call.answer(input.id, { error: refusal });
-    else this.#open.set(inputKey(input, ++this.#counter), input);
+    if (refusal) {
+      this.#call.answer(input.id, { error: refusal });
+      return;
+    }
+    const key = inputKey(input, ++this.#counter, (taken) => this.#keys.has(taken));
+    this.#keys.add(key);
+    const given = this.#given[key];
+    if (isObject(given)) {
+      // The client answered this key up front (a request may carry inputResponses without a state).
+      delete this.#given[key];
+      this.#call.answer(input.id, { result: given });
+      return;
+    }
+    this.#open.set(key, input);
   }
 
   async #gather(caps: Record<string, unknown>): Promise<RoundOutcome> {

@@ -50,9 +50,23 @@ export function undeclaredInput(
   };
 }
 
-/** The key of an input request: its kind and a counter unique within the request's rounds. */
-export function inputKey(input: BackendInputRequest, n: number): string {
-  return `${CAPABILITY[input.method]}-${n}`;
+/**
+ * A key the backend may choose for an input request (`params._meta["moat.dev/inputKey"]`), so a
+ * server written for Moat gets stable, readable keys; anything else gets `<kind>-<n>`.
+ */
+export const INPUT_KEY_META = 'moat.dev/inputKey';
+const KEY_FORM = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function chosenKey(input: BackendInputRequest): string | undefined {
+  const meta = input.params._meta;
+  const key = isObject(meta) ? meta[INPUT_KEY_META] : undefined;
+  return typeof key === 'string' && KEY_FORM.test(key) ? key : undefined;
+}
+
+/** The key of an input request: the backend's choice when free, else its kind and a counter. */
+export function inputKey(input: BackendInputRequest, n: number, taken: (key: string) => boolean): string {
+  const chosen = chosenKey(input);
+  return chosen !== undefined && !taken(chosen) ? chosen : `${CAPABILITY[input.method]}-${n}`;
 }
 
 /** An input request as the 2026-07-28 wire carries it: the server's request without JSON-RPC framing. */
@@ -60,5 +74,8 @@ export function embeddedRequest(input: BackendInputRequest): {
   method: string;
   params: Record<string, unknown>;
 } {
-  return { method: input.method, params: input.params };
+  const { _meta: meta, ...params } = input.params;
+  if (!isObject(meta) || !(INPUT_KEY_META in meta)) return { method: input.method, params: input.params };
+  const { [INPUT_KEY_META]: _key, ...rest } = meta;
+  return { method: input.method, params: Object.keys(rest).length > 0 ? { ...params, _meta: rest } : params };
 }

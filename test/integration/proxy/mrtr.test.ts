@@ -185,6 +185,11 @@ describe('MRTR: 2026-07-28 client, 2025-era HTTP server', () => {
 
   it('gathers what the backend asks at once into one round, and re-asks what a retry left unanswered', async () => {
     const r1 = await firstRound(proxy, 'alice', 'test_input_required_result_multiple_inputs');
+    // Keys are the ones the server hinted (`_meta["moat.dev/inputKey"]`); the hint itself stays here.
+    expect(Object.keys(r1.inputRequests).sort()).toEqual(['client_roots', 'greeting', 'user_name']);
+    expect(JSON.stringify(r1.inputRequests)).not.toContain('moat.dev/inputKey');
+    const unhinted = await firstRound(proxy, 'alice', 'test_elicitation', { message: 'Hi?' });
+    expect(Object.keys(unhinted.inputRequests)).toEqual(['elicitation-1']);
     const byMethod = Object.fromEntries(Object.entries(r1.inputRequests).map(([k, v]) => [v.method, k]));
     expect(Object.keys(byMethod).sort()).toEqual([
       'elicitation/create',
@@ -216,6 +221,15 @@ describe('MRTR: 2026-07-28 client, 2025-era HTTP server', () => {
       requestState: r2.requestState,
     });
     expect(done.answer.result?.content).toEqual([{ type: 'text', text: 'Hi Bo (2 roots)' }]);
+  });
+
+  it('uses answers a first request carries up front for the keys the server asks, without a round', async () => {
+    const upFront = await callTool(proxy, 'alice', {
+      name: 'test_input_required_result_elicitation',
+      inputResponses: { user_name: accept({ name: 'Eve' }), other: accept({}) },
+    });
+    expect(upFront.answer.result?.resultType).toBe('complete');
+    expect(upFront.answer.result?.content).toEqual([{ type: 'text', text: 'Hello, Eve!' }]);
   });
 
   it('carries rounds for prompts/get too', async () => {
