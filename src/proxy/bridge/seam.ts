@@ -97,22 +97,57 @@ export class CallEvents {
 }
 
 /**
- * Runs a call until its answer for the client's HTTP request: the final answer, or (at the first
- * input request) what the broker answers; without a broker input requests are refused.
+ * The call events and answer bookkeeping both transports share; a transport adds how to answer
+ * the backend's input requests and how to cancel the backend request.
  */
-export async function settleCall(
-  call: BridgedCall,
-  broker: InputBroker | undefined,
-): Promise<JsonRpcResponse> {
-  for (;;) {
-    const event = await call.next();
-    if (event.kind === 'final') return event.response;
-    if (broker) return broker.takeOver(call, event.input);
-    call.answer(event.input.id, {
-      error: {
-        code: -32601,
-        message: `Moat cannot carry ${event.input.method} to a 2026-07-28 client on this proxy`,
-      },
-    });
+export abstract class QueuedCall implements BridgedCall {
+  readonly events = new CallEvents();
+  readonly clientCapabilities: Record<string, unknown>;
+  /** A broker owns the call: the client's HTTP request no longer cancels it. */
+  takenOver = false;
+  /** The HTTP status of an error final answer (504 on timeout, 502 for a broken backend). */
+  httpStatus?: number;
+
+  constructor(
+    readonly request: JsonRpcRequest,
+    readonly identity: Identity,
+    clientCapabilities: Record<string, unknown>,
+  ) {
+    this.clientCapabilities = clientCapabilities;
+  }
+
+  next(): Promise<BridgeEvent> {
+    return this.events.next();
+  }
+
+  abstract answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void;
+  abstract cancel(reason: string): void;
+
+  /** The call ends with an error for the client. */
+  fail(error: JsonRpcError, httpStatus: number): void {
+    if (this.events.ended) return;
+    this.httpStatus = httpStatus;
+    this.events.push({ kind: 'final', response: { jsonrpc: '2.0', id: this.request.id, error } });
+  }
+
+  /**
+   * Runs the call until its answer for the client's HTTP request: the final answer, or (at the
+   * first input request) what the broker answers; without a broker input requests are refused.
+   */
+  async settle(broker: InputBroker | undefined): Promise<JsonRpcResponse> {
+    for (;;) {
+      const event = await this.next();
+      if (event.kind === 'final') return event.response;
+      if (broker) {
+        this.takenOver = true;
+        return broker.takeOver(this, event.input);
+      }
+      this.answer(event.input.id, {
+        error: {
+          code: -32601,
+          message: `Moat cannot carry ${event.input.method} to a 2026-07-28 client on this proxy`,
+        },
+      });
+    }
   }
 }

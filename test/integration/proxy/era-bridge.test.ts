@@ -12,7 +12,9 @@ import {
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import type { BackendSpec } from '../../../src/proxy/types.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { memoryLogger, messagesOf, post, testConfig } from '../../support/proxy-harness.js';
+import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
+import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
+import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -183,5 +185,144 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'back' }]);
     await client.close();
     expect(backend.sessionIds.length).toBe(before + 1);
+  });
+});
+
+/** Reads an SSE response: `until(done)` waits (bounded) until the messages so far satisfy `done`. */
+function streamReader(response: Response) {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(
+      done: (messages: Array<Record<string, unknown>>) => boolean,
+    ): Promise<Array<Record<string, unknown>>> {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const messages = sseMessages(text) as Array<Record<string, unknown>>;
+        if (done(messages)) return messages;
+        if (Date.now() > deadline) throw new Error(`stream did not deliver in time: ${text}`);
+        const chunk = await reader.read();
+        if (chunk.done) return messages;
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+    },
+  };
+}
+
+describe('era bridge: 2026-07-28 client, 2025-11-25 stdio server', () => {
+  let moat: MoatUnderTest;
+  let endpoint: string;
+  beforeAll(async () => {
+    moat = await moatInFrontOf('stdio');
+    endpoint = `${moat.proxy.url}/mcp`;
+  });
+  afterAll(async () => {
+    await moat?.stop();
+  });
+
+  const call = (id: number, name: string, args: Record<string, unknown> = {}) =>
+    post(
+      endpoint,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope() } },
+      { ...modernHeaders('tools/call', name), accept: 'application/json' },
+    );
+
+  it('serves a v2 client pinned to 2026-07-28', async () => {
+    const client = await modernClient(endpoint);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('moat_echo');
+    const result = await client.callTool({ name: 'moat_echo', arguments: { text: 'stdio' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'stdio' }]);
+    await client.close();
+  });
+
+  it('adds resultType, answers server/discover and the removed methods', async () => {
+    expect((await call(1, 'moat_echo', { text: 'r' })).json).toMatchObject({
+      id: 1,
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'r' }],
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'moat-conformance-fixture' } },
+      },
+    });
+    const discover = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope() } },
+      modernHeaders('server/discover'),
+    );
+    expect(discover.json).toMatchObject({
+      id: 2,
+      result: {
+        resultType: 'complete',
+        supportedVersions: [MODERN],
+        capabilities: { resources: { subscribe: true }, logging: {} },
+      },
+    });
+    const ping = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: envelope() } },
+      modernHeaders('ping'),
+    );
+    expect(ping.json).toMatchObject({ id: 3, error: { code: -32601 } });
+  });
+
+  it('maps subscriptions/listen onto resources/subscribe and the list_changed notifications', async () => {
+    const controller = new AbortController();
+    const listen = await fetch(endpoint, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...modernHeaders('subscriptions/listen'),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'sub-1',
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true, resourceSubscriptions: [WATCHED_URI] },
+          _meta: envelope(),
+        },
+      }),
+    });
+    expect(listen.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    try {
+      const stream = streamReader(listen);
+      const [ack] = await stream.until((m) => m.length >= 1);
+      expect(ack).toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: {
+          notifications: { toolsListChanged: true, resourceSubscriptions: [WATCHED_URI] },
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+        },
+      });
+      // The subscription reached the server before the acknowledgement's stream carries anything.
+      let touched = '';
+      for (let i = 0; i < 50 && touched !== 'notified'; i++) {
+        const res = (await call(10 + i, 'moat_touch_watched_resource')).json as {
+          result: { content: Array<{ text: string }> };
+        };
+        touched = res.result.content[0]?.text ?? '';
+        if (touched !== 'notified') await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(touched).toBe('notified');
+      await call(99, 'moat_notify_list_changed');
+      const messages = await stream.until((m) =>
+        m.some((n) => n.method === 'notifications/tools/list_changed'),
+      );
+      const methods = messages.map((m) => m.method);
+      expect(methods).toContain('notifications/resources/updated');
+      expect(methods).not.toContain('notifications/prompts/list_changed');
+      for (const message of messages) {
+        expect(message).toMatchObject({
+          params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+        });
+      }
+    } finally {
+      controller.abort();
+    }
   });
 });

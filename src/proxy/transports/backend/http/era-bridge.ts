@@ -37,23 +37,16 @@ import {
 } from '../../../bridge/backend-sessions.js';
 import {
   clientCapabilitiesOf,
-  discoverResult,
   isDroppedNotification,
   legacyInitialize,
   logPasses,
   LOG_LEVELS,
-  removedMethodAnswer,
   requestedLogLevel,
   toLegacyRequest,
   toModernResponse,
 } from '../../../bridge/translate.js';
-import {
-  asInputRequest,
-  CallEvents,
-  settleCall,
-  type BridgedCall,
-  type InputBroker,
-} from '../../../bridge/seam.js';
+import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
+import { localAnswer } from '../../../bridge/local.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
@@ -120,19 +113,19 @@ export class HttpEraBridge {
     sink: PostSink,
   ): Promise<{ response: JsonRpcResponse; httpStatus?: number }> {
     const broker = this.fc.options.inputBroker;
-    const intercepted = await broker?.intercept?.(message, request.identity);
-    if (intercepted) return { response: intercepted };
-    const removed = removedMethodAnswer(message);
-    if (removed) return { response: removed };
+    const local = await localAnswer(
+      message,
+      request.identity,
+      broker,
+      async () => (await this.#session(request)).init,
+    );
+    if (local) return { response: local };
     const session = await this.#session(request);
-    if (message.method === 'server/discover') {
-      return { response: { jsonrpc: '2.0', id: message.id, result: discoverResult(session.init) } };
-    }
     const call = this.#start(request, message, ctx, session, sink);
     request.res.once('close', () => {
       if (!request.res.writableFinished && !call.takenOver) call.cancel('the client closed the request');
     });
-    const response = await settleCall(call, broker && call.withBroker(broker));
+    const response = await call.settle(broker);
     return { response, ...(call.httpStatus ? { httpStatus: call.httpStatus } : {}) };
   }
 
@@ -395,35 +388,26 @@ export class HttpEraBridge {
   }
 }
 
-/** A bridged request running on the backend: its events, and how to answer or cancel it there. */
-class HttpBridgedCall implements BridgedCall {
-  readonly events = new CallEvents();
-  readonly clientCapabilities: Record<string, unknown>;
-  /** The broker owns the call: the client's HTTP request no longer cancels it. */
-  takenOver = false;
-  httpStatus?: number;
+/** A bridged request running on the backend: how to answer or cancel it there. */
+class HttpBridgedCall extends QueuedCall {
   readonly #controller = new AbortController();
 
   constructor(
-    readonly request: JsonRpcRequest,
-    readonly identity: Identity,
+    request: JsonRpcRequest,
+    identity: Identity,
     private readonly backend: {
       answer(message: JsonRpcResponse): Promise<void>;
       cancelled(reason: string): Promise<void>;
     },
   ) {
-    this.clientCapabilities = clientCapabilitiesOf(request);
+    super(request, identity, clientCapabilitiesOf(request));
   }
 
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  next(): ReturnType<BridgedCall['next']> {
-    return this.events.next();
-  }
-
-  answer(id: JsonRpcId, answer: Parameters<BridgedCall['answer']>[1]): void {
+  answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void {
     void this.backend.answer({ jsonrpc: '2.0', id, ...answer });
   }
 
@@ -434,25 +418,9 @@ class HttpBridgedCall implements BridgedCall {
     this.#controller.abort(new Error(reason));
   }
 
+  /** Ends the backend exchange (the upstream timeout). */
   abort(reason: Error): void {
     this.#controller.abort(reason);
-  }
-
-  fail(error: JsonRpcError, httpStatus: number): void {
-    if (this.events.ended) return;
-    this.httpStatus = httpStatus;
-    this.events.push({ kind: 'final', response: { jsonrpc: '2.0', id: this.request.id, error } });
-  }
-
-  /** The broker, noting when it takes the call over. */
-  withBroker(broker: InputBroker): InputBroker {
-    return {
-      capabilities: broker.capabilities,
-      takeOver: (call, first) => {
-        this.takenOver = true;
-        return broker.takeOver(call, first);
-      },
-    };
   }
 }
 
