@@ -15,6 +15,7 @@ import { startV1StreamableBackend, type HttpBackendServer } from '../../support/
 import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
+import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -266,8 +267,32 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 stdio server', () => {
     );
     expect(ping.json).toMatchObject({ id: 3, error: { code: -32601 } });
   });
+});
 
-  it('maps subscriptions/listen onto resources/subscribe and the list_changed notifications', async () => {
+describe.each(['stdio', 'http'] as const)('era bridge: subscriptions/listen, %s server', (kind) => {
+  let moat: MoatUnderTest;
+  let fixture: HttpFixture | undefined;
+  let endpoint: string;
+  beforeAll(async () => {
+    if (kind === 'http') fixture = await httpFixture();
+    moat = await moatInFrontOf(
+      fixture ? { kind: 'http', url: fixture.url, transport: 'streamable-http', remote: false } : 'stdio',
+    );
+    endpoint = `${moat.proxy.url}/mcp`;
+  });
+  afterAll(async () => {
+    await moat?.stop();
+    await fixture?.stop();
+  });
+
+  const call = (id: number, name: string) =>
+    post(
+      endpoint,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, _meta: envelope() } },
+      { ...modernHeaders('tools/call', name), accept: 'application/json' },
+    );
+
+  it('maps listen onto resources/subscribe and the server notifications, filtered and stamped', async () => {
     const controller = new AbortController();
     const listen = await fetch(endpoint, {
       method: 'POST',

@@ -11,9 +11,9 @@ import { reject } from '../../../pipeline/errors.js';
 import { readMessage } from '../../../pipeline/message.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { acceptsOf, PostSink } from '../../client/streamable-http.js';
-import { SseParser } from '../../sse.js';
 import { messageContext, withStore, type ForwarderContext } from './context.js';
-import { answerBody } from './relay.js';
+import { messagesOf } from './backend-messages.js';
+import { HttpListenHub } from './era-listen.js';
 import {
   discard,
   headerValue,
@@ -52,7 +52,6 @@ import {
   isRequest,
   isResponse,
   RPC,
-  tryParseJsonRpc,
   type JsonRpcError,
   type JsonRpcId,
   type JsonRpcMessage,
@@ -68,10 +67,12 @@ class SessionGone extends Error {}
 export class HttpEraBridge {
   readonly era: EraCache<EdgeRequest>;
   readonly sessions: BackendSessions;
+  readonly #listens: HttpListenHub;
   #nextId = 1;
 
   constructor(private readonly fc: ForwarderContext) {
     this.sessions = new BackendSessions(fc.options.sessions);
+    this.#listens = new HttpListenHub(fc.options.logger, fc.options.keepAliveMs);
     this.era = new EraCache((request) => this.#detect(request));
   }
 
@@ -99,6 +100,25 @@ export class HttpEraBridge {
     const accepts = acceptsOf(request);
     if (!accepts.json && !accepts.sse) {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
+    }
+    if (message.method === 'subscriptions/listen') {
+      const session = await this.#session(request);
+      await this.#listens.serve(request, message, session, {
+        send: async (sessionId, sent) => void (await this.#request(request, sessionId, sent)),
+        stream: (sessionId, signal) =>
+          this.fc.client.send({
+            url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
+            method: 'GET',
+            headers: {
+              accept: 'text/event-stream',
+              'mcp-session-id': sessionId,
+              'mcp-protocol-version': LEGACY_REVISION,
+            },
+            identity: request.identity,
+            signal,
+          }),
+      });
+      return;
     }
     const sink = new PostSink(request, accepts, this.fc.options.keepAliveMs);
     const answer = await this.#answer(request, message, ctx, sink);
@@ -183,6 +203,8 @@ export class HttpEraBridge {
           if (level && logPasses(received.params?.level, level)) sink.related(received);
         } else if (received.method === 'notifications/progress') {
           sink.related(received);
+        } else {
+          this.#listens.publish(current.backendSessionId, received);
         }
       }
       throw new Error('the MCP backend ended the stream without an answer');
@@ -248,20 +270,24 @@ export class HttpEraBridge {
     const capabilities = session.init.capabilities;
     if (typeof capabilities !== 'object' || capabilities === null || !('logging' in capabilities)) return;
     if (session.logLevel && LOG_LEVELS.indexOf(session.logLevel) <= LOG_LEVELS.indexOf(level)) return;
-    const setLevel = {
-      jsonrpc: '2.0' as const,
-      id: `moat-bridge-${this.#nextId++}`,
-      method: 'logging/setLevel',
-      params: { level },
-    };
-    const upstream = await this.#post(
-      request,
-      session.backendSessionId,
-      setLevel,
-      AbortSignal.timeout(this.fc.options.upstreamTimeoutMs),
-    );
-    for await (const _ of messagesOf(upstream, setLevel.id)) break;
+    const setLevel = { jsonrpc: '2.0' as const, id: 0, method: 'logging/setLevel', params: { level } };
+    await this.#request(request, session.backendSessionId, setLevel);
     await withStore(this.fc, () => this.sessions.setLogLevel(request.identity, session, level));
+  }
+
+  /** A request of Moat's own on a backend session; resolves with the server's answer. */
+  async #request(
+    request: EdgeRequest,
+    sessionId: string,
+    message: JsonRpcRequest,
+  ): Promise<JsonRpcResponse | undefined> {
+    const sent = { ...message, id: `moat-bridge-${this.#nextId++}` };
+    const signal = AbortSignal.timeout(this.fc.options.upstreamTimeoutMs);
+    const upstream = await this.#post(request, sessionId, sent, signal);
+    for await (const received of messagesOf(upstream, sent.id)) {
+      if (isResponse(received) && (received.id === sent.id || received.id === null)) return received;
+    }
+    return undefined;
   }
 
   /** Sends a message without an answer to wait for (a response, a notification); failures are logged. */
@@ -421,26 +447,5 @@ class HttpBridgedCall extends QueuedCall {
   /** Ends the backend exchange (the upstream timeout). */
   abort(reason: Error): void {
     this.#controller.abort(reason);
-  }
-}
-
-/** The JSON-RPC messages of a backend answer: one JSON message, or each event of an SSE stream. */
-async function* messagesOf(upstream: UpstreamResponse, id: JsonRpcId | null): AsyncGenerator<JsonRpcMessage> {
-  const type = headerValue(upstream.headers, 'content-type') ?? '';
-  if (type.startsWith('text/event-stream')) {
-    const parser = new SseParser();
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      for (const event of parser.push(chunk)) {
-        const message = event.data === undefined ? undefined : tryParseJsonRpc(event.data);
-        if (message) yield message;
-      }
-    }
-    return;
-  }
-  const body = await answerBody(upstream, id, undefined);
-  const message = body.length === 0 ? undefined : tryParseJsonRpc(body.toString('utf8'));
-  if (message) yield message;
-  else if (upstream.statusCode >= 300) {
-    throw reject(502, RPC.serverError, `The MCP backend answered HTTP ${upstream.statusCode}`, { id });
   }
 }
