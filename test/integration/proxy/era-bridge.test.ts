@@ -4,6 +4,9 @@
  * per principal, answers server/discover from the server's initialize result, adds resultType,
  * answers the methods 2026-07-28 removed, and maps the `_meta` log level.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client as ClientV2,
@@ -16,6 +19,8 @@ import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../s
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
+import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import type { AuditEvent } from '../../../src/audit/event.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -349,5 +354,104 @@ describe.each(['stdio', 'http'] as const)('era bridge: subscriptions/listen, %s 
     } finally {
       controller.abort();
     }
+  });
+});
+
+describe('era bridge: principals (OIDC), policies and audit', () => {
+  let idp: TestOidcProvider;
+  let backend: HttpBackendServer;
+  let proxy: RunningProxy;
+  let dir: string;
+  let auditFile: string;
+  beforeAll(async () => {
+    idp = await startTestOidcProvider([
+      { id: 'alice', name: 'Alice', groups: ['admins'] },
+      { id: 'bob', name: 'Bob' },
+    ]);
+    dir = await mkdtemp(join(tmpdir(), 'moat-era-bridge-'));
+    auditFile = join(dir, 'audit.log');
+    backend = await startV1StreamableBackend();
+    const config = testConfig({
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.jwtResource,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+      authz_config: {
+        version: '1.0',
+        type: 'cedarv1',
+        cedar: {
+          policies: [
+            'permit(principal, action == Action::"call_tool", resource == Tool::"echo");',
+            'permit(principal in MoatGroup::"admins", action, resource);',
+          ],
+        },
+      },
+      audit_config: { component: 'bridge', logFile: auditFile },
+    });
+    proxy = await startProxy(
+      config,
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await backend?.close();
+    await idp?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives each principal its own backend session, and every policy sees each request once', async () => {
+    const tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
+    const call = (who: 'alice' | 'bob', id: number, name: string, args: Record<string, unknown>) =>
+      post(
+        `${proxy.url}/mcp`,
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope() } },
+        {
+          ...modernHeaders('tools/call', name),
+          accept: 'application/json',
+          authorization: `Bearer ${tokens[who]}`,
+        },
+      );
+    expect((await call('alice', 1, 'echo', { text: 'a' })).json).toMatchObject({
+      result: { resultType: 'complete' },
+    });
+    expect((await call('bob', 2, 'echo', { text: 'b' })).json).toMatchObject({
+      result: { resultType: 'complete' },
+    });
+    expect((await call('alice', 3, 'add', { a: 1, b: 2 })).json).toMatchObject({
+      result: { content: [{ text: '3' }] },
+    });
+    const refused = await call('bob', 4, 'add', { a: 1, b: 2 });
+    expect(refused.status).toBe(403);
+
+    // Two principals, two backend sessions; each principal's calls stayed on its own.
+    expect(backend.sessionIds).toHaveLength(2);
+    const callsBySession = new Map<string, number>();
+    for (const seen of backend.seen) {
+      const sid = seen.headers['mcp-session-id'];
+      if (typeof sid === 'string') callsBySession.set(sid, (callsBySession.get(sid) ?? 0) + 1);
+    }
+    expect([...callsBySession.keys()].sort()).toEqual([...backend.sessionIds].sort());
+
+    // Authorization and audit saw every bridged call once, as the client sent it.
+    let events: AuditEvent[] = [];
+    for (let i = 0; i < 100 && events.length < 4; i++) {
+      const text = await readFile(auditFile, 'utf8').catch(() => '');
+      events = text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as AuditEvent)
+        .filter((e) => e.type === 'mcp_tool_call');
+      if (events.length < 4) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.map((e) => [e.subjects.user_id, e.target.name, e.outcome])).toEqual([
+      ['alice', 'echo', 'success'],
+      ['bob', 'echo', 'success'],
+      ['alice', 'add', 'success'],
+      ['bob', 'add', 'denied'],
+    ]);
   });
 });
