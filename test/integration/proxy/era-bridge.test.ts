@@ -21,6 +21,8 @@ import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -453,5 +455,53 @@ describe('era bridge: principals (OIDC), policies and audit', () => {
       ['alice', 'add', 'success'],
       ['bob', 'add', 'denied'],
     ]);
+  });
+});
+
+describe('era bridge: two proxy processes sharing one Redis', () => {
+  let redis: RedisServer;
+  let backend: HttpBackendServer;
+  let replicas: ProxyProcess[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+    backend = await startV1StreamableBackend();
+    const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
+    const spec = {
+      kind: 'http' as const,
+      url: backend.url,
+      transport: 'streamable-http' as const,
+      remote: false,
+    };
+    replicas = await Promise.all([startProxyProcess(config, spec), startProxyProcess(config, spec)]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(replicas.map((p) => stopProxyProcess(p)));
+    await backend?.close();
+    await redis?.stop();
+  });
+
+  it('uses the one backend session of a principal from every replica', async () => {
+    const texts: string[] = [];
+    for (const [i, replica] of [replicas[0], replicas[1], replicas[0], replicas[1]].entries()) {
+      const res = await post(
+        `${replica?.url}/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: `r${i}` }, _meta: envelope() },
+        },
+        { ...modernHeaders('tools/call', 'echo'), accept: 'application/json' },
+      );
+      texts.push(
+        (res.json as { result: { content: Array<{ text: string }> } }).result.content[0]?.text ?? '',
+      );
+    }
+    expect(texts).toEqual(['r0', 'r1', 'r2', 'r3']);
+    expect(backend.sessionIds).toHaveLength(1);
+    const sessionHeaders = new Set(
+      backend.seen.map((r) => r.headers['mcp-session-id']).filter((sid) => sid !== undefined),
+    );
+    expect([...sessionHeaders]).toEqual(backend.sessionIds);
   });
 });
