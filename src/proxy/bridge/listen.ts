@@ -51,7 +51,7 @@ export function honoredFilter(
     honored.resourcesListChanged = true;
   }
   if (Array.isArray(uris) && uris.length > 0 && has('resources', 'subscribe')) {
-    honored.resourceSubscriptions = [...(uris)];
+    honored.resourceSubscriptions = [...uris];
   }
   return honored;
 }

@@ -19,7 +19,13 @@
  * without a broker Moat declares none, so a 2025 server never asks for input it cannot get.
  */
 import type { Identity } from '../../mcp/identity.js';
-import type { JsonRpcError, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../mcp/jsonrpc.js';
+import {
+  RPC,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../mcp/jsonrpc.js';
 
 /** A server→client request the backend sent while a bridged request was in flight. */
 export interface BackendInputRequest {
@@ -57,7 +63,13 @@ export interface InputBroker {
   intercept?(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcResponse | undefined>;
 }
 
-const INPUT_METHODS = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list']);
+/** The client capability each input kind needs. */
+const REQUIRED_CAPABILITY: Record<BackendInputRequest['method'], string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+const INPUT_METHODS = new Set(Object.keys(REQUIRED_CAPABILITY));
 
 /** The backend request as an input request, when it is one of the kinds MRTR carries. */
 export function asInputRequest(request: JsonRpcRequest): BackendInputRequest | undefined {
@@ -138,16 +150,39 @@ export abstract class QueuedCall implements BridgedCall {
     for (;;) {
       const event = await this.next();
       if (event.kind === 'final') return event.response;
+      const needed = REQUIRED_CAPABILITY[event.input.method];
+      if (!(needed in this.clientCapabilities)) return this.#undeclared(event.input, needed);
       if (broker) {
         this.takenOver = true;
         return broker.takeOver(this, event.input);
       }
       this.answer(event.input.id, {
         error: {
-          code: -32601,
+          code: RPC.methodNotFound,
           message: `Moat cannot carry ${event.input.method} to a 2026-07-28 client on this proxy`,
         },
       });
     }
+  }
+
+  /**
+   * The server asked for input the client did not declare: never asked of the client. The server
+   * gets an error, its request is cancelled, and the client gets -32021 (HTTP 400) naming it.
+   */
+  #undeclared(input: BackendInputRequest, capability: string): JsonRpcResponse {
+    this.answer(input.id, {
+      error: { code: RPC.methodNotFound, message: `The client did not declare the ${capability} capability` },
+    });
+    this.cancel(`the client did not declare the ${capability} capability`);
+    this.httpStatus = 400;
+    return {
+      jsonrpc: '2.0',
+      id: this.request.id,
+      error: {
+        code: RPC.missingClientCapability,
+        message: `Missing required client capability: ${capability}`,
+        data: { requiredCapabilities: { [capability]: {} } },
+      },
+    };
   }
 }

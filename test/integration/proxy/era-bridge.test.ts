@@ -55,7 +55,7 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
   beforeAll(async () => {
     backend = await startV1StreamableBackend();
     const spec: BackendSpec = { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false };
-    proxy = await startProxy(testConfig({ tools_filter: ['echo', 'add', 'progress'] }), spec, {
+    proxy = await startProxy(testConfig({ tools_filter: ['echo', 'add', 'progress', 'confirm'] }), spec, {
       logger: memoryLogger().logger,
     });
     endpoint = `${proxy.url}/mcp`;
@@ -68,7 +68,7 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
   it('serves a v2 client pinned to 2026-07-28 on one backend session Moat initialized', async () => {
     const client = await modernClient(endpoint);
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'progress']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'confirm', 'echo', 'progress']);
     const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(result.content).toEqual([{ type: 'text', text: '5' }]);
     await client.callTool({ name: 'echo', arguments: { text: 'again' } });
@@ -138,8 +138,8 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
     });
   });
 
-  it.each(['ping', 'logging/setLevel', 'resources/subscribe', 'initialize'])(
-    'answers the removed method %s with method-not-found',
+  it.each(['ping', 'logging/setLevel', 'resources/subscribe', 'initialize', 'unknown/method'])(
+    'answers %s, not a 2026-07-28 method, with 404 and method-not-found',
     async (method) => {
       const before = backend.seen.length;
       const res = await post(
@@ -147,10 +147,51 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
         { jsonrpc: '2.0', id: 3, method, params: { _meta: envelope() } },
         modernHeaders(method),
       );
+      expect(res.status).toBe(404);
       expect(res.json).toMatchObject({ id: 3, error: { code: -32601 } });
       expect(backend.seen.length).toBe(before);
     },
   );
+
+  it.each([
+    ['no _meta envelope', undefined, MODERN, 400, -32602],
+    ['no clientCapabilities', { 'io.modelcontextprotocol/protocolVersion': MODERN }, MODERN, 400, -32602],
+    [
+      'another revision in _meta',
+      envelope({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }),
+      MODERN,
+      400,
+      -32022,
+    ],
+  ])('refuses a request with %s like a 2026-07-28 server', async (_what, meta, header, status, code) => {
+    const before = backend.seen.length;
+    const res = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: meta === undefined ? {} : { _meta: meta } },
+      { ...modernHeaders('tools/list'), 'mcp-protocol-version': header },
+    );
+    expect(res.status).toBe(status);
+    expect(res.json).toMatchObject({ id: 4, error: { code } });
+    expect(backend.seen.length).toBe(before);
+  });
+
+  it('refuses a server request for input the client did not declare with -32021', async () => {
+    const res = await post(
+      endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'confirm', arguments: { question: 'ok?' }, _meta: envelope() },
+      },
+      { ...modernHeaders('tools/call', 'confirm'), accept: 'application/json' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({
+      id: 5,
+      error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } },
+    });
+  });
 
   it('delivers log messages only to a request that asked for a level in _meta', async () => {
     const call = (id: number, meta: Record<string, unknown>) =>
@@ -272,6 +313,7 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 stdio server', () => {
       { jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: envelope() } },
       modernHeaders('ping'),
     );
+    expect(ping.status).toBe(404);
     expect(ping.json).toMatchObject({ id: 3, error: { code: -32601 } });
   });
 });

@@ -47,6 +47,8 @@ import {
 } from '../../../bridge/translate.js';
 import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
 import { localAnswer } from '../../../bridge/local.js';
+import { checkEnvelope } from '../../../bridge/envelope.js';
+import { protocolVersionOf } from '../../../edge/protocol.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
@@ -85,6 +87,7 @@ export class HttpEraBridge {
 
   async handle(request: EdgeRequest): Promise<void> {
     const received = await readMessage(request);
+    checkEnvelope(received, protocolVersionOf(request.req));
     const ctx = messageContext(this.fc, request, undefined);
     const { message } = await applyClientPolicies(this.fc.options.policies, received, ctx, request);
     if (!isRequest(message)) {

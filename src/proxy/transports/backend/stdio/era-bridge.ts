@@ -13,6 +13,8 @@ import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { serveStdioListen } from './era-listen.js';
 import { discoverProbe, EraCache, eraOfDiscoverAnswer } from '../../../bridge/era.js';
 import { localAnswer } from '../../../bridge/local.js';
+import { checkEnvelope } from '../../../bridge/envelope.js';
+import { protocolVersionOf } from '../../../edge/protocol.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
 import {
   clientCapabilitiesOf,
@@ -57,9 +59,10 @@ export class StdioEraBridge {
   }
 
   async handle(request: EdgeRequest, message: JsonRpcMessage): Promise<void> {
+    checkEnvelope(message, protocolVersionOf(request.req));
     const accepts = acceptsOf(request);
+    // Capabilities stay unknown to the multiplexer: the call checks them (bridge/seam.ts).
     const session = new BridgeSession('', 'streamable-http', true);
-    if (isRequest(message)) session.capabilities = clientCapabilitiesOf(message);
     // 2026-07-28: log messages only for a request that asked for a level.
     session.logLevel = LOG_LEVELS.length;
     const mux = this.core.mux;
@@ -81,7 +84,7 @@ export class StdioEraBridge {
       }
       const sink = new PostSink(request, accepts, this.core.o.keepAliveMs);
       const local = await localAnswer(approved, request.identity, this.broker, async () => {
-        await mux.ensureInitialized(session.capabilities);
+        await mux.ensureInitialized();
         return mux.serverInit ?? {};
       });
       if (local) {

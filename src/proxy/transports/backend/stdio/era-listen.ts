@@ -29,7 +29,7 @@ export async function serveStdioListen(
   ctx: MessageContext,
   keepAliveMs: number,
 ): Promise<void> {
-  await mux.ensureInitialized(session.capabilities);
+  await mux.ensureInitialized();
   const serverInit = mux.serverInit ?? {};
   const filter = honoredFilter(listen, serverInit.capabilities);
   const { res } = request;
