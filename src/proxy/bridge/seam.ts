@@ -19,7 +19,13 @@
  * without a broker Moat declares none, so a 2025 server never asks for input it cannot get.
  */
 import type { Identity } from '../../mcp/identity.js';
-import type { JsonRpcError, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../mcp/jsonrpc.js';
+import {
+  RPC,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../mcp/jsonrpc.js';
 
 /** A server→client request the backend sent while a bridged request was in flight. */
 export interface BackendInputRequest {
@@ -57,7 +63,13 @@ export interface InputBroker {
   intercept?(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcResponse | undefined>;
 }
 
-const INPUT_METHODS = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list']);
+/** The client capability each input kind needs. */
+const REQUIRED_CAPABILITY: Record<BackendInputRequest['method'], string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+const INPUT_METHODS = new Set(Object.keys(REQUIRED_CAPABILITY));
 
 /** The backend request as an input request, when it is one of the kinds MRTR carries. */
 export function asInputRequest(request: JsonRpcRequest): BackendInputRequest | undefined {
@@ -97,22 +109,80 @@ export class CallEvents {
 }
 
 /**
- * Runs a call until its answer for the client's HTTP request: the final answer, or (at the first
- * input request) what the broker answers; without a broker input requests are refused.
+ * The call events and answer bookkeeping both transports share; a transport adds how to answer
+ * the backend's input requests and how to cancel the backend request.
  */
-export async function settleCall(
-  call: BridgedCall,
-  broker: InputBroker | undefined,
-): Promise<JsonRpcResponse> {
-  for (;;) {
-    const event = await call.next();
-    if (event.kind === 'final') return event.response;
-    if (broker) return broker.takeOver(call, event.input);
-    call.answer(event.input.id, {
-      error: {
-        code: -32601,
-        message: `Moat cannot carry ${event.input.method} to a 2026-07-28 client on this proxy`,
-      },
+export abstract class QueuedCall implements BridgedCall {
+  readonly events = new CallEvents();
+  readonly clientCapabilities: Record<string, unknown>;
+  /** A broker owns the call: the client's HTTP request no longer cancels it. */
+  takenOver = false;
+  /** The HTTP status of an error final answer (504 on timeout, 502 for a broken backend). */
+  httpStatus?: number;
+
+  constructor(
+    readonly request: JsonRpcRequest,
+    readonly identity: Identity,
+    clientCapabilities: Record<string, unknown>,
+  ) {
+    this.clientCapabilities = clientCapabilities;
+  }
+
+  next(): Promise<BridgeEvent> {
+    return this.events.next();
+  }
+
+  abstract answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void;
+  abstract cancel(reason: string): void;
+
+  /** The call ends with an error for the client. */
+  fail(error: JsonRpcError, httpStatus: number): void {
+    if (this.events.ended) return;
+    this.httpStatus = httpStatus;
+    this.events.push({ kind: 'final', response: { jsonrpc: '2.0', id: this.request.id, error } });
+  }
+
+  /**
+   * Runs the call until its answer for the client's HTTP request: the final answer, or (at the
+   * first input request) what the broker answers; without a broker input requests are refused.
+   */
+  async settle(broker: InputBroker | undefined): Promise<JsonRpcResponse> {
+    for (;;) {
+      const event = await this.next();
+      if (event.kind === 'final') return event.response;
+      const needed = REQUIRED_CAPABILITY[event.input.method];
+      if (!(needed in this.clientCapabilities)) return this.#undeclared(event.input, needed);
+      if (broker) {
+        this.takenOver = true;
+        return broker.takeOver(this, event.input);
+      }
+      this.answer(event.input.id, {
+        error: {
+          code: RPC.methodNotFound,
+          message: `Moat cannot carry ${event.input.method} to a 2026-07-28 client on this proxy`,
+        },
+      });
+    }
+  }
+
+  /**
+   * The server asked for input the client did not declare: never asked of the client. The server
+   * gets an error, its request is cancelled, and the client gets -32021 (HTTP 400) naming it.
+   */
+  #undeclared(input: BackendInputRequest, capability: string): JsonRpcResponse {
+    this.answer(input.id, {
+      error: { code: RPC.methodNotFound, message: `The client did not declare the ${capability} capability` },
     });
+    this.cancel(`the client did not declare the ${capability} capability`);
+    this.httpStatus = 400;
+    return {
+      jsonrpc: '2.0',
+      id: this.request.id,
+      error: {
+        code: RPC.missingClientCapability,
+        message: `Missing required client capability: ${capability}`,
+        data: { requiredCapabilities: { [capability]: {} } },
+      },
+    };
   }
 }

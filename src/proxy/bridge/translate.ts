@@ -5,15 +5,6 @@
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { LEGACY_REVISION, META, MODERN_REVISION } from './era.js';
 
-/** Request methods 2026-07-28 removed: a 2026 server answers them "method not found". */
-const REMOVED_REQUESTS = new Set([
-  'initialize',
-  'ping',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-]);
-
 /** Results that carry the 2026-07-28 caching fields (`ttlMs`, `cacheScope`). */
 const CACHEABLE = new Set([
   'tools/list',
@@ -52,19 +43,6 @@ export function requestedLogLevel(request: JsonRpcRequest): string | undefined {
 export function logPasses(level: unknown, wanted: string): boolean {
   const rank = LOG_LEVELS.indexOf(String(level));
   return rank === -1 || rank >= LOG_LEVELS.indexOf(wanted);
-}
-
-/** The answer to a removed method, or undefined when the method is still part of 2026-07-28. */
-export function removedMethodAnswer(request: JsonRpcRequest): JsonRpcResponse | undefined {
-  if (!REMOVED_REQUESTS.has(request.method)) return undefined;
-  return {
-    jsonrpc: '2.0',
-    id: request.id,
-    error: {
-      code: RPC.methodNotFound,
-      message: `Method not found: ${request.method} is not part of MCP ${MODERN_REVISION}`,
-    },
-  };
 }
 
 /** Client notifications a 2025 server must not see from a 2026 client (accepted and dropped). */

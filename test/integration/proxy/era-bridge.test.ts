@@ -4,6 +4,9 @@
  * per principal, answers server/discover from the server's initialize result, adds resultType,
  * answers the methods 2026-07-28 removed, and maps the `_meta` log level.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client as ClientV2,
@@ -12,7 +15,14 @@ import {
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import type { BackendSpec } from '../../../src/proxy/types.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { memoryLogger, messagesOf, post, testConfig } from '../../support/proxy-harness.js';
+import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
+import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
+import { WATCHED_URI } from '../../fixtures/conformance/server.js';
+import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
+import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import type { AuditEvent } from '../../../src/audit/event.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -45,7 +55,7 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
   beforeAll(async () => {
     backend = await startV1StreamableBackend();
     const spec: BackendSpec = { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false };
-    proxy = await startProxy(testConfig({ tools_filter: ['echo', 'add', 'progress'] }), spec, {
+    proxy = await startProxy(testConfig({ tools_filter: ['echo', 'add', 'progress', 'confirm'] }), spec, {
       logger: memoryLogger().logger,
     });
     endpoint = `${proxy.url}/mcp`;
@@ -58,7 +68,7 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
   it('serves a v2 client pinned to 2026-07-28 on one backend session Moat initialized', async () => {
     const client = await modernClient(endpoint);
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'progress']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'confirm', 'echo', 'progress']);
     const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(result.content).toEqual([{ type: 'text', text: '5' }]);
     await client.callTool({ name: 'echo', arguments: { text: 'again' } });
@@ -128,8 +138,8 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
     });
   });
 
-  it.each(['ping', 'logging/setLevel', 'resources/subscribe', 'initialize'])(
-    'answers the removed method %s with method-not-found',
+  it.each(['ping', 'logging/setLevel', 'resources/subscribe', 'initialize', 'unknown/method'])(
+    'answers %s, not a 2026-07-28 method, with 404 and method-not-found',
     async (method) => {
       const before = backend.seen.length;
       const res = await post(
@@ -137,10 +147,51 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
         { jsonrpc: '2.0', id: 3, method, params: { _meta: envelope() } },
         modernHeaders(method),
       );
+      expect(res.status).toBe(404);
       expect(res.json).toMatchObject({ id: 3, error: { code: -32601 } });
       expect(backend.seen.length).toBe(before);
     },
   );
+
+  it.each([
+    ['no _meta envelope', undefined, MODERN, 400, -32602],
+    ['no clientCapabilities', { 'io.modelcontextprotocol/protocolVersion': MODERN }, MODERN, 400, -32602],
+    [
+      'another revision in _meta',
+      envelope({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }),
+      MODERN,
+      400,
+      -32022,
+    ],
+  ])('refuses a request with %s like a 2026-07-28 server', async (_what, meta, header, status, code) => {
+    const before = backend.seen.length;
+    const res = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: meta === undefined ? {} : { _meta: meta } },
+      { ...modernHeaders('tools/list'), 'mcp-protocol-version': header },
+    );
+    expect(res.status).toBe(status);
+    expect(res.json).toMatchObject({ id: 4, error: { code } });
+    expect(backend.seen.length).toBe(before);
+  });
+
+  it('refuses a server request for input the client did not declare with -32021', async () => {
+    const res = await post(
+      endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'confirm', arguments: { question: 'ok?' }, _meta: envelope() },
+      },
+      { ...modernHeaders('tools/call', 'confirm'), accept: 'application/json' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({
+      id: 5,
+      error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } },
+    });
+  });
 
   it('delivers log messages only to a request that asked for a level in _meta', async () => {
     const call = (id: number, meta: Record<string, unknown>) =>
@@ -183,5 +234,316 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'back' }]);
     await client.close();
     expect(backend.sessionIds.length).toBe(before + 1);
+  });
+});
+
+/** Reads an SSE response: `until(done)` waits (bounded) until the messages so far satisfy `done`. */
+function streamReader(response: Response) {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(
+      done: (messages: Array<Record<string, unknown>>) => boolean,
+    ): Promise<Array<Record<string, unknown>>> {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const messages = sseMessages(text) as Array<Record<string, unknown>>;
+        if (done(messages)) return messages;
+        if (Date.now() > deadline) throw new Error(`stream did not deliver in time: ${text}`);
+        const chunk = await reader.read();
+        if (chunk.done) return messages;
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+    },
+  };
+}
+
+describe('era bridge: 2026-07-28 client, 2025-11-25 stdio server', () => {
+  let moat: MoatUnderTest;
+  let endpoint: string;
+  beforeAll(async () => {
+    moat = await moatInFrontOf('stdio');
+    endpoint = `${moat.proxy.url}/mcp`;
+  });
+  afterAll(async () => {
+    await moat?.stop();
+  });
+
+  const call = (id: number, name: string, args: Record<string, unknown> = {}) =>
+    post(
+      endpoint,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope() } },
+      { ...modernHeaders('tools/call', name), accept: 'application/json' },
+    );
+
+  it('serves a v2 client pinned to 2026-07-28', async () => {
+    const client = await modernClient(endpoint);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('moat_echo');
+    const result = await client.callTool({ name: 'moat_echo', arguments: { text: 'stdio' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'stdio' }]);
+    await client.close();
+  });
+
+  it('adds resultType, answers server/discover and the removed methods', async () => {
+    expect((await call(1, 'moat_echo', { text: 'r' })).json).toMatchObject({
+      id: 1,
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'r' }],
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'moat-conformance-fixture' } },
+      },
+    });
+    const discover = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope() } },
+      modernHeaders('server/discover'),
+    );
+    expect(discover.json).toMatchObject({
+      id: 2,
+      result: {
+        resultType: 'complete',
+        supportedVersions: [MODERN],
+        capabilities: { resources: { subscribe: true }, logging: {} },
+      },
+    });
+    const ping = await post(
+      endpoint,
+      { jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: envelope() } },
+      modernHeaders('ping'),
+    );
+    expect(ping.status).toBe(404);
+    expect(ping.json).toMatchObject({ id: 3, error: { code: -32601 } });
+  });
+});
+
+describe.each(['stdio', 'http'] as const)('era bridge: subscriptions/listen, %s server', (kind) => {
+  let moat: MoatUnderTest;
+  let fixture: HttpFixture | undefined;
+  let endpoint: string;
+  beforeAll(async () => {
+    if (kind === 'http') fixture = await httpFixture();
+    moat = await moatInFrontOf(
+      fixture ? { kind: 'http', url: fixture.url, transport: 'streamable-http', remote: false } : 'stdio',
+    );
+    endpoint = `${moat.proxy.url}/mcp`;
+  });
+  afterAll(async () => {
+    await moat?.stop();
+    await fixture?.stop();
+  });
+
+  const call = (id: number, name: string) =>
+    post(
+      endpoint,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, _meta: envelope() } },
+      { ...modernHeaders('tools/call', name), accept: 'application/json' },
+    );
+
+  it('maps listen onto resources/subscribe and the server notifications, filtered and stamped', async () => {
+    const controller = new AbortController();
+    const listen = await fetch(endpoint, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...modernHeaders('subscriptions/listen'),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'sub-1',
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true, resourceSubscriptions: [WATCHED_URI] },
+          _meta: envelope(),
+        },
+      }),
+    });
+    expect(listen.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    try {
+      const stream = streamReader(listen);
+      const [ack] = await stream.until((m) => m.length >= 1);
+      expect(ack).toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: {
+          notifications: { toolsListChanged: true, resourceSubscriptions: [WATCHED_URI] },
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+        },
+      });
+      // The subscription reached the server before the acknowledgement's stream carries anything.
+      let touched = '';
+      for (let i = 0; i < 50 && touched !== 'notified'; i++) {
+        const res = (await call(10 + i, 'moat_touch_watched_resource')).json as {
+          result: { content: Array<{ text: string }> };
+        };
+        touched = res.result.content[0]?.text ?? '';
+        if (touched !== 'notified') await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(touched).toBe('notified');
+      await call(99, 'moat_notify_list_changed');
+      const messages = await stream.until((m) =>
+        m.some((n) => n.method === 'notifications/tools/list_changed'),
+      );
+      const methods = messages.map((m) => m.method);
+      expect(methods).toContain('notifications/resources/updated');
+      expect(methods).not.toContain('notifications/prompts/list_changed');
+      for (const message of messages) {
+        expect(message).toMatchObject({
+          params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+        });
+      }
+    } finally {
+      controller.abort();
+    }
+  });
+});
+
+describe('era bridge: principals (OIDC), policies and audit', () => {
+  let idp: TestOidcProvider;
+  let backend: HttpBackendServer;
+  let proxy: RunningProxy;
+  let dir: string;
+  let auditFile: string;
+  beforeAll(async () => {
+    idp = await startTestOidcProvider([
+      { id: 'alice', name: 'Alice', groups: ['admins'] },
+      { id: 'bob', name: 'Bob' },
+    ]);
+    dir = await mkdtemp(join(tmpdir(), 'moat-era-bridge-'));
+    auditFile = join(dir, 'audit.log');
+    backend = await startV1StreamableBackend();
+    const config = testConfig({
+      oidc_config: {
+        Issuer: idp.issuer,
+        Audience: idp.jwtResource,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+      authz_config: {
+        version: '1.0',
+        type: 'cedarv1',
+        cedar: {
+          policies: [
+            'permit(principal, action == Action::"call_tool", resource == Tool::"echo");',
+            'permit(principal in MoatGroup::"admins", action, resource);',
+          ],
+        },
+      },
+      audit_config: { component: 'bridge', logFile: auditFile },
+    });
+    proxy = await startProxy(
+      config,
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await backend?.close();
+    await idp?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives each principal its own backend session, and every policy sees each request once', async () => {
+    const tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
+    const call = (who: 'alice' | 'bob', id: number, name: string, args: Record<string, unknown>) =>
+      post(
+        `${proxy.url}/mcp`,
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope() } },
+        {
+          ...modernHeaders('tools/call', name),
+          accept: 'application/json',
+          authorization: `Bearer ${tokens[who]}`,
+        },
+      );
+    expect((await call('alice', 1, 'echo', { text: 'a' })).json).toMatchObject({
+      result: { resultType: 'complete' },
+    });
+    expect((await call('bob', 2, 'echo', { text: 'b' })).json).toMatchObject({
+      result: { resultType: 'complete' },
+    });
+    expect((await call('alice', 3, 'add', { a: 1, b: 2 })).json).toMatchObject({
+      result: { content: [{ text: '3' }] },
+    });
+    const refused = await call('bob', 4, 'add', { a: 1, b: 2 });
+    expect(refused.status).toBe(403);
+
+    // Two principals, two backend sessions; each principal's calls stayed on its own.
+    expect(backend.sessionIds).toHaveLength(2);
+    const callsBySession = new Map<string, number>();
+    for (const seen of backend.seen) {
+      const sid = seen.headers['mcp-session-id'];
+      if (typeof sid === 'string') callsBySession.set(sid, (callsBySession.get(sid) ?? 0) + 1);
+    }
+    expect([...callsBySession.keys()].sort()).toEqual([...backend.sessionIds].sort());
+
+    // Authorization and audit saw every bridged call once, as the client sent it.
+    let events: AuditEvent[] = [];
+    for (let i = 0; i < 100 && events.length < 4; i++) {
+      const text = await readFile(auditFile, 'utf8').catch(() => '');
+      events = text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as AuditEvent)
+        .filter((e) => e.type === 'mcp_tool_call');
+      if (events.length < 4) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.map((e) => [e.subjects.user_id, e.target.name, e.outcome])).toEqual([
+      ['alice', 'echo', 'success'],
+      ['bob', 'echo', 'success'],
+      ['alice', 'add', 'success'],
+      ['bob', 'add', 'denied'],
+    ]);
+  });
+});
+
+describe('era bridge: two proxy processes sharing one Redis', () => {
+  let redis: RedisServer;
+  let backend: HttpBackendServer;
+  let replicas: ProxyProcess[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+    backend = await startV1StreamableBackend();
+    const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
+    const spec = {
+      kind: 'http' as const,
+      url: backend.url,
+      transport: 'streamable-http' as const,
+      remote: false,
+    };
+    replicas = await Promise.all([startProxyProcess(config, spec), startProxyProcess(config, spec)]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(replicas.map((p) => stopProxyProcess(p)));
+    await backend?.close();
+    await redis?.stop();
+  });
+
+  it('uses the one backend session of a principal from every replica', async () => {
+    const texts: string[] = [];
+    for (const [i, replica] of [replicas[0], replicas[1], replicas[0], replicas[1]].entries()) {
+      const res = await post(
+        `${replica?.url}/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: `r${i}` }, _meta: envelope() },
+        },
+        { ...modernHeaders('tools/call', 'echo'), accept: 'application/json' },
+      );
+      texts.push(
+        (res.json as { result: { content: Array<{ text: string }> } }).result.content[0]?.text ?? '',
+      );
+    }
+    expect(texts).toEqual(['r0', 'r1', 'r2', 'r3']);
+    expect(backend.sessionIds).toHaveLength(1);
+    const sessionHeaders = new Set(
+      backend.seen.map((r) => r.headers['mcp-session-id']).filter((sid) => sid !== undefined),
+    );
+    expect([...sessionHeaders]).toEqual(backend.sessionIds);
   });
 });

@@ -15,6 +15,7 @@ import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
 import type { ClientSessions } from './sessions.js';
+import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
 import {
@@ -111,6 +112,8 @@ export class StreamableEndpoint {
   constructor(
     private readonly core: ClientSessions,
     private readonly stateless: boolean,
+    /** Serves 2026-07-28 requests when the stdio server speaks an older revision. */
+    private readonly bridge?: StdioEraBridge,
   ) {}
 
   async handle(request: EdgeRequest): Promise<void> {
@@ -131,6 +134,9 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
+    if (this.bridge && isStatelessRevision(request.req) && (await this.bridge.bridges())) {
+      return this.bridge.handle(request, message);
+    }
     if (isRequest(message) && message.method === 'initialize') {
       return this.#initialize(request, message, accepts, postOnly);
     }

@@ -11,9 +11,9 @@ import { reject } from '../../../pipeline/errors.js';
 import { readMessage } from '../../../pipeline/message.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { acceptsOf, PostSink } from '../../client/streamable-http.js';
-import { SseParser } from '../../sse.js';
 import { messageContext, withStore, type ForwarderContext } from './context.js';
-import { answerBody } from './relay.js';
+import { messagesOf } from './backend-messages.js';
+import { HttpListenHub } from './era-listen.js';
 import {
   discard,
   headerValue,
@@ -37,29 +37,23 @@ import {
 } from '../../../bridge/backend-sessions.js';
 import {
   clientCapabilitiesOf,
-  discoverResult,
   isDroppedNotification,
   legacyInitialize,
   logPasses,
   LOG_LEVELS,
-  removedMethodAnswer,
   requestedLogLevel,
   toLegacyRequest,
   toModernResponse,
 } from '../../../bridge/translate.js';
-import {
-  asInputRequest,
-  CallEvents,
-  settleCall,
-  type BridgedCall,
-  type InputBroker,
-} from '../../../bridge/seam.js';
+import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
+import { localAnswer } from '../../../bridge/local.js';
+import { checkEnvelope } from '../../../bridge/envelope.js';
+import { protocolVersionOf } from '../../../edge/protocol.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
   isResponse,
   RPC,
-  tryParseJsonRpc,
   type JsonRpcError,
   type JsonRpcId,
   type JsonRpcMessage,
@@ -75,10 +69,12 @@ class SessionGone extends Error {}
 export class HttpEraBridge {
   readonly era: EraCache<EdgeRequest>;
   readonly sessions: BackendSessions;
+  readonly #listens: HttpListenHub;
   #nextId = 1;
 
   constructor(private readonly fc: ForwarderContext) {
     this.sessions = new BackendSessions(fc.options.sessions);
+    this.#listens = new HttpListenHub(fc.options.logger, fc.options.keepAliveMs);
     this.era = new EraCache((request) => this.#detect(request));
   }
 
@@ -91,6 +87,7 @@ export class HttpEraBridge {
 
   async handle(request: EdgeRequest): Promise<void> {
     const received = await readMessage(request);
+    checkEnvelope(received, protocolVersionOf(request.req));
     const ctx = messageContext(this.fc, request, undefined);
     const { message } = await applyClientPolicies(this.fc.options.policies, received, ctx, request);
     if (!isRequest(message)) {
@@ -107,6 +104,25 @@ export class HttpEraBridge {
     if (!accepts.json && !accepts.sse) {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
+    if (message.method === 'subscriptions/listen') {
+      const session = await this.#session(request);
+      await this.#listens.serve(request, message, session, {
+        send: async (sessionId, sent) => void (await this.#request(request, sessionId, sent)),
+        stream: (sessionId, signal) =>
+          this.fc.client.send({
+            url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
+            method: 'GET',
+            headers: {
+              accept: 'text/event-stream',
+              'mcp-session-id': sessionId,
+              'mcp-protocol-version': LEGACY_REVISION,
+            },
+            identity: request.identity,
+            signal,
+          }),
+      });
+      return;
+    }
     const sink = new PostSink(request, accepts, this.fc.options.keepAliveMs);
     const answer = await this.#answer(request, message, ctx, sink);
     sink.respond(answer.response, answer.httpStatus);
@@ -120,19 +136,19 @@ export class HttpEraBridge {
     sink: PostSink,
   ): Promise<{ response: JsonRpcResponse; httpStatus?: number }> {
     const broker = this.fc.options.inputBroker;
-    const intercepted = await broker?.intercept?.(message, request.identity);
-    if (intercepted) return { response: intercepted };
-    const removed = removedMethodAnswer(message);
-    if (removed) return { response: removed };
+    const local = await localAnswer(
+      message,
+      request.identity,
+      broker,
+      async () => (await this.#session(request)).init,
+    );
+    if (local) return { response: local };
     const session = await this.#session(request);
-    if (message.method === 'server/discover') {
-      return { response: { jsonrpc: '2.0', id: message.id, result: discoverResult(session.init) } };
-    }
     const call = this.#start(request, message, ctx, session, sink);
     request.res.once('close', () => {
       if (!request.res.writableFinished && !call.takenOver) call.cancel('the client closed the request');
     });
-    const response = await settleCall(call, broker && call.withBroker(broker));
+    const response = await call.settle(broker);
     return { response, ...(call.httpStatus ? { httpStatus: call.httpStatus } : {}) };
   }
 
@@ -190,6 +206,8 @@ export class HttpEraBridge {
           if (level && logPasses(received.params?.level, level)) sink.related(received);
         } else if (received.method === 'notifications/progress') {
           sink.related(received);
+        } else {
+          this.#listens.publish(current.backendSessionId, received);
         }
       }
       throw new Error('the MCP backend ended the stream without an answer');
@@ -255,20 +273,24 @@ export class HttpEraBridge {
     const capabilities = session.init.capabilities;
     if (typeof capabilities !== 'object' || capabilities === null || !('logging' in capabilities)) return;
     if (session.logLevel && LOG_LEVELS.indexOf(session.logLevel) <= LOG_LEVELS.indexOf(level)) return;
-    const setLevel = {
-      jsonrpc: '2.0' as const,
-      id: `moat-bridge-${this.#nextId++}`,
-      method: 'logging/setLevel',
-      params: { level },
-    };
-    const upstream = await this.#post(
-      request,
-      session.backendSessionId,
-      setLevel,
-      AbortSignal.timeout(this.fc.options.upstreamTimeoutMs),
-    );
-    for await (const _ of messagesOf(upstream, setLevel.id)) break;
+    const setLevel = { jsonrpc: '2.0' as const, id: 0, method: 'logging/setLevel', params: { level } };
+    await this.#request(request, session.backendSessionId, setLevel);
     await withStore(this.fc, () => this.sessions.setLogLevel(request.identity, session, level));
+  }
+
+  /** A request of Moat's own on a backend session; resolves with the server's answer. */
+  async #request(
+    request: EdgeRequest,
+    sessionId: string,
+    message: JsonRpcRequest,
+  ): Promise<JsonRpcResponse | undefined> {
+    const sent = { ...message, id: `moat-bridge-${this.#nextId++}` };
+    const signal = AbortSignal.timeout(this.fc.options.upstreamTimeoutMs);
+    const upstream = await this.#post(request, sessionId, sent, signal);
+    for await (const received of messagesOf(upstream, sent.id)) {
+      if (isResponse(received) && (received.id === sent.id || received.id === null)) return received;
+    }
+    return undefined;
   }
 
   /** Sends a message without an answer to wait for (a response, a notification); failures are logged. */
@@ -395,35 +417,26 @@ export class HttpEraBridge {
   }
 }
 
-/** A bridged request running on the backend: its events, and how to answer or cancel it there. */
-class HttpBridgedCall implements BridgedCall {
-  readonly events = new CallEvents();
-  readonly clientCapabilities: Record<string, unknown>;
-  /** The broker owns the call: the client's HTTP request no longer cancels it. */
-  takenOver = false;
-  httpStatus?: number;
+/** A bridged request running on the backend: how to answer or cancel it there. */
+class HttpBridgedCall extends QueuedCall {
   readonly #controller = new AbortController();
 
   constructor(
-    readonly request: JsonRpcRequest,
-    readonly identity: Identity,
+    request: JsonRpcRequest,
+    identity: Identity,
     private readonly backend: {
       answer(message: JsonRpcResponse): Promise<void>;
       cancelled(reason: string): Promise<void>;
     },
   ) {
-    this.clientCapabilities = clientCapabilitiesOf(request);
+    super(request, identity, clientCapabilitiesOf(request));
   }
 
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  next(): ReturnType<BridgedCall['next']> {
-    return this.events.next();
-  }
-
-  answer(id: JsonRpcId, answer: Parameters<BridgedCall['answer']>[1]): void {
+  answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void {
     void this.backend.answer({ jsonrpc: '2.0', id, ...answer });
   }
 
@@ -434,45 +447,8 @@ class HttpBridgedCall implements BridgedCall {
     this.#controller.abort(new Error(reason));
   }
 
+  /** Ends the backend exchange (the upstream timeout). */
   abort(reason: Error): void {
     this.#controller.abort(reason);
-  }
-
-  fail(error: JsonRpcError, httpStatus: number): void {
-    if (this.events.ended) return;
-    this.httpStatus = httpStatus;
-    this.events.push({ kind: 'final', response: { jsonrpc: '2.0', id: this.request.id, error } });
-  }
-
-  /** The broker, noting when it takes the call over. */
-  withBroker(broker: InputBroker): InputBroker {
-    return {
-      capabilities: broker.capabilities,
-      takeOver: (call, first) => {
-        this.takenOver = true;
-        return broker.takeOver(call, first);
-      },
-    };
-  }
-}
-
-/** The JSON-RPC messages of a backend answer: one JSON message, or each event of an SSE stream. */
-async function* messagesOf(upstream: UpstreamResponse, id: JsonRpcId | null): AsyncGenerator<JsonRpcMessage> {
-  const type = headerValue(upstream.headers, 'content-type') ?? '';
-  if (type.startsWith('text/event-stream')) {
-    const parser = new SseParser();
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      for (const event of parser.push(chunk)) {
-        const message = event.data === undefined ? undefined : tryParseJsonRpc(event.data);
-        if (message) yield message;
-      }
-    }
-    return;
-  }
-  const body = await answerBody(upstream, id, undefined);
-  const message = body.length === 0 ? undefined : tryParseJsonRpc(body.toString('utf8'));
-  if (message) yield message;
-  else if (upstream.statusCode >= 300) {
-    throw reject(502, RPC.serverError, `The MCP backend answered HTTP ${upstream.statusCode}`, { id });
   }
 }
