@@ -15,7 +15,7 @@ export interface MrtrAnswer {
     messages?: unknown[];
     isError?: boolean;
   };
-  error?: { code: number; message: string; data?: { reason?: string } };
+  error?: { code: number; message: string; data?: { reason?: string; requiredCapabilities?: unknown } };
 }
 
 let nextId = 1;

@@ -150,12 +150,14 @@ export abstract class QueuedCall implements BridgedCall {
     for (;;) {
       const event = await this.next();
       if (event.kind === 'final') return event.response;
-      const needed = REQUIRED_CAPABILITY[event.input.method];
-      if (!(needed in this.clientCapabilities)) return this.#undeclared(event.input, needed);
+      // A broker decides per input request (an undeclared kind is refused to the server alone,
+      // and the call goes on with what the client can answer: the suite's capability-check).
       if (broker) {
         this.takenOver = true;
         return broker.takeOver(this, event.input);
       }
+      const needed = REQUIRED_CAPABILITY[event.input.method];
+      if (!(needed in this.clientCapabilities)) return this.#undeclared(event.input, needed);
       this.answer(event.input.id, {
         error: {
           code: RPC.methodNotFound,

@@ -66,6 +66,15 @@ function principalKey(identity: Identity): string {
   return principalOf(identity) ?? '';
 }
 
+/**
+ * The answer for the client's request `id`. A missing capability is refused with HTTP 400, as a
+ * 2026-07-28 server refuses it; everything else is a JSON-RPC answer in a 200.
+ */
+function delivered(answer: JsonRpcResponse, id: JsonRpcId): JsonRpcResponse {
+  if (answer.error?.code === RPC.missingClientCapability) throw new ProxyRejection(400, answer.error, { id });
+  return { ...answer, id };
+}
+
 /** A call to the shared state store (Redis): its failure is a 503, never a 500. */
 async function storeCall<T>(work: Promise<T> | undefined): Promise<T | undefined> {
   try {
@@ -101,7 +110,8 @@ export class MrtrBroker implements InputBroker {
       principalKey(call.identity),
       requestDigest(request.method, request.params),
     );
-    return this.#answer(request.id, flight, await this.#bounded(flight, flight.firstRound(first)));
+    const answer = await this.#answer(flight, await this.#bounded(flight, flight.firstRound(first)));
+    return delivered(answer, request.id);
   }
 
   async intercept(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcResponse | undefined> {
@@ -126,7 +136,7 @@ export class MrtrBroker implements InputBroker {
       ? await this.#resumeHeld(id, inputs)
       : await storeCall(relay?.forward(id, inputs, this.#options.timeoutMs));
     if (answer === undefined) throw this.#refuse('gone', request, identity);
-    return { ...answer, id: request.id };
+    return delivered(answer, request.id);
   }
 
   /** Stops holding every round (the proxy is closing): their backend requests are cancelled. */
@@ -144,12 +154,25 @@ export class MrtrBroker implements InputBroker {
       held.flight,
       held.flight.resume(inputs.inputResponses, inputs.capabilities),
     );
-    return this.#answer(null, held.flight, outcome);
+    return this.#answer(held.flight, outcome);
   }
 
   /** The client's answer for a round: the final result, or an InputRequiredResult with a new state. */
-  async #answer(id: JsonRpcId | null, flight: Flight, outcome: RoundOutcome): Promise<JsonRpcResponse> {
+  async #answer(flight: Flight, outcome: RoundOutcome): Promise<JsonRpcResponse> {
+    const id = null;
     if (outcome.kind === 'final') return { ...outcome.response, id };
+    if (outcome.kind === 'missing') {
+      const names = Object.keys(outcome.requiredCapabilities).join(', ');
+      return {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: RPC.missingClientCapability,
+          message: `Missing required client capability: ${names}`,
+          data: { requiredCapabilities: outcome.requiredCapabilities },
+        },
+      };
+    }
     const requestState = await this.#hold(flight);
     return {
       jsonrpc: '2.0',

@@ -9,7 +9,7 @@
  */
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../bridge/seam.js';
-import { embeddedRequest, inputKey, undeclaredInput } from './inputs.js';
+import { embeddedRequest, inputKey, missingCapability, undeclaredError } from './inputs.js';
 
 /** How long a round waits for further input requests after one arrived. */
 export const GATHER_MS = 50;
@@ -17,7 +17,10 @@ export const GATHER_MS = 50;
 export type InputRequests = Record<string, { method: string; params: Record<string, unknown> }>;
 
 export type RoundOutcome =
-  { kind: 'final'; response: JsonRpcResponse } | { kind: 'input'; inputRequests: InputRequests };
+  | { kind: 'final'; response: JsonRpcResponse }
+  | { kind: 'input'; inputRequests: InputRequests }
+  /** Everything the backend asked in the round needs a capability the client did not declare. */
+  | { kind: 'missing'; requiredCapabilities: Record<string, unknown> };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -30,6 +33,8 @@ export class Flight {
   /** Every key used in this call's rounds: a key is never reused for another request. */
   readonly #keys = new Set<string>();
   #counter = 0;
+  /** Undeclared input requests of the current round, refused when it ends. */
+  readonly #undeclared: Array<{ input: BackendInputRequest; missing: Record<string, unknown> }> = [];
   /** Input responses the first request carried, for keys the backend has not asked yet. */
   readonly #given: Record<string, unknown>;
   /** A `next()` still running when a round ended: the next round starts with it. */
@@ -68,11 +73,15 @@ export class Flight {
     this.#call.cancel(reason);
   }
 
-  /** Asks the client for `input` when it declared the kind; otherwise the backend gets an error. */
+  /**
+   * Asks the client for `input` when it declared the kind. An undeclared one is held to the
+   * round's end: refused to the backend then, and when nothing else was asked the call ends with
+   * -32021 naming what the client lacks (the answer a 2026-07-28 server gives).
+   */
   #offer(input: BackendInputRequest, caps: Record<string, unknown>): void {
-    const refusal = undeclaredInput(input, caps);
-    if (refusal) {
-      this.#call.answer(input.id, { error: refusal });
+    const missing = missingCapability(input, caps);
+    if (missing) {
+      this.#undeclared.push({ input, missing });
       return;
     }
     const key = inputKey(input, ++this.#counter, (taken) => this.#keys.has(taken));
@@ -89,18 +98,31 @@ export class Flight {
 
   async #gather(caps: Record<string, unknown>): Promise<RoundOutcome> {
     for (;;) {
-      const event = this.#open.size > 0 ? await this.#nextWithin(GATHER_MS) : await this.#next();
-      if (event === undefined) {
-        const inputRequests: InputRequests = {};
-        for (const [key, input] of this.#open) inputRequests[key] = embeddedRequest(input);
-        return { kind: 'input', inputRequests };
-      }
+      const asked = this.#open.size > 0 || this.#undeclared.length > 0;
+      const event = asked ? await this.#nextWithin(GATHER_MS) : await this.#next();
+      if (event === undefined) return this.#endRound();
       if (event.kind === 'final') {
         this.#open.clear();
+        this.#undeclared.length = 0;
         return { kind: 'final', response: event.response };
       }
       this.#offer(event.input, caps);
     }
+  }
+
+  #endRound(): RoundOutcome {
+    const requiredCapabilities: Record<string, unknown> = {};
+    for (const { input, missing } of this.#undeclared.splice(0)) {
+      this.#call.answer(input.id, { error: undeclaredError(missing) });
+      Object.assign(requiredCapabilities, missing);
+    }
+    if (this.#open.size === 0) {
+      this.#call.cancel('the client did not declare a capability the server needs');
+      return { kind: 'missing', requiredCapabilities };
+    }
+    const inputRequests: InputRequests = {};
+    for (const [key, input] of this.#open) inputRequests[key] = embeddedRequest(input);
+    return { kind: 'input', inputRequests };
   }
 
   #next(): Promise<BridgeEvent> {

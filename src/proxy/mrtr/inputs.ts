@@ -33,20 +33,27 @@ function elicitationModeDeclared(declared: unknown, mode: unknown): boolean {
   return named ? isObject(declared[wanted]) : wanted === 'form';
 }
 
-/** The error for the backend when the client did not declare the kind; undefined when it did. */
-export function undeclaredInput(
+/**
+ * The capability the client would have to declare for `input` (in the ClientCapabilities shape,
+ * e.g. `{ elicitation: { url: {} } }`), or undefined when it declared it.
+ */
+export function missingCapability(
   input: BackendInputRequest,
   caps: Record<string, unknown>,
-): JsonRpcError | undefined {
+): Record<string, unknown> | undefined {
   const capability = CAPABILITY[input.method];
-  const declared =
-    capability === 'elicitation'
-      ? elicitationModeDeclared(caps.elicitation, input.params.mode)
-      : isObject(caps[capability]);
-  if (declared) return undefined;
+  if (capability === 'elicitation') {
+    const mode = input.params.mode === 'url' ? 'url' : 'form';
+    return elicitationModeDeclared(caps.elicitation, mode) ? undefined : { elicitation: { [mode]: {} } };
+  }
+  return isObject(caps[capability]) ? undefined : { [capability]: {} };
+}
+
+/** What the backend's input request is answered with when the client did not declare its kind. */
+export function undeclaredError(missing: Record<string, unknown>): JsonRpcError {
   return {
     code: RPC.methodNotFound,
-    message: `The client did not declare the ${capability} capability${capability === 'elicitation' && input.params.mode === 'url' ? ' (url mode)' : ''} for this request`,
+    message: `The client did not declare the ${Object.keys(missing).join(', ')} capability for this request`,
   };
 }
 

@@ -277,11 +277,14 @@ describe('MRTR: 2026-07-28 client, 2025-era HTTP server', () => {
       { sampling: {} },
     );
     expect(done.answer.result?.content).toEqual([{ type: 'text', text: 'no elicitation, llm=yo' }]);
-    // Nothing declared: the tool's only question fails at the server (our error, as a 2025 client
-    // without the capability would answer), and the client is never asked.
+    // Nothing declared: the server's only question is refused to it, its request cancelled, and
+    // the client told what it would have to declare (-32021, as a 2026-07-28 server answers).
     const none = await callTool(proxy, 'alice', { name: 'test_input_required_result_elicitation' }, {});
-    expect(none.answer.result).toBeUndefined();
-    expect(none.answer.error?.message).toMatch(/did not declare the elicitation capability/);
+    expect(none.status).toBe(400);
+    expect(none.answer.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { elicitation: { form: {} } } },
+    });
   });
 
   it('refuses tampered, replayed, foreign and misplaced states, and audits each refusal', async () => {
