@@ -4,7 +4,8 @@
  * whose tools ask for input with server→client requests. Moat answers with InputRequiredResult
  * rounds and feeds the retries' input responses to the waiting backend requests; every forged,
  * stale, replayed, foreign or misplaced requestState is refused (400, -32602) and audited.
- * Two OIDC users (a real oidc-provider) are the two principals.
+ * Two OIDC users (a real oidc-provider) are the two principals. The fixture runs over HTTP, and
+ * over stdio for the last case.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import type { BackendSpec } from '../../../src/proxy/types.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
+import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { accept, MODERN, sendModern, type MrtrAnswer } from '../../support/mrtr-client.js';
@@ -363,5 +365,41 @@ describe('MRTR: state lifetime and policies on the retry', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('MRTR: 2026-07-28 client, 2025-era stdio server', () => {
+  let moatStdio: MoatUnderTest;
+  beforeAll(async () => {
+    moatStdio = await moatInFrontOf('stdio');
+  });
+  afterAll(async () => {
+    await moatStdio?.stop();
+  });
+
+  it('carries two rounds to the stdio server and back', async () => {
+    const endpoint = moatStdio.proxy.endpoint;
+    const call = (params: Record<string, unknown>) =>
+      sendModern(endpoint, 'tools/call', {
+        name: 'test_input_required_result_multi_round',
+        arguments: {},
+        ...params,
+      });
+    const r1 = (await call({})).answer.result!;
+    expect(r1.resultType).toBe('input_required');
+    const r2 = (
+      await call({ inputResponses: { step1: accept({ name: 'Flo' }) }, requestState: r1.requestState })
+    ).answer.result!;
+    expect(Object.keys(r2.inputRequests!)).toEqual(['step2']);
+    const done = await call({
+      inputResponses: { step2: accept({ color: 'green' }) },
+      requestState: r2.requestState,
+    });
+    expect(done.answer.result?.content).toEqual([{ type: 'text', text: 'Flo likes green' }]);
+    const replay = await call({
+      inputResponses: { step2: accept({ color: 'x' }) },
+      requestState: r2.requestState,
+    });
+    expect([replay.status, replay.answer.error?.data?.reason]).toEqual([400, 'replayed']);
   });
 });
