@@ -114,7 +114,13 @@ export class RedisRoundRelay implements RoundRelay {
         this.#publisher.publish(`${this.#prefix}in:${id}`, JSON.stringify(inputs)),
       );
       if (listeners === 0) return undefined;
-      return await withTimeout(answer, timeoutMs, 'the proxy replica holding this request');
+      return await withTimeout(answer, timeoutMs, 'the proxy replica holding this request').catch(
+        (err: unknown): JsonRpcResponse => ({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: `Upstream timeout: ${errorMessage(err)}` },
+        }),
+      );
     } finally {
       this.#subscriber.unsubscribe(outChannel).catch(() => {});
     }
