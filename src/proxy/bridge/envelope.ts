@@ -57,19 +57,19 @@ export function envelopeRefusal(
     );
   }
   const version = meta[META.protocolVersion];
+  if (headerVersion !== undefined && headerVersion !== version) {
+    return reject(
+      400,
+      RPC.headerMismatch,
+      `MCP-Protocol-Version header "${headerVersion}" does not match the request _meta protocolVersion "${String(version)}"`,
+      { id },
+    );
+  }
   if (version !== MODERN_REVISION) {
     return reject(400, RPC.unsupportedProtocolVersion, `Unsupported protocol version: ${String(version)}`, {
       id,
       data: { supported: [MODERN_REVISION], requested: version },
     });
-  }
-  if (headerVersion !== undefined && headerVersion !== version) {
-    return reject(
-      400,
-      RPC.headerMismatch,
-      `MCP-Protocol-Version header "${headerVersion}" does not match the request _meta protocolVersion "${version}"`,
-      { id },
-    );
   }
   if (!isObject(meta[META.clientCapabilities])) {
     return reject(400, RPC.invalidParams, `Invalid params: ${META.clientCapabilities} must be an object`, {
