@@ -168,10 +168,12 @@ export class HttpEraBridge {
   ): HttpBridgedCall {
     const upstreamId = `moat-bridge-${this.#nextId++}`;
     const legacy = { ...toLegacyRequest(message), id: upstreamId };
+    // The session the request runs on: a new one when the server forgot the first (404).
+    let current = session;
     const call = new HttpBridgedCall(message, request.identity, {
-      answer: (body) => this.#send(request, session.backendSessionId, body),
+      answer: (body) => this.#send(request, current.backendSessionId, body),
       cancelled: (reason) =>
-        this.#send(request, session.backendSessionId, {
+        this.#send(request, current.backendSessionId, {
           jsonrpc: '2.0',
           method: 'notifications/cancelled',
           params: { requestId: upstreamId, reason },
@@ -181,7 +183,6 @@ export class HttpEraBridge {
     const timer = setTimeout(() => call.abort(new UpstreamTimeout(timeoutMs)), timeoutMs);
     const level = requestedLogLevel(message);
     const run = async () => {
-      let current = session;
       if (level) await this.#applyLogLevel(request, current, level);
       let upstream: UpstreamResponse;
       try {
