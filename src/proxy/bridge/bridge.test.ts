@@ -7,7 +7,7 @@ import {
   bridgeSessionId,
   type BackendSessionOpener,
 } from './backend-sessions.js';
-import { envelopeRefusal } from './envelope.js';
+import { envelopeRefusal, hasModernEnvelope } from './envelope.js';
 import { EraCache, eraOfDiscoverAnswer } from './era.js';
 import { acknowledgement, filterAccepts, honoredFilter, stamped } from './listen.js';
 import { QueuedCall, type InputBroker } from './seam.js';
@@ -145,6 +145,13 @@ describe('envelope checks', () => {
   });
   it('accepts a complete envelope', () => {
     expect(envelopeRefusal(request('tools/list', envelope), MODERN)).toBeUndefined();
+  });
+  it('tells a 2026 envelope from a 2025 request', () => {
+    expect(
+      hasModernEnvelope(request('tools/list', { 'io.modelcontextprotocol/protocolVersion': 'v9' })),
+    ).toBe(true);
+    expect(hasModernEnvelope(request('initialize', { progressToken: 1 }))).toBe(false);
+    expect(hasModernEnvelope(request('initialize'))).toBe(false);
   });
 });
 

@@ -26,6 +26,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether a message carries the 2026-07-28 `_meta` envelope (a protocolVersion in `_meta`). */
+export function hasModernEnvelope(message: JsonRpcMessage): boolean {
+  const meta = 'params' in message ? message.params?._meta : undefined;
+  return isObject(meta) && META.protocolVersion in meta;
+}
+
 /** Throws the refusal for a bridged request a 2026-07-28 server would refuse. */
 export function checkEnvelope(message: JsonRpcMessage, headerVersion: string | undefined): void {
   if (!isRequest(message)) return;

@@ -28,7 +28,8 @@ export function isStatelessRevision(req: IncomingMessage): boolean {
 
 /**
  * A request the era bridge may have to serve: the stateless revision, or a protocol version Moat
- * does not know (a 2026-07-28 server answers that with the versions it supports).
+ * does not know (the bridge then looks for the 2026-07-28 `_meta` envelope in the body: a
+ * 2026-07-28 server answers such a request with the versions it supports).
  */
 export function isBridgeCandidate(req: IncomingMessage): boolean {
   const v = protocolVersionOf(req);

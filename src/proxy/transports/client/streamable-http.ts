@@ -134,7 +134,7 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
-    if (this.bridge && isBridgeCandidate(request.req) && (await this.bridge.bridges())) {
+    if (this.bridge && isBridgeCandidate(request.req) && (await this.bridge.bridges(request, message))) {
       return this.bridge.handle(request, message);
     }
     if (isRequest(message) && message.method === 'initialize') {

@@ -47,8 +47,8 @@ import {
 } from '../../../bridge/translate.js';
 import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
 import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope } from '../../../bridge/envelope.js';
-import { protocolVersionOf } from '../../../edge/protocol.js';
+import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
+import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
@@ -81,6 +81,7 @@ export class HttpEraBridge {
   /** True when this request must be bridged (a 2026-07-28 POST to a 2025-era backend). */
   async bridges(request: EdgeRequest): Promise<boolean> {
     if (request.req.method !== 'POST') return false;
+    if (!isStatelessRevision(request.req) && !hasModernEnvelope(await readMessage(request))) return false;
     const era = this.era.known ?? (await this.era.get(request));
     return era === 'legacy';
   }
