@@ -26,6 +26,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether a message carries the 2026-07-28 `_meta` envelope (a protocolVersion in `_meta`). */
+export function hasModernEnvelope(message: JsonRpcMessage): boolean {
+  const meta = 'params' in message ? message.params?._meta : undefined;
+  return isObject(meta) && META.protocolVersion in meta;
+}
+
 /** Throws the refusal for a bridged request a 2026-07-28 server would refuse. */
 export function checkEnvelope(message: JsonRpcMessage, headerVersion: string | undefined): void {
   if (!isRequest(message)) return;
@@ -57,19 +63,19 @@ export function envelopeRefusal(
     );
   }
   const version = meta[META.protocolVersion];
+  if (headerVersion !== undefined && headerVersion !== version) {
+    return reject(
+      400,
+      RPC.headerMismatch,
+      `MCP-Protocol-Version header "${headerVersion}" does not match the request _meta protocolVersion "${String(version)}"`,
+      { id },
+    );
+  }
   if (version !== MODERN_REVISION) {
     return reject(400, RPC.unsupportedProtocolVersion, `Unsupported protocol version: ${String(version)}`, {
       id,
       data: { supported: [MODERN_REVISION], requested: version },
     });
-  }
-  if (headerVersion !== undefined && headerVersion !== version) {
-    return reject(
-      400,
-      RPC.headerMismatch,
-      `MCP-Protocol-Version header "${headerVersion}" does not match the request _meta protocolVersion "${version}"`,
-      { id },
-    );
   }
   if (!isObject(meta[META.clientCapabilities])) {
     return reject(400, RPC.invalidParams, `Invalid params: ${META.clientCapabilities} must be an object`, {

@@ -10,7 +10,7 @@
  * requests get none (POST only; GET/DELETE → 405).
  */
 import type { ServerResponse } from 'node:http';
-import { isStatelessRevision } from '../../edge/protocol.js';
+import { isBridgeCandidate, isStatelessRevision } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
@@ -134,7 +134,7 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
-    if (this.bridge && isStatelessRevision(request.req) && (await this.bridge.bridges())) {
+    if (this.bridge && isBridgeCandidate(request.req) && (await this.bridge.bridges(request, message))) {
       return this.bridge.handle(request, message);
     }
     if (isRequest(message) && message.method === 'initialize') {

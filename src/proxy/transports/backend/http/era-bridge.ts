@@ -47,8 +47,8 @@ import {
 } from '../../../bridge/translate.js';
 import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
 import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope } from '../../../bridge/envelope.js';
-import { protocolVersionOf } from '../../../edge/protocol.js';
+import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
+import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
@@ -81,6 +81,7 @@ export class HttpEraBridge {
   /** True when this request must be bridged (a 2026-07-28 POST to a 2025-era backend). */
   async bridges(request: EdgeRequest): Promise<boolean> {
     if (request.req.method !== 'POST') return false;
+    if (!isStatelessRevision(request.req) && !hasModernEnvelope(await readMessage(request))) return false;
     const era = this.era.known ?? (await this.era.get(request));
     return era === 'legacy';
   }
@@ -168,10 +169,12 @@ export class HttpEraBridge {
   ): HttpBridgedCall {
     const upstreamId = `moat-bridge-${this.#nextId++}`;
     const legacy = { ...toLegacyRequest(message), id: upstreamId };
+    // The session the request runs on: a new one when the server forgot the first (404).
+    let current = session;
     const call = new HttpBridgedCall(message, request.identity, {
-      answer: (body) => this.#send(request, session.backendSessionId, body),
+      answer: (body) => this.#send(request, current.backendSessionId, body),
       cancelled: (reason) =>
-        this.#send(request, session.backendSessionId, {
+        this.#send(request, current.backendSessionId, {
           jsonrpc: '2.0',
           method: 'notifications/cancelled',
           params: { requestId: upstreamId, reason },
@@ -181,7 +184,6 @@ export class HttpEraBridge {
     const timer = setTimeout(() => call.abort(new UpstreamTimeout(timeoutMs)), timeoutMs);
     const level = requestedLogLevel(message);
     const run = async () => {
-      let current = session;
       if (level) await this.#applyLogLevel(request, current, level);
       let upstream: UpstreamResponse;
       try {

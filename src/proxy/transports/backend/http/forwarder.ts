@@ -11,7 +11,7 @@ import type { HttpBackend, TransportOptions } from '../../../types.js';
 import { rpcErrorBody, sessionNotFound } from '../../../pipeline/errors.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { readMessage } from '../../../pipeline/message.js';
-import { isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
+import { isBridgeCandidate, isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
 import type { HealthReport } from '../../../edge/server.js';
 import {
@@ -102,9 +102,8 @@ async function forwardStreamable(
   bridge: HttpEraBridge | undefined,
 ): Promise<void> {
   const { req } = request;
-  const modern = isStatelessRevision(req);
-  if (modern && bridge && (await bridge.bridges(request))) return bridge.handle(request);
-  const stateless = modern || fc.options.config.stateless === true;
+  if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
+  const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
 
   let session: SessionRecord | undefined;

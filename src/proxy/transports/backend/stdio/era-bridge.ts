@@ -13,8 +13,8 @@ import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { serveStdioListen } from './era-listen.js';
 import { discoverProbe, EraCache, eraOfDiscoverAnswer } from '../../../bridge/era.js';
 import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope } from '../../../bridge/envelope.js';
-import { protocolVersionOf } from '../../../edge/protocol.js';
+import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
+import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
 import {
   clientCapabilitiesOf,
@@ -48,8 +48,12 @@ export class StdioEraBridge {
     });
   }
 
-  /** True when 2026-07-28 requests must be bridged (the server does not speak 2026-07-28). */
-  async bridges(): Promise<boolean> {
+  /**
+   * True when this request must be bridged: a 2026-07-28 request (by header, or an unknown
+   * version with the 2026 `_meta` envelope) while the server does not speak 2026-07-28.
+   */
+  async bridges(request: EdgeRequest, message: JsonRpcMessage): Promise<boolean> {
+    if (!isStatelessRevision(request.req) && !hasModernEnvelope(message)) return false;
     try {
       return (this.era.known ?? (await this.era.get())) === 'legacy';
     } catch (err) {
