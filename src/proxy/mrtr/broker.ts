@@ -26,6 +26,9 @@ import { REFUSAL_TEXT, requestDigest, type RequestStateCodec, type StateRefusal 
 /** Requests whose answer may be an InputRequiredResult (2026-07-28). */
 const MRTR_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
+/** Most rounds one process holds open for clients at once (each holds a server request open). */
+const MAX_HELD_ROUNDS = 10_000;
+
 /** The `deniedBy` audit events name for a refused request state. */
 export const STATE_POLICY = 'request-state';
 
@@ -183,7 +186,22 @@ export class MrtrBroker implements InputBroker {
 
   /** Holds a flight for the client's retry; returns the sealed state naming it. */
   async #hold(flight: Flight): Promise<string> {
-    const { codec, relay } = await this.#options.backing();
+    if (this.#held.size >= MAX_HELD_ROUNDS) {
+      flight.cancel('too many requests wait for input');
+      throw reject(
+        503,
+        RPC.serverError,
+        `Too many requests wait for input here (${MAX_HELD_ROUNDS}); try again later`,
+      );
+    }
+    let backing: StateBacking;
+    try {
+      backing = await this.#options.backing();
+    } catch (err) {
+      flight.cancel('the request state store is unavailable');
+      throw err;
+    }
+    const { codec, relay } = backing;
     this.#relay = relay;
     const id = randomBytes(16).toString('base64url');
     const exp = this.#now() + this.#options.ttlMs;
