@@ -242,6 +242,30 @@ export function startV1StreamableBackend(
   }, options.bearer);
 }
 
+/** v1 StreamableHTTPServerTransport without sessions (a new server per request, JSON answers), at /mcp. */
+export async function startV1StatelessBackend(): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    void (async () => {
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      const server = new McpServerV1({ name: 'v1-stateless', version: '1.0.0' });
+      registerToolsV1(server);
+      res.once('close', () => void server.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, sessionIds: [], close: () => closeServer(http) };
+}
+
 /** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
 export function startV2StreamableBackend(): Promise<HttpBackendServer> {
   return startSessionBackend(async (onInitialized) => {

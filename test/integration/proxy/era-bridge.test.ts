@@ -14,7 +14,11 @@ import {
 } from '@modelcontextprotocol/client';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import type { BackendSpec } from '../../../src/proxy/types.js';
-import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
+import {
+  startV1StatelessBackend,
+  startV1StreamableBackend,
+  type HttpBackendServer,
+} from '../../support/mcp-http-backends.js';
 import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
@@ -556,5 +560,33 @@ describe('era bridge: two proxy processes sharing one Redis', () => {
       backend.seen.map((r) => r.headers['mcp-session-id']).filter((sid) => sid !== undefined),
     );
     expect([...sessionHeaders]).toEqual(backend.sessionIds);
+  });
+});
+
+describe('era bridge: 2026-07-28 client, stateless 2025-11-25 HTTP server', () => {
+  let backend: HttpBackendServer;
+  let proxy: RunningProxy;
+  beforeAll(async () => {
+    backend = await startV1StatelessBackend();
+    proxy = await startProxy(
+      testConfig(),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await backend?.close();
+  });
+
+  it('bridges without a backend session when the server mints none', async () => {
+    const client = await modernClient(`${proxy.url}/mcp`);
+    const result = await client.callTool({ name: 'add', arguments: { a: 4, b: 5 } });
+    expect(result.content).toEqual([{ type: 'text', text: '9' }]);
+    await client.close();
+    expect(backend.seen.every((r) => r.headers['mcp-session-id'] === undefined)).toBe(true);
+    expect(
+      backend.seen.filter((r) => r.headers['mcp-protocol-version'] === '2025-11-25').length,
+    ).toBeGreaterThan(0);
   });
 });

@@ -32,6 +32,7 @@ import {
 } from '../../../bridge/era.js';
 import {
   BackendSessions,
+  bridgeSessionId,
   type BackendSession,
   type BackendSessionOpener,
 } from '../../../bridge/backend-sessions.js';
@@ -62,6 +63,11 @@ import {
 } from '../../../../mcp/jsonrpc.js';
 import { runServerPolicies, type MessageContext } from '../../../../mcp/policy.js';
 import type { Identity } from '../../../../mcp/identity.js';
+
+/** Listen streams share notifications per principal and backend session (a stateless server's is ''). */
+function listenKey(identity: Identity, backendSessionId: string): string {
+  return `${bridgeSessionId(identity)} ${backendSessionId}`;
+}
 
 /** The backend forgot the session (404): open a new one and send again. */
 class SessionGone extends Error {}
@@ -107,15 +113,17 @@ export class HttpEraBridge {
     }
     if (message.method === 'subscriptions/listen') {
       const session = await this.#session(request);
+      const sessionId = session.backendSessionId;
       await this.#listens.serve(request, message, session, {
-        send: async (sessionId, sent) => void (await this.#request(request, sessionId, sent)),
-        stream: (sessionId, signal) =>
+        key: listenKey(request.identity, sessionId),
+        send: async (sent) => void (await this.#request(request, sessionId, sent)),
+        stream: (signal) =>
           this.fc.client.send({
             url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
             method: 'GET',
             headers: {
               accept: 'text/event-stream',
-              'mcp-session-id': sessionId,
+              ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
               'mcp-protocol-version': LEGACY_REVISION,
             },
             identity: request.identity,
@@ -209,7 +217,7 @@ export class HttpEraBridge {
         } else if (received.method === 'notifications/progress') {
           sink.related(received);
         } else {
-          this.#listens.publish(current.backendSessionId, received);
+          this.#listens.publish(listenKey(request.identity, current.backendSessionId), received);
         }
       }
       throw new Error('the MCP backend ended the stream without an answer');
@@ -330,7 +338,8 @@ export class HttpEraBridge {
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
     headers['mcp-protocol-version'] = protocolVersion;
-    if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+    // '' is the session of a stateless server: no header.
+    if (sessionId) headers['mcp-session-id'] = sessionId;
     Object.assign(headers, extra);
     const upstream = await this.fc.client.send({
       url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
@@ -340,7 +349,7 @@ export class HttpEraBridge {
       identity: request.identity,
       signal,
     });
-    if (upstream.statusCode === 404 && sessionId !== undefined) {
+    if (upstream.statusCode === 404 && sessionId) {
       discard(upstream.body);
       throw new SessionGone();
     }
@@ -353,6 +362,7 @@ export class HttpEraBridge {
     return {
       open: () => this.#openSession(scoped),
       close: async (_identity, backendSessionId) => {
+        if (!backendSessionId) return;
         const upstream = await this.fc.client.send({
           url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
           method: 'DELETE',
@@ -388,9 +398,12 @@ export class HttpEraBridge {
       reject(502, RPC.serverError, `The MCP backend could not start a session for this client: ${why}`);
     if (answer?.error) throw failed(answer.error.message);
     if (typeof answer?.result !== 'object' || answer.result === null) throw failed('no initialize result');
-    if (backendSessionId === undefined) throw failed('it minted no Mcp-Session-Id');
-    await this.#send(request, backendSessionId, { jsonrpc: '2.0', method: 'notifications/initialized' });
-    return { backendSessionId, init: answer.result as Record<string, unknown> };
+    // A stateless server mints no session: its requests then go without one ('').
+    await this.#send(request, backendSessionId ?? '', {
+      jsonrpc: '2.0',
+      method: 'notifications/initialized',
+    });
+    return { backendSessionId: backendSessionId ?? '', init: answer.result as Record<string, unknown> };
   }
 
   /** The backend's era: does it answer `server/discover` with 2026-07-28 among its versions? */

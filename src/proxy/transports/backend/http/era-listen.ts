@@ -24,10 +24,12 @@ import { discard, type UpstreamResponse } from './upstream-client.js';
 import { errorMessage } from '../../../../util/errors.js';
 import { isNotification, type JsonRpcNotification, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 
-/** What the hub needs from the bridge: requests on a backend session and its GET stream. */
+/** What the hub needs from the bridge: requests on the principal's backend session and its GET stream. */
 export interface ListenBackend {
-  send(sessionId: string, message: JsonRpcRequest): Promise<void>;
-  stream(sessionId: string, signal: AbortSignal): Promise<UpstreamResponse>;
+  /** Names the principal and its backend session (listeners of one key share notifications). */
+  key: string;
+  send(message: JsonRpcRequest): Promise<void>;
+  stream(signal: AbortSignal): Promise<UpstreamResponse>;
 }
 
 type Listener = (notification: JsonRpcNotification) => void;
@@ -54,10 +56,10 @@ export class HttpListenHub {
     private readonly keepAliveMs: number,
   ) {}
 
-  /** A notification the backend session received: to the listen streams that want it. */
-  publish(backendSessionId: string, notification: JsonRpcNotification): void {
+  /** A notification the backend session `key` received: to the listen streams that want it. */
+  publish(key: string, notification: JsonRpcNotification): void {
     if (!CHANGE_NOTIFICATIONS.has(notification.method)) return;
-    for (const listener of this.#sessions.get(backendSessionId)?.listeners ?? []) listener(notification);
+    for (const listener of this.#sessions.get(key)?.listeners ?? []) listener(notification);
   }
 
   /** Serves one listen stream on the principal's backend session until the client closes it. */
@@ -86,29 +88,29 @@ export class HttpListenHub {
       const listener: Listener = (notification) => {
         if (filterAccepts(filter, notification)) out.message(stamped(notification, listen));
       };
-      this.#add(session.backendSessionId, listener, filter, backend);
-      res.once('close', () => this.#remove(session.backendSessionId, listener, filter, backend));
+      this.#add(listener, filter, backend);
+      res.once('close', () => this.#remove(listener, filter, backend));
     });
     await closed;
   }
 
-  #add(sessionId: string, listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
-    let entry = this.#sessions.get(sessionId);
+  #add(listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
+    let entry = this.#sessions.get(backend.key);
     if (!entry) {
       entry = { listeners: new Set(), uris: new Map(), stream: new AbortController() };
-      this.#sessions.set(sessionId, entry);
-      void this.#relayStream(sessionId, entry, backend);
+      this.#sessions.set(backend.key, entry);
+      void this.#relayStream(entry, backend);
     }
     entry.listeners.add(listener);
     for (const uri of filter.resourceSubscriptions ?? []) {
       const count = entry.uris.get(uri) ?? 0;
       entry.uris.set(uri, count + 1);
-      if (count === 0) void backend.send(sessionId, this.#request('resources/subscribe', uri));
+      if (count === 0) void backend.send(this.#request('resources/subscribe', uri));
     }
   }
 
-  #remove(sessionId: string, listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
-    const entry = this.#sessions.get(sessionId);
+  #remove(listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
+    const entry = this.#sessions.get(backend.key);
     if (!entry?.listeners.delete(listener)) return;
     for (const uri of filter.resourceSubscriptions ?? []) {
       const count = (entry.uris.get(uri) ?? 1) - 1;
@@ -117,10 +119,10 @@ export class HttpListenHub {
         continue;
       }
       entry.uris.delete(uri);
-      void backend.send(sessionId, this.#request('resources/unsubscribe', uri));
+      void backend.send(this.#request('resources/unsubscribe', uri));
     }
     if (entry.listeners.size > 0) return;
-    this.#sessions.delete(sessionId);
+    this.#sessions.delete(backend.key);
     entry.stream.abort();
   }
 
@@ -129,16 +131,16 @@ export class HttpListenHub {
   }
 
   /** Reads the session's GET stream while it has listeners (a server may refuse it: 405/409). */
-  async #relayStream(sessionId: string, entry: SessionListeners, backend: ListenBackend): Promise<void> {
+  async #relayStream(entry: SessionListeners, backend: ListenBackend): Promise<void> {
     try {
-      const upstream = await backend.stream(sessionId, entry.stream.signal);
+      const upstream = await backend.stream(entry.stream.signal);
       if (upstream.statusCode >= 300) {
         discard(upstream.body);
         this.logger.debug({ status: upstream.statusCode }, 'the MCP backend opened no GET stream for listen');
         return;
       }
       for await (const message of messagesOf(upstream, null)) {
-        if (isNotification(message)) this.publish(sessionId, message);
+        if (isNotification(message)) this.publish(backend.key, message);
       }
     } catch (err) {
       if (!entry.stream.signal.aborted) {
