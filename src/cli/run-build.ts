@@ -338,6 +338,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...(flags.toolPinning === 'off' ? {} : { tool_pinning: { mode: flags.toolPinning } }),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
     ...(flags.upstreamTimeout > 0 ? { upstream_timeout: formatDuration(flags.upstreamTimeout) } : {}),
+    ...(flags.requestStateTtl > 0 ? { request_state_ttl: formatDuration(flags.requestStateTtl) } : {}),
     // A local Go project is saved by absolute path, so --from-config and restarts find it anywhere.
     ...(target.kind === 'protocol'
       ? { protocol_target: target.local ? `go://${abs(target.pkg)}` : target.raw }

@@ -448,6 +448,16 @@ export const RUN_FLAGS = [
     runConfig: ['upstream_timeout'],
   },
   {
+    long: 'request-state-ttl',
+    type: 'duration',
+    value: '<duration>',
+    default: 0,
+    defaultText: formatDurationShort(DEFAULTS.requestStateTtlMs),
+    help: "How long a 2026-07-28 client has to answer a backend's input requests (the requestState of a multi round-trip request); 0 uses the default",
+    section: 'proxy',
+    runConfig: ['request_state_ttl'],
+  },
+  {
     long: 'session-ttl',
     type: 'duration',
     value: '<duration>',

@@ -26,6 +26,8 @@ export const DEFAULTS = {
   /** A tool call may legitimately run for minutes; a backend silent for longer is stuck. */
   upstreamTimeoutMs: 5 * 60 * 1000,
   sessionTtlMs: 2 * 60 * 60 * 1000,
+  /** How long a client has to answer a multi round-trip request's input requests. */
+  requestStateTtlMs: 5 * 60 * 1000,
   /** A Redis that does not answer one command within this (frozen, overloaded) fails the request. */
   redisCommandTimeoutMs: 2000,
   imageVerification: 'warn',

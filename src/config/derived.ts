@@ -72,6 +72,11 @@ export function upstreamTimeoutMs(config: Pick<RunConfig, 'upstream_timeout'>): 
   return durationMs('upstream_timeout', config.upstream_timeout, DEFAULTS.upstreamTimeoutMs);
 }
 
+/** How long a multi round-trip request's `requestState` stays good (`request_state_ttl`, default 5m). */
+export function requestStateTtlMs(config: Pick<RunConfig, 'request_state_ttl'>): number {
+  return durationMs('request_state_ttl', config.request_state_ttl, DEFAULTS.requestStateTtlMs);
+}
+
 /** The OAuth flow timeout (`remote_auth_config.timeout`, nanoseconds; absent or 0 means 30s). */
 export function remoteAuthTimeoutMs(auth: Pick<RemoteAuthConfig, 'timeout'> | undefined): number {
   return auth?.timeout ? Math.round(auth.timeout / NS_PER_MS) : DEFAULTS.remoteAuthTimeoutMs;

@@ -348,6 +348,11 @@ const runConfigFields = z.strictObject({
   proxy_read_timeout: goDuration.optional(),
   /** How long a backend (HTTP or stdio) may take to answer (Go duration); default: derived.ts upstreamTimeoutMs. */
   upstream_timeout: goDuration.optional(),
+  /**
+   * How long a 2026-07-28 client has to retry a request with the `requestState` of an
+   * InputRequiredResult (Go duration); default: derived.ts requestStateTtlMs.
+   */
+  request_state_ttl: goDuration.optional(),
   /** Build-time image reference of a protocol-scheme target (uvx://, npx://, go://). */
   protocol_target: z.string().optional(),
   image_verification: z.enum(['warn', 'enabled', 'disabled']).optional(),

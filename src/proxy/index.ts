@@ -25,6 +25,8 @@ import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
 import { createHttpForwarder } from './transports/backend/http/forwarder.js';
 import { withModernBackendSessions, type ModernBackendOptions } from './era/reverse/handler.js';
+import type { InputBroker } from './bridge/seam.js';
+import { createMrtr } from './mrtr/index.js';
 import type { BackendSpec, HttpBackend, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
@@ -43,6 +45,11 @@ export interface ProxyOptions {
   keepAliveMs?: number;
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
   sessions?: SessionStore;
+  /**
+   * Carries backend input requests of bridged 2026-07-28 requests to clients (bridge/seam.ts);
+   * default: the MRTR broker (mrtr/), with states and rounds shared through the session store's Redis.
+   */
+  inputBroker?: InputBroker;
 }
 
 export interface RunningProxy {
@@ -92,6 +99,12 @@ export async function startProxy(
   try {
     sessions = options.sessions ?? (await createSessionStore(config, { logger }));
     if (!options.sessions) owned.push(() => sessions.close());
+    let inputBroker = options.inputBroker;
+    if (!inputBroker) {
+      const mrtr = createMrtr(config, { logger });
+      owned.push(() => mrtr.close());
+      inputBroker = mrtr.broker;
+    }
     const transportOptions: TransportOptions = {
       config,
       policies: chain.policies,
@@ -101,6 +114,7 @@ export async function startProxy(
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
       logger,
       ...(chain.telemetry?.propagation ? { tracePropagation: chain.telemetry.propagation } : {}),
+      inputBroker,
     };
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =

@@ -34,6 +34,8 @@ export interface HttpBackendServer {
   seen: SeenRequest[];
   /** Session ids the backend minted. */
   sessionIds: string[];
+  /** Ends every session at the backend (a restarted server): their ids then get 404. */
+  dropSessions?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -208,6 +210,10 @@ async function startSessionBackend(
     url: `http://127.0.0.1:${port}/mcp`,
     seen,
     sessionIds,
+    dropSessions: async () => {
+      for (const t of transports.values()) await t.close();
+      transports.clear();
+    },
     close: async () => {
       for (const t of transports.values()) await t.close();
       await closeServer(http);
@@ -234,6 +240,30 @@ export function startV1StreamableBackend(
     await server.connect(transport);
     return transport;
   }, options.bearer);
+}
+
+/** v1 StreamableHTTPServerTransport without sessions (a new server per request, JSON answers), at /mcp. */
+export async function startV1StatelessBackend(): Promise<HttpBackendServer> {
+  const seen: SeenRequest[] = [];
+  const http = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    void (async () => {
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      const server = new McpServerV1({ name: 'v1-stateless', version: '1.0.0' });
+      registerToolsV1(server);
+      res.once('close', () => void server.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, sessionIds: [], close: () => closeServer(http) };
 }
 
 /** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */

@@ -26,6 +26,19 @@ export function isStatelessRevision(req: IncomingMessage): boolean {
   return v !== undefined && v >= STATELESS_REVISION && /^\d{4}-\d{2}-\d{2}$/.test(v);
 }
 
+/**
+ * A request the era bridge may have to serve: the stateless revision, or a protocol version Moat
+ * does not know (the bridge then looks for the 2026-07-28 `_meta` envelope in the body: a
+ * 2026-07-28 server answers such a request with the versions it supports).
+ */
+export function isBridgeCandidate(req: IncomingMessage): boolean {
+  const v = protocolVersionOf(req);
+  return (
+    v !== undefined &&
+    (isStatelessRevision(req) || !(KNOWN_PROTOCOL_VERSIONS as readonly string[]).includes(v))
+  );
+}
+
 /** With strict validation, a present but unknown MCP-Protocol-Version is refused (absent is fine). */
 export function checkProtocolVersion(req: IncomingMessage): void {
   const v = protocolVersionOf(req);

@@ -180,6 +180,7 @@ export function createEdge(options: EdgeOptions): Edge {
       await handler.handle(request);
     } catch (err) {
       if (!(err instanceof ProxyRejection)) throw err;
+      if (err.deniedBy !== undefined) request.annotations.deniedBy ??= err.deniedBy;
       recordResponse(request.annotations, { jsonrpc: '2.0', id: err.id, error: err.rpcError });
       refuse(request.req, request.res, err);
     }

@@ -12,11 +12,13 @@ export class ProxyRejection extends Error {
   readonly id: JsonRpcId | null;
   /** Extra response headers (e.g. `Allow` on a 405). */
   readonly headers: Record<string, string>;
+  /** The check that refused the request, for audit (`ExchangeRecord.deniedBy`), when it is a denial. */
+  readonly deniedBy: string | undefined;
 
   constructor(
     httpStatus: number,
     rpcError: JsonRpcError,
-    options: { id?: JsonRpcId | null; headers?: Record<string, string> } = {},
+    options: { id?: JsonRpcId | null; headers?: Record<string, string>; deniedBy?: string } = {},
   ) {
     super(rpcError.message);
     this.name = 'ProxyRejection';
@@ -24,6 +26,7 @@ export class ProxyRejection extends Error {
     this.rpcError = rpcError;
     this.id = options.id ?? null;
     this.headers = options.headers ?? {};
+    this.deniedBy = options.deniedBy;
   }
 }
 
@@ -32,7 +35,12 @@ export function reject(
   httpStatus: number,
   code: number,
   message: string,
-  options: { id?: JsonRpcId | null; headers?: Record<string, string>; data?: unknown } = {},
+  options: {
+    id?: JsonRpcId | null;
+    headers?: Record<string, string>;
+    data?: unknown;
+    deniedBy?: string;
+  } = {},
 ): ProxyRejection {
   const error: JsonRpcError =
     options.data === undefined ? { code, message } : { code, message, data: options.data };

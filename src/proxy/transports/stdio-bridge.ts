@@ -19,6 +19,7 @@ import { LegacySseEndpoint, messagesPath } from './client/legacy-sse.js';
 import { Multiplexer } from './backend/stdio/mux.js';
 import { StreamableEndpoint } from './client/streamable-http.js';
 import { StdioUpstream } from './backend/stdio/attach.js';
+import { StdioEraBridge } from './backend/stdio/era-bridge.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
 export interface StdioBridgeOptions extends TransportOptions {
@@ -75,7 +76,11 @@ export async function createStdioBridge(
     ...(options.tracePropagation ? { tracePropagation: options.tracePropagation } : {}),
   });
   const mode = clientTransport(config);
-  const streamable = new StreamableEndpoint(core, config.stateless === true);
+  const streamable = new StreamableEndpoint(
+    core,
+    config.stateless === true,
+    new StdioEraBridge(core, options.inputBroker),
+  );
   const legacy = new LegacySseEndpoint(core, config.endpoint_prefix);
   const legacyMessages = messagesPath(config.endpoint_prefix);
   let health: { at: number; result: Promise<BackendHealth> } | undefined;

@@ -388,7 +388,10 @@ describe('stdio bridge, stateless and 2026-07-28', () => {
         params: {
           name: 'moat_echo',
           arguments: { text: 'modern' },
-          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
         },
       },
       { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'moat_echo' },

@@ -10,11 +10,12 @@
  * requests get none (POST only; GET/DELETE → 405).
  */
 import type { ServerResponse } from 'node:http';
-import { isStatelessRevision } from '../../edge/protocol.js';
+import { isBridgeCandidate, isStatelessRevision } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
 import type { ClientSessions } from './sessions.js';
+import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
 import {
@@ -27,7 +28,7 @@ import {
 import { runServerPolicies } from '../../../mcp/policy.js';
 
 /** Answers one POST request: JSON unless something related must be streamed first. */
-class PostSink implements RequestSink {
+export class PostSink implements RequestSink {
   #sse?: SseWriter;
   #done = false;
   #closed = false;
@@ -96,7 +97,7 @@ function writeJson(
   res.end(text);
 }
 
-function acceptsOf(request: EdgeRequest): { json: boolean; sse: boolean } {
+export function acceptsOf(request: EdgeRequest): { json: boolean; sse: boolean } {
   const accept = (request.req.headers.accept ?? '*/*').toLowerCase();
   const any = accept.includes('*/*');
   return { json: any || accept.includes('application/json'), sse: accept.includes('text/event-stream') };
@@ -111,6 +112,8 @@ export class StreamableEndpoint {
   constructor(
     private readonly core: ClientSessions,
     private readonly stateless: boolean,
+    /** Serves 2026-07-28 requests when the stdio server speaks an older revision. */
+    private readonly bridge?: StdioEraBridge,
   ) {}
 
   async handle(request: EdgeRequest): Promise<void> {
@@ -131,6 +134,9 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
+    if (this.bridge && isBridgeCandidate(request.req) && (await this.bridge.bridges(request, message))) {
+      return this.bridge.handle(request, message);
+    }
     if (isRequest(message) && message.method === 'initialize') {
       return this.#initialize(request, message, accepts, postOnly);
     }

@@ -9,6 +9,7 @@ import { RPC } from '../../../../mcp/jsonrpc.js';
 import type { MessageContext } from '../../../../mcp/policy.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { ownedBy } from '../../../sessions/binding.js';
+import { BRIDGE_SESSION_PREFIX } from '../../../bridge/backend-sessions.js';
 import { messageContext as requestContext } from '../../../pipeline/client-policies.js';
 
 export interface ForwarderContext {
@@ -50,7 +51,8 @@ export async function loadSession(
   identity: Identity,
 ): Promise<SessionRecord | undefined> {
   // Client-chosen text: refuse absurd values before they reach the store as keys.
-  if (id.length === 0 || id.length > 256) return undefined;
+  // Bridge sessions (one per principal for 2026-07-28 clients) are never client-facing.
+  if (id.length === 0 || id.length > 256 || id.startsWith(BRIDGE_SESSION_PREFIX)) return undefined;
   const record = await withStore(fc, (store) => store.get(id));
   return record && ownedBy(record, identity) ? record : undefined;
 }

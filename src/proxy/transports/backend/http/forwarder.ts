@@ -11,7 +11,7 @@ import type { HttpBackend, TransportOptions } from '../../../types.js';
 import { rpcErrorBody, sessionNotFound } from '../../../pipeline/errors.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { readMessage } from '../../../pipeline/message.js';
-import { isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
+import { isBridgeCandidate, isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
 import type { HealthReport } from '../../../edge/server.js';
 import {
@@ -24,6 +24,7 @@ import {
   type ForwarderContext,
 } from './context.js';
 import { LegacySseForwarder } from './legacy-sse-relay.js';
+import { HttpEraBridge } from './era-bridge.js';
 import { PendingRequests } from './pending.js';
 import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
 import { formatEvent, SseWriter } from '../../sse.js';
@@ -66,10 +67,12 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
     inspectsResponses: inspectsResponses(options.policies),
   };
   const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
+  // 2026-07-28 clients of a 2025-era streamable-HTTP server are bridged (era-bridge.ts).
+  const bridge = legacy ? undefined : new HttpEraBridge(fc);
   let health: { at: number; result: Promise<NonNullable<HealthReport['backend']>> } | undefined;
 
   return {
-    handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request)),
+    handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request, bridge)),
     close: () => fc.client.close(),
     backendHealth: () => {
       if (!health || Date.now() - health.at > HEALTH_CACHE_MS) {
@@ -93,8 +96,13 @@ async function applyPolicies(
   return { message, body };
 }
 
-async function forwardStreamable(fc: ForwarderContext, request: EdgeRequest): Promise<void> {
+async function forwardStreamable(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  bridge: HttpEraBridge | undefined,
+): Promise<void> {
   const { req } = request;
+  if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
   const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
 

@@ -23,6 +23,7 @@
  */
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../http/deadline.js';
+import { LOG_LEVELS } from '../../../bridge/translate.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
@@ -115,9 +116,6 @@ const REQUIRED_CAPABILITY: Record<string, string> = {
   'elicitation/create': 'elicitation',
   'roots/list': 'roots',
 };
-
-/** MCP log levels, most verbose first (RFC 5424 severities). */
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** Protocol revisions a client may negotiate through the bridge (oldest first). */
 export const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
@@ -220,6 +218,16 @@ export class Multiplexer {
       return this.#initResult;
     });
     return this.#init;
+  }
+
+  /** The server's initialize result, once the server is initialized. */
+  get serverInit(): Record<string, unknown> | undefined {
+    return this.#initResult;
+  }
+
+  /** A request of the proxy's own to the server (e.g. the era probe), bounded like any other. */
+  request(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse> {
+    return this.#internalRequest(method, params);
   }
 
   /**
@@ -543,15 +551,32 @@ export class Multiplexer {
       return true;
     }
     session.logLevel = rank;
-    if (this.#serverLogLevel === undefined || rank < this.#serverLogLevel) {
-      this.#serverLogLevel = rank;
-      void this.#internalRequest('logging/setLevel', { level }).then((response) => {
-        if (response.error)
-          this.#log.warn({ error: response.error.message }, 'the stdio server refused logging/setLevel');
-      });
-    }
+    this.#serverLogAtLeast(rank);
     sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
     return true;
+  }
+
+  /**
+   * A session wants log messages at `level` and above (a 2026-07-28 request's `_meta` level): the
+   * server is told when that is more verbose than what it sends now, if it has logging at all.
+   */
+  wantLogLevel(session: BridgeSession, level: string): void {
+    const rank = LOG_LEVELS.indexOf(level);
+    if (rank === -1) return;
+    session.logLevel = rank;
+    const capabilities = this.#initResult?.capabilities;
+    if (typeof capabilities === 'object' && capabilities !== null && 'logging' in capabilities) {
+      this.#serverLogAtLeast(rank);
+    }
+  }
+
+  #serverLogAtLeast(rank: number): void {
+    if (this.#serverLogLevel !== undefined && rank >= this.#serverLogLevel) return;
+    this.#serverLogLevel = rank;
+    void this.#internalRequest('logging/setLevel', { level: LOG_LEVELS[rank] }).then((response) => {
+      if (response.error)
+        this.#log.warn({ error: response.error.message }, 'the stdio server refused logging/setLevel');
+    });
   }
 
   // -------------------------------------------------------------------------------------------

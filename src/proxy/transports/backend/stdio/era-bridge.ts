@@ -1,0 +1,159 @@
+/**
+ * The era bridge for stdio servers: a 2026-07-28 request to a stdio server that speaks
+ * 2025-11-25. The multiplexer already initialized the server once for every client; each bridged
+ * request runs on a session of its own in the multiplexer (so its log level, its server requests
+ * and its subscriptions belong to it alone), translated to 2025 shape on the way in and back to
+ * 2026 shape on the way out. Client policies see the request as the client sent it.
+ */
+import type { EdgeRequest } from '../../../types.js';
+import { reject } from '../../../pipeline/errors.js';
+import { acceptsOf, PostSink } from '../../client/streamable-http.js';
+import type { ClientSessions } from '../../client/sessions.js';
+import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
+import { serveStdioListen } from './era-listen.js';
+import { discoverProbe, EraCache, eraOfDiscoverAnswer } from '../../../bridge/era.js';
+import { localAnswer } from '../../../bridge/local.js';
+import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
+import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
+import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
+import {
+  clientCapabilitiesOf,
+  LOG_LEVELS,
+  requestedLogLevel,
+  toLegacyRequest,
+  toModernResponse,
+} from '../../../bridge/translate.js';
+import {
+  isRequest,
+  isResponse,
+  RPC,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../../mcp/jsonrpc.js';
+import type { Identity } from '../../../../mcp/identity.js';
+
+export class StdioEraBridge {
+  readonly era: EraCache;
+
+  constructor(
+    private readonly core: ClientSessions,
+    private readonly broker: InputBroker | undefined,
+  ) {
+    this.era = new EraCache(async () => {
+      await this.core.mux.ensureInitialized();
+      return eraOfDiscoverAnswer(await this.core.mux.request('server/discover', discoverProbe(0).params));
+    });
+  }
+
+  /**
+   * True when this request must be bridged: a 2026-07-28 request (by header, or an unknown
+   * version with the 2026 `_meta` envelope) while the server does not speak 2026-07-28.
+   */
+  async bridges(request: EdgeRequest, message: JsonRpcMessage): Promise<boolean> {
+    if (!isStatelessRevision(request.req) && !hasModernEnvelope(message)) return false;
+    try {
+      return (this.era.known ?? (await this.era.get())) === 'legacy';
+    } catch (err) {
+      if (err instanceof RpcFailure) throw reject(err.httpStatus, err.error.code, err.error.message);
+      throw err;
+    }
+  }
+
+  async handle(request: EdgeRequest, message: JsonRpcMessage): Promise<void> {
+    checkEnvelope(message, protocolVersionOf(request.req));
+    const accepts = acceptsOf(request);
+    // Capabilities stay unknown to the multiplexer: the call checks them (bridge/seam.ts).
+    const session = new BridgeSession('', 'streamable-http', true);
+    // 2026-07-28: log messages only for a request that asked for a level.
+    session.logLevel = LOG_LEVELS.length;
+    const mux = this.core.mux;
+    mux.addSession(session);
+    const ctx = this.core.context(request, 'streamable-http', session);
+    let owned = false;
+    try {
+      const approved = await this.core.applyPolicies(request, message, ctx);
+      if (!isRequest(approved)) {
+        if (isResponse(approved)) {
+          throw reject(400, RPC.invalidRequest, 'MCP 2026-07-28 clients send no JSON-RPC responses');
+        }
+        request.res.writeHead(202).end();
+        return;
+      }
+      if (approved.method === 'subscriptions/listen') {
+        await serveStdioListen(mux, session, request, approved, ctx, this.core.o.keepAliveMs);
+        return;
+      }
+      const sink = new PostSink(request, accepts, this.core.o.keepAliveMs);
+      const local = await localAnswer(approved, request.identity, this.broker, async () => {
+        await mux.ensureInitialized();
+        return mux.serverInit ?? {};
+      });
+      if (local) {
+        sink.respond(local);
+        return;
+      }
+      const call = new StdioBridgedCall(approved, request.identity, this.core, session);
+      request.res.once('close', () => {
+        if (!request.res.writableFinished && !call.takenOver) call.cancel('the client closed the request');
+      });
+      const level = requestedLogLevel(approved);
+      if (level) mux.wantLogLevel(session, level);
+      await this.core.dispatch(session, toLegacyRequest(approved), call.sink(sink), ctx);
+      const response = await call.settle(this.broker);
+      owned = call.takenOver;
+      sink.respond(response, call.httpStatus);
+      await sink.finished;
+    } finally {
+      if (!owned) mux.endSession(session, 'the request ended');
+    }
+  }
+}
+
+/** A bridged request in the multiplexer: its session carries the backend's input requests. */
+class StdioBridgedCall extends QueuedCall {
+  constructor(
+    request: JsonRpcRequest,
+    identity: Identity,
+    private readonly core: ClientSessions,
+    private readonly session: BridgeSession,
+  ) {
+    super(request, identity, clientCapabilitiesOf(request));
+  }
+
+  /** Where the multiplexer delivers this request's messages: input requests become call events. */
+  sink(post: PostSink): RequestSink {
+    return {
+      related: (message) => {
+        if (isRequest(message)) {
+          const input = asInputRequest(message);
+          if (input) this.events.push({ kind: 'input', input });
+          return input !== undefined;
+        }
+        return post.related(message);
+      },
+      respond: (response, httpStatus) => {
+        if (response.error && httpStatus !== undefined) this.httpStatus = httpStatus;
+        const serverInfo = this.core.mux.serverInit?.serverInfo;
+        this.events.push({
+          kind: 'final',
+          response: toModernResponse(this.request.method, response, serverInfo),
+        });
+        if (this.takenOver) this.core.mux.endSession(this.session, 'the request ended');
+      },
+    };
+  }
+
+  answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void {
+    const response: JsonRpcResponse = { jsonrpc: '2.0', id, ...answer };
+    this.core.mux.forwardClientResponse(this.session, response);
+  }
+
+  cancel(reason: string): void {
+    if (this.events.ended) return;
+    // Ending the session cancels the request at the server; its error answer ends the call.
+    this.core.mux.endSession(this.session, reason);
+  }
+}
