@@ -11,7 +11,7 @@ import { reject } from '../../../pipeline/errors.js';
 import { readMessage } from '../../../pipeline/message.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { acceptsOf, PostSink } from '../../client/streamable-http.js';
-import { messageContext, withStore, type ForwarderContext } from './context.js';
+import { messageContext, touchSession, withStore, type ForwarderContext } from './context.js';
 import { messagesOf } from './backend-messages.js';
 import { HttpListenHub } from './era-listen.js';
 import {
@@ -116,6 +116,7 @@ export class HttpEraBridge {
       const sessionId = session.backendSessionId;
       await this.#listens.serve(request, message, session, {
         key: listenKey(request.identity, sessionId),
+        touch: () => touchSession(this.fc, bridgeSessionId(request.identity)),
         send: async (sent) => void (await this.#request(request, sessionId, sent)),
         stream: (signal) =>
           this.fc.client.send({

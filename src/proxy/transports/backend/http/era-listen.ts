@@ -30,6 +30,8 @@ export interface ListenBackend {
   key: string;
   send(message: JsonRpcRequest): Promise<void>;
   stream(signal: AbortSignal): Promise<UpstreamResponse>;
+  /** Keeps the backend session from expiring in the store while a stream listens on it. */
+  touch(): void;
 }
 
 type Listener = (notification: JsonRpcNotification) => void;
@@ -77,7 +79,11 @@ export class HttpListenHub {
     }
     startEventStream(res);
     const closed = new Promise<void>((resolve) => {
-      const out = new SseWriter(res, { keepAliveMs: this.keepAliveMs, onClose: resolve });
+      const out = new SseWriter(res, {
+        keepAliveMs: this.keepAliveMs,
+        onKeepAlive: () => backend.touch(),
+        onClose: resolve,
+      });
       out.message(acknowledgement(filter, listen));
       if (isEmptyFilter(filter)) {
         out.message(listenClosed(listen, session.init.serverInfo));
