@@ -52,6 +52,12 @@ export interface BridgedCall {
   answer(id: JsonRpcId, answer: { result: Record<string, unknown> } | { error: JsonRpcError }): void;
   /** Gives up on the call: the backend request is cancelled, `next()` yields an error `final`. */
   cancel(reason: string): void;
+  /**
+   * The call waits for the client's retry (true) or works again (false). A shared stdio server
+   * says nothing about which request its input requests belong to, so a call parked here must not
+   * make the server's requests for other clients' calls ambiguous.
+   */
+  waitForClient?(waiting: boolean): void;
 }
 
 export interface InputBroker {

@@ -153,6 +153,7 @@ export class MrtrBroker implements InputBroker {
     clearTimeout(held.timer);
     this.#held.delete(id);
     this.#relay?.stop(id);
+    held.flight.waitForClient(false);
     const outcome = await this.#bounded(
       held.flight,
       held.flight.resume(inputs.inputResponses, inputs.capabilities),
@@ -214,6 +215,7 @@ export class MrtrBroker implements InputBroker {
     };
     held.timer.unref();
     this.#held.set(id, held);
+    flight.waitForClient(true);
     try {
       await storeCall(relay?.listen(id, (inputs) => this.#resumeHeld(id, inputs)));
     } catch (err) {

@@ -73,6 +73,11 @@ export class Flight {
     this.#call.cancel(reason);
   }
 
+  /** Held for the client's retry (true), or resumed (false). */
+  waitForClient(waiting: boolean): void {
+    this.#call.waitForClient?.(waiting);
+  }
+
   /**
    * Asks the client for `input` when it declared the kind. An undeclared one is held to the
    * round's end: refused to the backend then, and when nothing else was asked the call ends with

@@ -399,8 +399,11 @@ describe.each(['stdio', 'http'] as const)('era bridge: subscriptions/listen, %s 
       }
       expect(touched).toBe('notified');
       await call(99, 'moat_notify_list_changed');
-      const messages = await stream.until((m) =>
-        m.some((n) => n.method === 'notifications/tools/list_changed'),
+      // Both notifications, whichever comes first (over stdio their order varies under load).
+      const messages = await stream.until(
+        (m) =>
+          m.some((n) => n.method === 'notifications/tools/list_changed') &&
+          m.some((n) => n.method === 'notifications/resources/updated'),
       );
       const methods = messages.map((m) => m.method);
       expect(methods).toContain('notifications/resources/updated');

@@ -151,6 +151,10 @@ class StdioBridgedCall extends QueuedCall {
     this.core.mux.forwardClientResponse(this.session, response);
   }
 
+  waitForClient(waiting: boolean): void {
+    this.core.mux.waitForClient(this.session, waiting);
+  }
+
   cancel(reason: string): void {
     if (this.events.ended) return;
     // Ending the session cancels the request at the server; its error answer ends the call.

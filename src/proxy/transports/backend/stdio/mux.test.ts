@@ -219,6 +219,37 @@ describe('Multiplexer', () => {
     expect(last()).toEqual({ jsonrpc: '2.0', id: 8, result: {} });
   });
 
+  it('leaves out a session waiting for its client (an MRTR round held) while another one works', () => {
+    const { mux, last } = setup();
+    const held = session('held', { elicitation: {} });
+    const working = session('working', { elicitation: {} });
+    mux.addSession(held);
+    mux.addSession(working);
+    const sh = sink();
+    const sw = sink();
+    mux.forwardRequest(held, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, sh.s, ctx);
+    mux.forwardRequest(working, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, sw.s, ctx);
+    mux.waitForClient(held, true);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 'e1', method: 'elicitation/create', params: {} });
+    expect(sw.related).toEqual([{ jsonrpc: '2.0', id: 'e1', method: 'elicitation/create', params: {} }]);
+    expect(sh.related).toEqual([]);
+    // Resumed, the held call works again: the server's next request is ambiguous once more.
+    mux.waitForClient(held, false);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 'e2', method: 'elicitation/create', params: {} });
+    expect(last()).toMatchObject({
+      id: 'e2',
+      error: { message: expect.stringMatching(/could not attribute/) },
+    });
+    // Two sessions waiting and none working: still refused, never guessed.
+    mux.waitForClient(held, true);
+    mux.waitForClient(working, true);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: 'e3', method: 'elicitation/create', params: {} });
+    expect(last()).toMatchObject({
+      id: 'e3',
+      error: { message: expect.stringMatching(/could not attribute/) },
+    });
+  });
+
   it('ending a session cancels its requests upstream and refuses the server requests waiting on it', () => {
     const { mux, sent } = setup();
     const a = session('a', { roots: {} });

@@ -15,7 +15,8 @@
  *   roots right after initialize, when no client could be attributed.
  * - Server requests (sampling, elicitation, roots) and log notifications are attributed to the one
  *   session that has interactive requests in flight; when several do, they are refused (requests:
- *   JSON-RPC error back to the server) or dropped (notifications) rather than guessed.
+ *   JSON-RPC error back to the server) or dropped (notifications) rather than guessed. A bridged
+ *   request held for its client's multi round-trip retry does not count while others work.
  * - `list_changed` goes to every session's standalone stream; `resources/updated` to subscribers;
  *   `resources/subscribe` is reference-counted so the server sees one subscription per URI.
  * - `logging/setLevel` is per session: the server gets the most verbose level any session asked
@@ -147,6 +148,8 @@ export class Multiplexer {
   readonly #subscribers = new Map<string, Set<BridgeSession>>();
   /** Sessions with interactive requests in flight, and how many (attribution must not scan every session). */
   readonly #busy = new Map<BridgeSession, number>();
+  /** Busy sessions whose request waits for its client's MRTR retry (see `waitForClient`). */
+  readonly #waitingForClient = new Set<BridgeSession>();
   #initResult?: Record<string, unknown>;
   #initParams?: Record<string, unknown>;
   #init?: Promise<Record<string, unknown>>;
@@ -345,8 +348,20 @@ export class Multiplexer {
   }
 
   /** Ends a session: cancels its in-flight requests upstream and refuses the server's pending requests to it. */
+  /**
+   * A bridged request waits for its client's multi round-trip retry: its input requests are all
+   * with the client, so the server is not working on it. While it waits it does not count when
+   * attributing the server's requests, so an abandoned round (held until its state expires) does
+   * not make every other client's input request ambiguous.
+   */
+  waitForClient(session: BridgeSession, waiting: boolean): void {
+    if (waiting && this.#sessions.has(session)) this.#waitingForClient.add(session);
+    else this.#waitingForClient.delete(session);
+  }
+
   endSession(session: BridgeSession, reason: string): void {
     this.#sessions.delete(session);
+    this.#waitingForClient.delete(session);
     for (const pending of [...session.inflight]) {
       this.#finish(pending);
       this.#o.send({
@@ -518,8 +533,12 @@ export class Multiplexer {
 
   /** The one session with interactive requests in flight, and its most recent such request. */
   #attribute(): { session: BridgeSession; pending?: PendingRequest } | undefined {
-    if (this.#busy.size !== 1) return undefined;
-    const [session] = this.#busy.keys();
+    let [session] = this.#busy.keys();
+    if (this.#busy.size !== 1) {
+      const working = [...this.#busy.keys()].filter((busy) => !this.#waitingForClient.has(busy));
+      if (working.length !== 1) return undefined;
+      session = working[0];
+    }
     return session && { session, pending: latestInteractive(session) };
   }
 
