@@ -462,6 +462,13 @@ const CASES: FlagCase[] = [
     invalid: [[['--upstream-timeout', '-5s'], /--upstream-timeout.*duration such as 30s/]],
   },
   {
+    flag: 'request-state-ttl',
+    defaults: { request_state_ttl: U },
+    valid: ['--request-state-ttl', '2m'],
+    expect: { request_state_ttl: '2m0s' },
+    invalid: [[['--request-state-ttl', 'soon'], /--request-state-ttl.*duration/]],
+  },
+  {
     flag: 'session-ttl',
     defaults: { session_ttl: U },
     valid: ['--session-ttl', '2m30s'],
@@ -1046,11 +1053,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 102 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol and --remote-auth-client-metadata-url) but --help (tested through the CLI)', () => {
+  it('covers all 103 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url and --request-state-ttl) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(102);
+    expect(RUN_FLAGS).toHaveLength(103);
   });
 });
 
