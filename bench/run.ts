@@ -13,9 +13,13 @@
  *      to direct and to telemetry off
  *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone) and
  *      after load; memory per idle session (10 000 sessions, memory store)
+ *   6. the policy stack (bench/policies.ts): JWT, Cedar, audit, tool filter and telemetry together
+ *      and one at a time, raw and SDK
  * Prints a Markdown report. Every loop is bounded by request count and by time.
  * `MOAT_BENCH_ONLY=telemetry npm run bench` runs only item 4's cells, telemetry off and on
- * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes).
+ * interleaved in the same rounds at concurrency 1 and 32 (about 2 minutes);
+ * `MOAT_BENCH_ONLY=policies` only item 6 (MOAT_BENCH_BASELINE=<another build's dist/> adds that
+ * build's full stack to the same rounds).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,6 +31,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { policyCells, type BenchKit, type LoadResult, type Row } from './policies.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -39,14 +44,6 @@ const RAW_PATH = 'streamable HTTP (Moat)';
 const OTEL_PATH = 'streamable HTTP (Moat), OTel on, sampling 0.1';
 const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
 
-interface LoadResult {
-  requests: number;
-  seconds: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-}
 interface Memory {
   rss: number;
   heapUsed: number;
@@ -102,10 +99,11 @@ async function startProxy(
   backend: object,
   embed: 'supervisor' | 'library',
   extraConfig: object = {},
+  dist = here('../dist/'),
 ): Promise<ProxyProcess> {
   script ??= proxyScript();
   const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
-    env: { ...process.env, MOAT_BENCH_DIST: pathToFileURL(here('../dist/')).href },
+    env: { ...process.env, MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -163,13 +161,6 @@ function runSize(concurrency: number, sdk: boolean): { requests: number; warmup:
 }
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const mb = (bytes: number) => `${fmt(bytes / MB, 1)} MB`;
-
-interface Row {
-  path: string;
-  concurrency: number;
-  direct: LoadResult;
-  proxied: LoadResult;
-}
 
 /** The run whose value is the median of `pick` across rounds. */
 function median(results: LoadResult[], pick: (r: LoadResult) => number): number {
@@ -268,6 +259,16 @@ async function telemetryOnly(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable };
+
+/** `MOAT_BENCH_ONLY=policies`: only the policy-stack cells (bench/policies.ts). */
+async function policiesOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const { lines } = await policyCells(kit);
+  process.stdout.write(`${[measuredLine(loadAtStart), '', ...lines].join('\n')}\n`);
+}
+
 /** Spans (sampling 0.1) and metrics exported over OTLP/HTTP to `endpoint`. */
 const OTEL_CONFIG = (endpoint: string) => ({ telemetry_config: { endpoint, samplingRate: '0.1' } });
 
@@ -299,8 +300,11 @@ async function main(): Promise<void> {
   process.stderr.write(`Moat proxy benchmark on ${cpus().length} CPUs, Node ${process.version}\n`);
   const only = process.env.MOAT_BENCH_ONLY;
   if (only === 'telemetry') return telemetryOnly();
+  if (only === 'policies') return policiesOnly();
   if (only !== undefined && only !== '')
-    throw new Error(`MOAT_BENCH_ONLY=${only}: the only subset is "telemetry" (unset it to run everything)`);
+    throw new Error(
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry" and "policies" (unset it to run everything)`,
+    );
   const loadAtStart = loadavg();
   build();
   const backendUrl = await startServer('./backend-http.ts');
@@ -361,6 +365,8 @@ async function main(): Promise<void> {
   }
   const stdioSessions = await sessionMemory(stdioProxy);
   await stdioProxy.stop();
+
+  const policies = await policyCells(kit);
 
   const lines: string[] = [measuredLine(loadAtStart), '', ...rowTable(rows)];
   const errors = rows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
@@ -425,6 +431,7 @@ async function main(): Promise<void> {
   lines.push(
     `| ≤ 10 KB per idle session (memory store) | ${fmt(worstSession)} KB (worst of heap/RSS, both paths) | ${target(worstSession <= 10)} |`,
   );
+  lines.push('', '## Policy stack', '', ...policies.lines);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
