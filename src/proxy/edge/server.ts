@@ -113,8 +113,10 @@ function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): 
   }
   if (record.sessionId === undefined) {
     const header = request.req.headers['mcp-session-id'];
-    const query = new URL(request.req.url ?? '/', 'http://x').searchParams;
-    const id = typeof header === 'string' ? header : (query.get('sessionId') ?? query.get('session_id'));
+    // The URL is parsed only without the header (legacy SSE clients name the session in the query).
+    const query =
+      typeof header === 'string' ? undefined : new URL(request.req.url ?? '/', 'http://x').searchParams;
+    const id = query ? (query.get('sessionId') ?? query.get('session_id')) : header;
     if (id) record.sessionId = id;
   }
   return record;
