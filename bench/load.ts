@@ -5,6 +5,7 @@
  *   {"target":"sessions","url":...,"concurrency":n,"requests":n,"maxMs":n}   initialize only (new sessions)
  *   {"target":"sdk","url":...,"concurrency":n,"requests":n,"maxMs":n}        tools/call through the official
  *     MCP SDK client (v2), one client and session per worker: what an MCP host does
+ * Optional "headers" are sent on every request (the policy cells' bearer token).
  * Each worker keeps one request outstanding; every call has distinct arguments. Prints one JSON
  * line: {requests, seconds, rps, p50Ms, p99Ms, errors}. Bounded by request count and by time.
  */
@@ -21,10 +22,16 @@ interface Job {
   requests: number;
   maxMs: number;
   warmup?: number;
+  /** Extra request headers (e.g. authorization) on every HTTP request. */
+  headers?: Record<string, string>;
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as Job;
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const HEADERS: Record<string, string> = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  ...job.headers,
+};
 const initBody = (id: number) =>
   JSON.stringify({
     jsonrpc: '2.0',
@@ -79,7 +86,9 @@ async function sdkSender(url: string, workers: number): Promise<{ send: Send; cl
   const clients = await Promise.all(
     Array.from({ length: workers }, async () => {
       const client = new Client({ name: 'bench', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: job.headers ?? {} } }),
+      );
       return client;
     }),
   );

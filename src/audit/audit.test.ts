@@ -172,6 +172,23 @@ describe('auditor', () => {
     });
   });
 
+  it('writes every batched line, in order, when closed right after a burst', async () => {
+    const logFile = join(dir, 'burst.log');
+    const auditor = await createAuditor(settings({ logFile }));
+    const count = 2000;
+    for (let id = 1; id <= count; id++) {
+      auditor.onExchange(summary({ record: { method: 'tools/call', target: 'weather', id } }));
+      // Some events land in one turn of the event loop, some in the next.
+      if (id % 700 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await auditor.close();
+    const ids = (await readFile(logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as AuditEvent).metadata.extra.request_id);
+    expect(ids).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+  });
+
   it('creates a new log file with mode 0600 and honours event type filters', async () => {
     const logFile = join(dir, 'new.log');
     const auditor = await createAuditor(

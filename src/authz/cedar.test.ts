@@ -119,3 +119,86 @@ describe('CedarAuthorizer', () => {
     ).toThrow(/cedar\.entities_json: /);
   });
 });
+
+describe('CedarAuthorizer decision cache', () => {
+  /** Frozen, as authentication hands identities out (the cache keys them by object). */
+  const frozen = (subject: string, groups: string[] = [], claims: Record<string, unknown> = {}) =>
+    Object.freeze(identity(subject, groups, claims));
+
+  it('never answers one principal with a decision made for another', () => {
+    const az = authorizer([
+      'permit(principal in MoatGroup::"admins", action, resource);',
+      'permit(principal, action, resource) when { principal has claim_level && principal.claim_level == "high" };',
+    ]);
+    const admin = frozen('alice', ['admins']);
+    const plain = frozen('bob');
+    const sameNameOtherGroups = frozen('alice');
+    const high = frozen('carol', [], { level: 'high' });
+    const low = frozen('carol', [], { level: 'low' });
+    for (let round = 0; round < 3; round++) {
+      expect(az.authorize(tool(admin, 'x')).allowed).toBe(true);
+      expect(az.authorize(tool(plain, 'x')).allowed).toBe(false);
+      expect(az.authorize(tool(sameNameOtherGroups, 'x')).allowed).toBe(false);
+      expect(az.authorize(tool(high, 'x')).allowed).toBe(true);
+      expect(az.authorize(tool(low, 'x')).allowed).toBe(false);
+    }
+  });
+
+  it('follows a change to an identity that is not frozen', () => {
+    const az = authorizer(['permit(principal in MoatGroup::"admins", action, resource);']);
+    const who = identity('dave');
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(false);
+    who.groups.push('admins');
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(true);
+  });
+
+  it('keys on every argument a policy reads, however it reads it', () => {
+    const az = authorizer([
+      'permit(principal, action, resource);',
+      'forbid(principal, action, resource) when { context has arg_path && context.arg_path like "/etc/*" };',
+      'forbid(principal, action, resource) when { resource has arg_mode && resource.arg_mode == "rw" };',
+      'forbid(principal, action, resource) when { context has arg_user && context["arg_user"] == "root" };',
+    ]);
+    const who = frozen('alice');
+    for (let round = 0; round < 2; round++) {
+      expect(az.authorize(tool(who, 'fs', { path: '/tmp/a', n: round })).allowed).toBe(true);
+      expect(az.authorize(tool(who, 'fs', { path: '/etc/passwd', n: round })).allowed).toBe(false);
+      expect(az.authorize(tool(who, 'fs', { mode: 'ro' })).allowed).toBe(true);
+      expect(az.authorize(tool(who, 'fs', { mode: 'rw' })).allowed).toBe(false);
+      expect(az.authorize(tool(who, 'fs', { user: 'me' })).allowed).toBe(true);
+      expect(az.authorize(tool(who, 'fs', { user: 'root' })).allowed).toBe(false);
+    }
+  });
+
+  it('keys on all arguments when a policy uses the context as a whole', () => {
+    const az = authorizer([
+      'permit(principal, action, resource) when { context == { "claim_sub": "alice" } };',
+    ]);
+    const who = frozen('alice');
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(true);
+    expect(az.authorize(tool(who, 'x', { extra: 1 })).allowed).toBe(false);
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(true);
+  });
+
+  it('keys on the tool, the server and the tool annotations', () => {
+    const az = authorizer([
+      'permit(principal, action, resource in MCP::"wx") unless { resource has destructiveHint && resource.destructiveHint };',
+    ]);
+    const who = frozen('alice');
+    const call = tool(who, 'x');
+    expect(az.authorize(call).allowed).toBe(true);
+    expect(az.authorize({ ...call, annotations: { destructiveHint: true } }).allowed).toBe(false);
+    expect(az.authorize({ ...call, annotations: { destructiveHint: false } }).allowed).toBe(true);
+    expect(az.authorize({ ...call, serverName: 'other' }).allowed).toBe(false);
+    expect(az.authorize({ ...call, feature: 'prompt' }).allowed).toBe(true);
+  });
+
+  it('keeps decisions per policy set: a new authorizer decides afresh', () => {
+    const who = frozen('alice');
+    const before = authorizer(['permit(principal, action, resource);']);
+    expect(before.authorize(tool(who, 'x')).allowed).toBe(true);
+    const after = authorizer(['forbid(principal == Client::"alice", action, resource);']);
+    expect(after.authorize(tool(who, 'x')).allowed).toBe(false);
+    expect(before.authorize(tool(who, 'x')).allowed).toBe(true);
+  });
+});

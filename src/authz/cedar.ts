@@ -10,6 +10,15 @@
  *
  * Static entities (entities_json) are merged in, so `principal in MoatGroup::"staff"` holds when
  * the token says `eng` and the store says eng ∈ staff. Default deny; forbid wins.
+ *
+ * Decisions are remembered per authorizer (bounded LRU) under a key that holds every input the
+ * engine sees: the principal (subject, groups, all claims), the action, the resource (kind, name,
+ * server, tool annotations) and the call arguments the policies can read. The static entities and
+ * policies are fixed for the authorizer's life, so the same key always yields the same decision.
+ * Arguments reach Cedar only as attributes named `arg_<key>` (of `context` and of the resource);
+ * Cedar reads attributes only by literal name, so an argument no policy names cannot change the
+ * outcome and is left out of the key. A policy that uses `context` as a whole value puts every
+ * argument in the key.
  */
 import { randomUUID } from 'node:crypto';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -22,6 +31,7 @@ import type {
 import { usageError } from '../util/errors.js';
 import { DEFAULT_GROUP_ENTITY_TYPE, type AuthzConfig, type PolicyLocations } from './config.js';
 import type { Identity } from '../mcp/identity.js';
+import { LruMap } from '../util/lru.js';
 
 export type Feature = 'tool' | 'prompt' | 'resource';
 
@@ -48,10 +58,16 @@ export interface Decision {
   reasons: string[];
 }
 
+const DECISION_CACHE_ENTRIES = 10_000;
+
 export class CedarAuthorizer {
   private readonly policySetId = `moat-${randomUUID()}`;
   private readonly staticEntities: Map<string, EntityJson>;
   private readonly groupType: string;
+  private readonly argumentsRead: ArgumentsRead;
+  private readonly decisions = new LruMap<string, Decision>(DECISION_CACHE_ENTRIES);
+  /** Principal part of the decision key, per identity (identities are immutable once frozen). */
+  private readonly principalKeys = new WeakMap<Identity, string>();
 
   constructor(config: AuthzConfig, locations?: PolicyLocations) {
     const policies = config.cedar.policies;
@@ -65,9 +81,41 @@ export class CedarAuthorizer {
       locations?.source ?? 'authz config',
     );
     this.groupType = config.cedar.group_entity_type ?? DEFAULT_GROUP_ENTITY_TYPE;
+    this.argumentsRead = argumentsRead(policies);
   }
 
+  /** The decision for a request: remembered when an identical one was decided (see above). */
   authorize(request: AuthzRequest): Decision {
+    const key = this.decisionKey(request);
+    const remembered = this.decisions.get(key);
+    if (remembered) return remembered;
+    const decision = Object.freeze(this.evaluate(request));
+    this.decisions.set(key, decision);
+    return decision;
+  }
+
+  private decisionKey(request: AuthzRequest): string {
+    const { identity } = request;
+    let principal = this.principalKeys.get(identity);
+    if (principal === undefined) {
+      principal = JSON.stringify([identity.subject, identity.groups, identity.claims]);
+      if (Object.isFrozen(identity)) this.principalKeys.set(identity, principal);
+    }
+    const args = request.arguments ?? {};
+    const read = this.argumentsRead;
+    const relevant =
+      read === 'all' ? args : [...read].filter((k) => Object.hasOwn(args, k)).map((k) => [k, args[k]]);
+    return JSON.stringify([
+      principal,
+      request.feature,
+      request.id,
+      request.serverName,
+      request.annotations ?? null,
+      relevant,
+    ]);
+  }
+
+  private evaluate(request: AuthzRequest): Decision {
     const feature = FEATURES[request.feature];
     const args = cedarRecord(request.arguments ?? {}, 'arg_');
     const claims = cedarRecord(request.identity.claims, 'claim_');
@@ -128,6 +176,52 @@ export class CedarAuthorizer {
     }
     return [...merged.values()];
   }
+}
+
+/** Argument keys the policies read (as `arg_<key>`), or 'all' when they may read any. */
+type ArgumentsRead = ReadonlySet<string> | 'all';
+
+/**
+ * Walks each policy's JSON form for attribute accesses (`.attr`, `["attr"]`, `has attr`) and
+ * collects the `arg_` names. Any other use of `context` (e.g. `context == {...}`) reads every
+ * argument.
+ */
+function argumentsRead(policyTexts: string[]): ArgumentsRead {
+  const names = new Set<string>();
+  let all = false;
+  const visit = (node: unknown): void => {
+    if (all || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    if (record.Var === 'context') {
+      all = true;
+      return;
+    }
+    for (const [op, operand] of Object.entries(record)) {
+      const access = op === '.' || op === 'has' ? (operand as { left?: unknown; attr?: unknown }) : undefined;
+      if (!access || access.attr === undefined) {
+        visit(operand);
+        continue;
+      }
+      for (const attr of [access.attr].flat())
+        if (typeof attr === 'string' && attr.startsWith('arg_')) names.add(attr.slice('arg_'.length));
+      const left = access.left as { Var?: unknown } | undefined;
+      if (left?.Var !== 'context') visit(left);
+    }
+  };
+  for (const text of policyTexts) {
+    const parts = cedar.policySetTextToParts(text);
+    if (parts.type === 'failure' || parts.policy_templates.length > 0) return 'all';
+    for (const policy of parts.policies) {
+      const json = cedar.policyToJson(policy);
+      if (json.type === 'failure') return 'all';
+      visit(json.json);
+    }
+  }
+  return all ? 'all' : names;
 }
 
 function uid(type: string, id: string): { type: string; id: string } {

@@ -19,7 +19,12 @@ import {
   type Challenge,
 } from './resource-metadata.js';
 import type { InboundAuthSettings } from './settings.js';
-import { TokenRejectedError, TokenValidator, type TokenValidatorOptions } from './token-validator.js';
+import {
+  TokenRejectedError,
+  TokenValidator,
+  type Claims,
+  type TokenValidatorOptions,
+} from './token-validator.js';
 
 /** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
 export const MAX_TOKEN_LENGTH = 8 * 1024;
@@ -53,6 +58,20 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
   });
   const validator = new TokenValidator(settings, http, options);
   const names = { groupClaimName: settings.groupClaimName, roleClaimName: settings.roleClaimName };
+  // The validator hands back the same frozen claims for the same token while it reuses a
+  // verification, so the identity built from them is reused too (and later caches can key on it).
+  const identities = new WeakMap<Claims, Identity>();
+  const identityFor = (claims: Claims, token: string): Identity => {
+    let identity = identities.get(claims);
+    if (!identity) {
+      const built = identityFromClaims(claims, names);
+      Object.freeze(built.groups);
+      Object.freeze(built.claims);
+      identity = Object.freeze({ ...built, token });
+      identities.set(claims, identity);
+    }
+    return identity;
+  };
 
   const refuse = (externalBaseUrl: string, status: 401 | 403, challenge: Challenge): AuthOutcome => {
     const resource = resourceUrl(settings, externalBaseUrl, options.mcpPath);
@@ -84,7 +103,7 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     }
     try {
       const claims = await validator.validate(token.value);
-      return { identity: { ...identityFromClaims(claims, names), token: token.value } };
+      return { identity: identityFor(claims, token.value) };
     } catch (err) {
       if (err instanceof TokenRejectedError) {
         log().debug({ reason: err.message }, 'bearer token refused');

@@ -5,17 +5,28 @@
  *   refetch (rate-limited), so key rotation at the provider just works.
  * - Opaque tokens with RFC 7662 introspection (--oidc-introspection-url).
  * Then checks `iss`, `aud`, `exp`/`nbf` (small clock skew) and the required scopes.
+ *
+ * A JWT that passed every check is remembered (keyed by its SHA-256, bounded LRU) and later
+ * requests with the same bytes skip the signature check, until the first of: its `exp`; the
+ * JWKS cache age (so the key set is fetched again as often as without this cache); a JWKS fetch
+ * that no longer publishes the key id that signed it (a key the issuer withdrew stops working at
+ * once, as it would uncached). Safe because a signature check is a pure function of the token's
+ * bytes and the key: the same bytes under the same published key verify the same way, and the
+ * claims checks (`iss`, `aud`, `nbf`) depend only on those bytes and settings fixed for this
+ * validator. Refusals are never cached.
  */
 import { createHash } from 'node:crypto';
 import {
   createRemoteJWKSet,
   customFetch,
+  decodeProtectedHeader,
   errors as joseErrors,
   jwtVerify,
   type FetchImplementation,
 } from 'jose';
 import { IdpUnavailableError, type IdpHttpClient } from './idp-http.js';
 import type { InboundAuthSettings } from './settings.js';
+import { LruMap } from '../../util/lru.js';
 
 export type Claims = Record<string, unknown>;
 
@@ -63,6 +74,8 @@ const DISCOVERY_MAX_BYTES = 256 * 1024;
 const INTROSPECTION_MAX_BYTES = 64 * 1024;
 const INTROSPECTION_CACHE_MS = 60_000;
 const INTROSPECTION_CACHE_ENTRIES = 10_000;
+const VERIFIED_CACHE_ENTRIES = 10_000;
+const DEFAULT_JWKS_MAX_AGE_MS = 10 * 60_000;
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export class TokenValidator {
@@ -70,6 +83,9 @@ export class TokenValidator {
   private jwksPending: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   private readonly clockTolerance: number;
   private readonly introspected = new Map<string, { claims: Claims; until: number }>();
+  private readonly verified = new LruMap<string, VerifiedJwt>(VERIFIED_CACHE_ENTRIES);
+  /** Key ids in the last JWKS fetched; undefined before the first fetch. */
+  private publishedKids: ReadonlySet<string> | undefined;
 
   constructor(
     private readonly settings: InboundAuthSettings,
@@ -84,7 +100,7 @@ export class TokenValidator {
     const canVerifyJwt = Boolean(this.settings.jwksUrl || this.settings.issuer);
     let claims: Claims;
     if (JWS_COMPACT.test(token) && canVerifyJwt) {
-      claims = await this.verifyJwt(token);
+      claims = await this.verifyJwtCached(token);
     } else if (this.settings.introspectionUrl) {
       claims = await this.introspectCached(token);
     } else {
@@ -92,6 +108,28 @@ export class TokenValidator {
     }
     this.checkScopes(claims);
     return claims;
+  }
+
+  /** A remembered verification of these exact bytes, or a full one (see the file comment). */
+  private async verifyJwtCached(token: string): Promise<Claims> {
+    const key = tokenKey(token);
+    const now = this.nowMs();
+    const hit = this.verified.get(key);
+    if (hit) {
+      const keyStillPublished = hit.kid === undefined || this.publishedKids?.has(hit.kid) === true;
+      if (now < hit.reuseUntil && keyStillPublished) return hit.claims;
+      this.verified.delete(key);
+    }
+    const claims = Object.freeze(await this.verifyJwt(token));
+    const exp = (claims.exp as number) * 1000; // jwtVerify requires a numeric exp
+    const kid = decodeProtectedHeader(token).kid;
+    const jwksMaxAge = this.options.jwksMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS;
+    this.verified.set(key, { claims, reuseUntil: Math.min(exp, now + jwksMaxAge), kid });
+    return claims;
+  }
+
+  private nowMs(): number {
+    return (this.options.now?.() ?? new Date()).getTime();
   }
 
   private async verifyJwt(token: string): Promise<Claims> {
@@ -132,6 +170,7 @@ export class TokenValidator {
         throw new IdpUnavailableError(`JWKS ${href} answered HTTP ${response.status}`);
       }
       const json = await this.http.readJson(response, 'JWKS', JWKS_MAX_BYTES);
+      this.publishedKids = keyIds(json);
       return new Response(JSON.stringify(json), {
         status: 200,
         headers: { 'content-type': 'application/json' },
@@ -140,7 +179,7 @@ export class TokenValidator {
     return createRemoteJWKSet(new URL(url), {
       headers: this.idpHeaders(),
       cooldownDuration: this.options.jwksCooldownMs ?? 30_000,
-      cacheMaxAge: this.options.jwksMaxAgeMs ?? 10 * 60_000,
+      cacheMaxAge: this.options.jwksMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS,
       [customFetch]: fetchJwks,
     });
   }
@@ -195,8 +234,8 @@ export class TokenValidator {
    * Refusals are not cached. A revoked token is therefore accepted for at most that minute.
    */
   private async introspectCached(token: string): Promise<Claims> {
-    const key = createHash('sha256').update(token).digest('base64url');
-    const now = (this.options.now?.() ?? new Date()).getTime();
+    const key = tokenKey(token);
+    const now = this.nowMs();
     const hit = this.introspected.get(key);
     if (hit && hit.until > now) {
       this.checkIntrospectedClaims(hit.claims);
@@ -274,6 +313,26 @@ export class TokenValidator {
       throw new TokenRejectedError('insufficient_scope', `the token lacks scope ${missing.join(' ')}`);
     }
   }
+}
+
+interface VerifiedJwt {
+  claims: Claims;
+  /** Epoch ms after which the token is verified again. */
+  reuseUntil: number;
+  /** The `kid` that signed it, when the header names one. */
+  kid?: string;
+}
+
+function tokenKey(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+function keyIds(jwks: unknown): ReadonlySet<string> {
+  const keys = (jwks as { keys?: unknown } | null)?.keys;
+  const kids = new Set<string>();
+  if (Array.isArray(keys))
+    for (const k of keys as Array<{ kid?: unknown }>) if (typeof k?.kid === 'string') kids.add(k.kid);
+  return kids;
 }
 
 /** Scopes from `scope` (RFC 9068/7662, space-separated) or `scp` (Azure AD, Okta: string or array). */

@@ -113,11 +113,16 @@ function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): 
   }
   if (record.sessionId === undefined) {
     const header = request.req.headers['mcp-session-id'];
-    const query = new URL(request.req.url ?? '/', 'http://x').searchParams;
-    const id = typeof header === 'string' ? header : (query.get('sessionId') ?? query.get('session_id'));
+    // The URL is parsed only without the header (legacy SSE clients name the session in the query).
+    const id = typeof header === 'string' ? header : sessionIdInQuery(request.req.url);
     if (id) record.sessionId = id;
   }
   return record;
+}
+
+function sessionIdInQuery(url: string | undefined): string | null {
+  const query = new URL(url ?? '/', 'http://x').searchParams;
+  return query.get('sessionId') ?? query.get('session_id');
 }
 
 /** The client's W3C trace context and protocol versions, for observers (telemetry). */

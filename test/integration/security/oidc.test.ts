@@ -4,11 +4,14 @@
  * allowHttp, except the tests that prove those refusals.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInboundAuth } from '../../../src/auth/inbound/authenticate.js';
 import { IdpHttpClient, IdpUnavailableError } from '../../../src/auth/inbound/idp-http.js';
 import { identityFromClaims } from '../../../src/auth/inbound/identity.js';
 import { resolveInboundAuth, type InboundAuthSettings } from '../../../src/auth/inbound/settings.js';
@@ -366,3 +369,104 @@ describe('transport rules for identity-provider requests', () => {
     ).rejects.toThrow(/--jwks-auth-token-file: cannot read/);
   });
 });
+
+describe('the verification cache (same token bytes skip the signature check)', () => {
+  it("never answers one user's token with another user's identity", async () => {
+    const auth = createInboundAuth(settings(), { mcpPath: '/mcp', discoveryBackoffMs: 10 });
+    try {
+      const alice = `Bearer ${await idp.token('alice')}`;
+      const bob = `Bearer ${await idp.token('bob')}`;
+      for (let round = 0; round < 3; round++) {
+        for (const [header, subject, groups] of [
+          [alice, 'alice', ['eng', 'admins']],
+          [bob, 'bob', ['viewer']],
+        ] as const) {
+          const outcome = await auth.authenticate(header, 'http://127.0.0.1:1');
+          expect(outcome).toMatchObject({ identity: { subject, groups } });
+        }
+      }
+    } finally {
+      await auth.close();
+    }
+  });
+
+  it('refuses a cached token once it has expired', async () => {
+    let clock = Date.now();
+    const v = validator(settings(), { now: () => new Date(clock), clockToleranceSeconds: 0 });
+    const token = await idp.token('alice');
+    await expect(v.validate(token)).resolves.toMatchObject({ sub: 'alice' });
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as {
+      exp: number;
+    };
+    clock = exp * 1000 + 1000;
+    const err = await rejection(v.validate(token));
+    expect(err).toBeInstanceOf(TokenRejectedError);
+    expect(err.message).toBe('the token has expired');
+  });
+
+  it('refuses a tampered copy of a cached token', async () => {
+    const v = validator(settings());
+    const token = await idp.token('alice');
+    await v.validate(token);
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const flipped = `${sig.slice(0, -2)}${sig.endsWith('A') ? 'B' : 'A'}${sig.slice(-1)}`;
+    const err = await rejection(v.validate(`${h}.${p}.${flipped}`));
+    expect(err.message).toBe('the token signature is invalid');
+    const forgedClaims = Buffer.from(JSON.stringify({ sub: 'mallory', exp: 4_000_000_000 })).toString(
+      'base64url',
+    );
+    await expect(v.validate(`${h}.${forgedClaims}.${sig}`)).rejects.toThrow(TokenRejectedError);
+  });
+
+  it('stops accepting a cached token once the issuer withdraws its key from the JWKS', async () => {
+    const jwks = await startKeySetServer();
+    try {
+      const s = settings({ issuer: undefined, jwksUrl: jwks.url, audience: 'https://mcp.test' });
+      const v = validator(s, { jwksCooldownMs: 0 });
+      const old = await jwks.sign('alice', 'old-key');
+      await expect(v.validate(old)).resolves.toMatchObject({ sub: 'alice' });
+      await expect(v.validate(old)).resolves.toMatchObject({ sub: 'alice' });
+      // The issuer rotates and withdraws the old key; a token with the new kid makes the
+      // validator fetch the key set again.
+      jwks.publishOnly('new-key');
+      await expect(v.validate(await jwks.sign('bob', 'new-key'))).resolves.toMatchObject({ sub: 'bob' });
+      const err = await rejection(v.validate(old));
+      expect(err.message).toBe('no key of the issuer matches the token');
+    } finally {
+      await jwks.close();
+    }
+  });
+});
+
+/** A JWKS endpoint on loopback with named RS256 keys, publishing some of them. */
+async function startKeySetServer() {
+  const keys = new Map<string, { privateKey: CryptoKey; jwk: JWK }>();
+  for (const kid of ['old-key', 'new-key']) {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    keys.set(kid, { privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } });
+  }
+  let published = ['old-key'];
+  const server = createHttpServer((_req, res) => {
+    const body = JSON.stringify({ keys: published.map((kid) => keys.get(kid)!.jwk) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`,
+    publishOnly(kid: string) {
+      published = [kid];
+    },
+    sign: (subject: string, kid: string) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setSubject(subject)
+        .setAudience('https://mcp.test')
+        .setExpirationTime('10m')
+        .sign(keys.get(kid)!.privateKey),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * The policy-stack cells of `npm run bench` (alone: `MOAT_BENCH_ONLY=policies npm run bench`).
+ *
+ * The raw JSON-RPC backend and the SDK backend behind Moat with:
+ *   - no policies (the reference row of the same rounds);
+ *   - the full stack: OIDC JWT validation (a real RS256 JWT, verified against a JWKS this module
+ *     serves over HTTP on loopback: `startJwksServer`), Cedar authorization (the policy set below),
+ *     audit to a file, a tool filter, and telemetry (OTLP traces at sampling 0.1 and metrics,
+ *     exported to run.ts's OTLP/HTTP sink, which reads and drops every export);
+ *   - each of those policies alone, so a regression points at its cause (raw cells);
+ *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack run by
+ *     that build too, in the same rounds: the before/after comparison on a loaded machine.
+ * Every row is a ratio to direct in the same interleaved rounds (run.ts's `compare`).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+
+import type { BenchKit, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
+
+const AUDIENCE = 'https://bench.moat.test/mcp';
+const SUBJECT = 'bench-user';
+
+/** A realistic Cedar policy set: group permits, an admin-only rule, a forbid on risky arguments. */
+const CEDAR_POLICIES = [
+  'permit(principal in MoatGroup::"engineering", action == Action::"call_tool", resource in MCP::"bench");',
+  'permit(principal in MoatGroup::"admins", action, resource);',
+  'permit(principal, action == Action::"call_tool", resource == Tool::"echo") when { principal has claim_sub };',
+  'forbid(principal, action == Action::"call_tool", resource) when { resource has destructiveHint && resource.destructiveHint == true } unless { principal in MoatGroup::"admins" };',
+  'forbid(principal, action, resource) when { context has arg_path && context.arg_path like "/etc/*" };',
+  'permit(principal, action == Action::"get_prompt", resource) when { principal has claim_email && principal.claim_email like "*@example.com" };',
+];
+
+/** A JWKS endpoint with one RS256 key, and a token it signed for the bench user (1 h). */
+export async function startJwksServer(): Promise<{
+  issuer: string;
+  jwksUrl: string;
+  token: string;
+  close(): Promise<void>;
+}> {
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const kid = `bench-${randomUUID()}`;
+  const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }] });
+  const server = createServer((req, res) => {
+    if (req.url === '/jwks') res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const token = await new SignJWT({
+    groups: ['engineering'],
+    email: 'bench@example.com',
+    name: 'Bench User',
+    scope: 'mcp:tools',
+  })
+    .setProtectedHeader({ alg: 'RS256', kid })
+    .setIssuer(issuer)
+    .setSubject(SUBJECT)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  return {
+    issuer,
+    jwksUrl: `${issuer}/jwks`,
+    token,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type PolicyName = 'JWT' | 'Cedar' | 'audit to file' | 'tool filter' | 'OTel 0.1';
+const POLICIES: PolicyName[] = ['JWT', 'Cedar', 'audit to file', 'tool filter', 'OTel 0.1'];
+
+/** RunConfig fields for each policy. */
+function policyConfigs(
+  idp: { issuer: string; jwksUrl: string },
+  otlpUrl: string,
+  auditDir: string,
+): Record<PolicyName, object> {
+  return {
+    JWT: {
+      oidc_config: {
+        Issuer: idp.issuer,
+        JWKSURL: idp.jwksUrl,
+        Audience: AUDIENCE,
+        InsecureAllowHTTP: true,
+        AllowPrivateIP: true,
+      },
+    },
+    Cedar: { authz_config: { version: '1.0', type: 'cedarv1', cedar: { policies: CEDAR_POLICIES } } },
+    'audit to file': { audit_config: { logFile: join(auditDir, `audit-${randomUUID()}.jsonl`) } },
+    'tool filter': { tools_filter: ['echo', 'search', 'fetch'] },
+    'OTel 0.1': { telemetry_config: { endpoint: otlpUrl, samplingRate: '0.1' } },
+  };
+}
+
+const RAW = 'streamable HTTP (Moat)';
+const SDK = 'streamable HTTP, MCP SDK client and server (Moat)';
+const FULL = 'full policy stack';
+const BASELINE = `${FULL}, baseline build`;
+
+export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
+  const idp = await startJwksServer();
+  const otlp = await kit.startOtlpSink();
+  const auditDir = mkdtempSync(join(tmpdir(), 'moat-bench-audit-'));
+  const baselineDist = process.env.MOAT_BENCH_BASELINE;
+  const proxies: ProxyProcess[] = [];
+  const stopProxies = () => Promise.all(proxies.splice(0).map((p) => p.stop()));
+  const configs = () => policyConfigs(idp, otlp.url, auditDir);
+  const full = () => Object.assign({}, ...Object.values(configs())) as object;
+  const auth = { headers: { authorization: `Bearer ${idp.token}` } };
+
+  /** One kind of traffic: no policies, the full stack (and the baseline's), each policy alone. */
+  const cells = async (
+    target: 'http' | 'sdk',
+    label: string,
+    backendFile: string,
+    onePolicyCells: boolean,
+  ): Promise<Row[]> => {
+    const backendUrl = await kit.startServer(backendFile);
+    const proxied: Array<[string, object]> = [];
+    const add = async (suffix: string, extra: object, withToken: boolean, dist?: string) => {
+      const proxy = await kit.startProxy({ kind: 'http', url: backendUrl }, 'supervisor', extra, dist);
+      proxies.push(proxy);
+      proxied.push([`${label}${suffix}`, { target, url: proxy.url, ...(withToken ? auth : {}) }]);
+    };
+    await add('', {}, false);
+    await add(`, ${FULL}`, full(), true);
+    if (baselineDist) await add(`, ${BASELINE}`, full(), true, baselineDist);
+    if (onePolicyCells)
+      for (const policy of POLICIES) await add(`, ${policy} only`, configs()[policy], policy === 'JWT');
+    const rows: Row[] = [];
+    for (const concurrency of [1, 32])
+      rows.push(...(await kit.compare(concurrency, { target, url: backendUrl }, proxied)));
+    await stopProxies();
+    return rows;
+  };
+
+  try {
+    const rows = [
+      ...(await cells('http', RAW, './backend-http.ts', true)),
+      ...(await cells('sdk', SDK, './backend-sdk.ts', false)),
+    ];
+    return report(kit, rows, baselineDist !== undefined);
+  } finally {
+    await stopProxies();
+    await Promise.all([idp.close(), otlp.close()]);
+    rmSync(auditDir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const throughput = (r: Row) => r.proxied.rps / r.direct.rps;
+
+function report(kit: BenchKit, rows: Row[], withBaseline: boolean): PolicyBench {
+  const cell = (path: string, concurrency: number) => {
+    const row = rows.find((r) => r.path === path && r.concurrency === concurrency);
+    if (!row) throw new Error(`no bench row ${path} at concurrency ${concurrency}`);
+    return row;
+  };
+  const ratio = (path: string, c: number) => throughput(cell(path, c));
+  const targets: TargetResult[] = [];
+  for (const [base, min] of [
+    [RAW, 0.45],
+    [SDK, 0.75],
+  ] as const) {
+    const row = cell(`${base}, ${FULL}`, 32);
+    const kind = base === RAW ? 'raw' : 'SDK';
+    targets.push({
+      target: `full policy stack, ${kind}, concurrency 32: ≥ ${min}× direct`,
+      measured: `${fmt(throughput(row), 3)}× (${fmt(row.proxied.rps, 0)} / ${fmt(row.direct.rps, 0)} req/s); no policies ${fmt(ratio(base, 32), 3)}×${withBaseline ? `; baseline build ${fmt(ratio(`${base}, ${BASELINE}`, 32), 3)}×` : ''}`,
+      met: throughput(row) >= min,
+    });
+  }
+  for (const c of [1, 32]) {
+    targets.push({
+      target: `OTel on (sampling 0.1) vs off, raw, concurrency ${c}`,
+      measured: `${fmt(ratio(`${RAW}, OTel 0.1 only`, c) / ratio(RAW, c), 3)}× of telemetry off`,
+      met: undefined,
+    });
+  }
+  const lines = [
+    ...kit.rowTable(rows),
+    '',
+    '| policy alone (raw) | c=1: ratio to no policies | c=32: ratio to no policies |',
+    '|---|---|---|',
+  ];
+  for (const policy of POLICIES) {
+    const at = (c: number) => fmt(ratio(`${RAW}, ${policy} only`, c) / ratio(RAW, c), 3);
+    lines.push(`| ${policy} | ${at(1)}× | ${at(32)}× |`);
+  }
+  lines.push('', '| target | measured | |', '|---|---|---|');
+  for (const t of targets)
+    lines.push(
+      `| ${t.target} | ${t.measured} | ${t.met === undefined ? '(no target)' : t.met ? 'met' : '**missed**'} |`,
+    );
+  return { rows, targets, lines };
+}
