@@ -111,7 +111,7 @@ export class HttpListenHub {
     for (const uri of filter.resourceSubscriptions ?? []) {
       const count = entry.uris.get(uri) ?? 0;
       entry.uris.set(uri, count + 1);
-      if (count === 0) void backend.send(this.#request('resources/subscribe', uri));
+      if (count === 0) void this.#sendInBackground(backend, this.#request('resources/subscribe', uri));
     }
   }
 
@@ -125,11 +125,23 @@ export class HttpListenHub {
         continue;
       }
       entry.uris.delete(uri);
-      void backend.send(this.#request('resources/unsubscribe', uri));
+      void this.#sendInBackground(backend, this.#request('resources/unsubscribe', uri));
     }
     if (entry.listeners.size > 0) return;
     this.#sessions.delete(backend.key);
     entry.stream.abort();
+  }
+
+  /** (Un)subscribing happens in the background: a failure is logged, never an unhandled rejection. */
+  async #sendInBackground(backend: ListenBackend, message: JsonRpcRequest): Promise<void> {
+    try {
+      await backend.send(message);
+    } catch (err) {
+      this.logger.warn(
+        { err: errorMessage(err), method: message.method },
+        'a listen stream could not update its subscription at the MCP backend',
+      );
+    }
   }
 
   #request(method: string, uri: string): JsonRpcRequest {
