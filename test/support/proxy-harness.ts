@@ -95,3 +95,25 @@ export function messageOfAnswer<
         .join('');
   return JSON.parse(data) as T;
 }
+
+/** Reads SSE messages from a streamed response until `done` says so (bounded: 10 s). */
+export function streamReader(response: Response) {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(
+      done: (messages: Array<Record<string, unknown>>) => boolean,
+    ): Promise<Array<Record<string, unknown>>> {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const messages = sseMessages(text) as Array<Record<string, unknown>>;
+        if (done(messages)) return messages;
+        if (Date.now() > deadline) throw new Error(`stream did not deliver in time: ${text}`);
+        const chunk = await reader.read();
+        if (chunk.done) return messages;
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+    },
+  };
+}

@@ -1,7 +1,9 @@
 /**
  * Which MCP era a backend speaks, found once per backend and cached: a backend that answers
- * `server/discover` with 2026-07-28 among its versions is modern (requests pass through as today);
- * one that refuses it speaks 2025-11-25 or older, and 2026-07-28 requests to it are bridged.
+ * `server/discover` with 2026-07-28 (or a later revision) among its versions is modern; one that
+ * refuses it speaks 2025-11-25 or older. The one place that decides it, for every direction and
+ * backend transport: the era bridge (2026 client, 2025 backend), the reverse direction (2025
+ * client, 2026-only backend) and the stdio multiplexer all ask here.
  */
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
 
@@ -41,12 +43,16 @@ export function discoverProbe(id: number | string): {
   };
 }
 
+/** Whether a `server/discover` result names the 2026-07-28 revision (or a later one). */
+export function speaksModernRevision(result: unknown): result is Record<string, unknown> {
+  if (typeof result !== 'object' || result === null) return false;
+  const versions = (result as { supportedVersions?: unknown }).supportedVersions;
+  return Array.isArray(versions) && versions.some((v) => typeof v === 'string' && v >= MODERN_REVISION);
+}
+
 /** The era a `server/discover` answer shows: a result listing 2026-07-28 is modern, anything else legacy. */
 export function eraOfDiscoverAnswer(response: JsonRpcResponse | undefined): BackendEra {
-  const result = response?.result as { supportedVersions?: unknown } | undefined;
-  return Array.isArray(result?.supportedVersions) && result.supportedVersions.includes(MODERN_REVISION)
-    ? 'modern'
-    : 'legacy';
+  return speaksModernRevision(response?.result) ? 'modern' : 'legacy';
 }
 
 /**

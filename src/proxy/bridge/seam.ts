@@ -67,6 +67,13 @@ export interface InputBroker {
   takeOver(call: BridgedCall, first: BackendInputRequest): Promise<JsonRpcResponse>;
   /** A client request that continues an earlier call (a retry): its answer, or undefined to bridge it. */
   intercept?(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcResponse | undefined>;
+  /**
+   * A 2026 server's own `requestState`, sealed for `identity` and `request` (a server many users
+   * share cannot tell them apart).
+   */
+  sealServerState?(state: string, request: JsonRpcRequest, identity: Identity): Promise<string>;
+  /** The retry with the server's own state back in place of the seal; refuses a foreign or changed seal. */
+  openServerState?(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcRequest>;
 }
 
 /** The client capability each input kind needs. */

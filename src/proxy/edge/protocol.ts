@@ -15,13 +15,18 @@ export const KNOWN_PROTOCOL_VERSIONS = [
 ] as const;
 export const STATELESS_REVISION = '2026-07-28';
 
-export function protocolVersionOf(req: IncomingMessage): string | undefined {
+/** What the protocol checks read of a request: its headers (an IncomingMessage, or a policy's context). */
+interface WithHeaders {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+export function protocolVersionOf(req: WithHeaders): string | undefined {
   const v = req.headers['mcp-protocol-version'];
   return Array.isArray(v) ? v[0] : v;
 }
 
 /** True when the request uses the stateless revision (POST only, no sessions). */
-export function isStatelessRevision(req: IncomingMessage): boolean {
+export function isStatelessRevision(req: WithHeaders): boolean {
   const v = protocolVersionOf(req);
   return v !== undefined && v >= STATELESS_REVISION && /^\d{4}-\d{2}-\d{2}$/.test(v);
 }

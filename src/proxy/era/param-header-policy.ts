@@ -8,7 +8,7 @@
  */
 import { isRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { ALLOW, type MessagePolicy } from '../../mcp/policy.js';
-import { STATELESS_REVISION } from '../edge/protocol.js';
+import { isStatelessRevision } from '../edge/protocol.js';
 import { paramHeaderDeclarations, paramHeaderProblem, type ParamHeaderDeclaration } from './param-headers.js';
 
 export const PARAM_HEADER_POLICY = 'param-headers';
@@ -18,12 +18,6 @@ const MAX_TOOLS = 4096;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function usesStatelessRevision(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
-  const raw = headers['mcp-protocol-version'];
-  const version = Array.isArray(raw) ? raw[0] : raw;
-  return version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= STATELESS_REVISION;
 }
 
 export function createParamHeaderPolicy(): MessagePolicy {
@@ -50,7 +44,7 @@ export function createParamHeaderPolicy(): MessagePolicy {
       return response;
     },
     onClientMessage(message, ctx) {
-      if (!isRequest(message) || message.method !== 'tools/call' || !usesStatelessRevision(ctx.headers)) {
+      if (!isRequest(message) || message.method !== 'tools/call' || !isStatelessRevision(ctx)) {
         return ALLOW;
       }
       const name = message.params?.name;

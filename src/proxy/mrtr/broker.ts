@@ -21,7 +21,13 @@ import { Flight, type RoundOutcome } from './flight.js';
 import { CARRIED_CAPABILITIES } from './inputs.js';
 import type { RetryInputs, RoundRelay } from './relay.js';
 import type { SingleUse } from './single-use.js';
-import { REFUSAL_TEXT, requestDigest, type RequestStateCodec, type StateRefusal } from './state.js';
+import {
+  MAX_STATE_CHARS,
+  REFUSAL_TEXT,
+  requestDigest,
+  type RequestStateCodec,
+  type StateRefusal,
+} from './state.js';
 
 /** Requests whose answer may be an InputRequiredResult (2026-07-28). */
 const MRTR_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -131,6 +137,8 @@ export class MrtrBroker implements InputBroker {
     if ('refusal' in opened) throw this.#refuse(opened.refusal, request, identity);
     const inputResponses = params.inputResponses ?? {};
     if (!isObject(inputResponses)) throw this.#refuse('bad-responses', request, identity);
+    // A server's own state (openServerState) continues no round held here.
+    if (opened.claims.server !== undefined) throw this.#refuse('malformed', request, identity);
     const { id, exp } = opened.claims;
     // Consumed only now: a retry a policy refused leaves the state usable until it expires.
     if (!(await storeCall(singleUse.consume(id, exp)))) throw this.#refuse('replayed', request, identity);
@@ -140,6 +148,35 @@ export class MrtrBroker implements InputBroker {
       : await storeCall(relay?.forward(id, inputs, this.#options.timeoutMs));
     if (answer === undefined) throw this.#refuse('gone', request, identity);
     return delivered(answer, request.id);
+  }
+
+  async sealServerState(state: string, request: JsonRpcRequest, identity: Identity): Promise<string> {
+    // Base64 grows 4/3 and the seal adds its own claims: refuse what could not be opened again.
+    if (state.length > (MAX_STATE_CHARS * 3) / 4 - 512) {
+      throw reject(502, RPC.serverError, 'The MCP server sent a requestState too large to carry');
+    }
+    const { codec } = await this.#options.backing();
+    return codec.seal({
+      id: randomBytes(16).toString('base64url'),
+      principal: principalKey(identity),
+      exp: this.#now() + this.#options.ttlMs,
+      digest: requestDigest(request.method, request.params),
+      server: state,
+    });
+  }
+
+  async openServerState(request: JsonRpcRequest, identity: Identity): Promise<JsonRpcRequest> {
+    const params = request.params ?? {};
+    const { codec, singleUse } = await this.#options.backing();
+    const opened = codec.open(params.requestState, {
+      principal: principalKey(identity),
+      digest: requestDigest(request.method, params),
+    });
+    if ('refusal' in opened) throw this.#refuse(opened.refusal, request, identity);
+    const { id, exp, server } = opened.claims;
+    if (server === undefined) throw this.#refuse('malformed', request, identity);
+    if (!(await storeCall(singleUse.consume(id, exp)))) throw this.#refuse('replayed', request, identity);
+    return { ...request, params: { ...params, requestState: server } };
   }
 
   /** Stops holding every round (the proxy is closing): their backend requests are cancelled. */

@@ -14,8 +14,11 @@ const PREFIX = 'm1.';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 export const STATE_KEY_BYTES = 32;
-/** Bound on what is decoded at all: a sealed state is about 250 characters. */
-const MAX_STATE_CHARS = 2048;
+/**
+ * Bound on what is decoded at all: Moat's own state is about 250 characters; one carrying a
+ * server's state grows with it (sealServerState refuses to carry more than fits).
+ */
+export const MAX_STATE_CHARS = 65_536;
 /** Binds the ciphertext to this use and format version (a key used elsewhere cannot be confused). */
 const AAD = Buffer.from('moat request state v1');
 
@@ -29,6 +32,8 @@ export interface StateClaims {
   exp: number;
   /** requestDigest() of the request the round belongs to. */
   digest: string;
+  /** A 2026 server's own requestState, carried for the server (then Moat holds no round). */
+  server?: string;
 }
 
 /** Why a state was refused; each is said to the client in its own words. */
@@ -138,7 +143,8 @@ export class RequestStateCodec {
       typeof value.id !== 'string' ||
       typeof value.principal !== 'string' ||
       typeof value.exp !== 'number' ||
-      typeof value.digest !== 'string'
+      typeof value.digest !== 'string' ||
+      (value.server !== undefined && typeof value.server !== 'string')
     )
       return undefined;
     return value as StateClaims;

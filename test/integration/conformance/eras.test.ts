@@ -43,13 +43,7 @@ import {
  * changes made by one request reach no listen stream. Probing `server/discover` before
  * initializing would fix it. Each name must still fail there, so the list can only shrink.
  */
-export const STDIO_2026_PENDING = [
-  'input-required-result-basic-elicitation',
-  'input-required-result-basic-list-roots',
-  'input-required-result-capability-check',
-  'input-required-result-multiple-input-requests',
-  'server-stateless',
-];
+export const STDIO_2026_PENDING: string[] = [];
 
 /**
  * What the 2026-era fixture itself cannot do in the 2026-07-28 set: the tasks extension scenarios

@@ -19,7 +19,13 @@ import {
   startV1StreamableBackend,
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
-import { memoryLogger, messagesOf, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
+import {
+  memoryLogger,
+  messagesOf,
+  post,
+  streamReader,
+  testConfig,
+} from '../../support/proxy-harness.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
@@ -253,27 +259,6 @@ describe('era bridge: 2026-07-28 client, 2025-11-25 HTTP server', () => {
 });
 
 /** Reads an SSE response: `until(done)` waits (bounded) until the messages so far satisfy `done`. */
-function streamReader(response: Response) {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  return {
-    async until(
-      done: (messages: Array<Record<string, unknown>>) => boolean,
-    ): Promise<Array<Record<string, unknown>>> {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const messages = sseMessages(text) as Array<Record<string, unknown>>;
-        if (done(messages)) return messages;
-        if (Date.now() > deadline) throw new Error(`stream did not deliver in time: ${text}`);
-        const chunk = await reader.read();
-        if (chunk.done) return messages;
-        text += decoder.decode(chunk.value, { stream: true });
-      }
-    },
-  };
-}
-
 describe('era bridge: 2026-07-28 client, 2025-11-25 stdio server', () => {
   let moat: MoatUnderTest;
   let endpoint: string;

@@ -49,6 +49,7 @@ import {
 import { SseWriter, startEventStream } from '../../transports/sse.js';
 import type { EdgeRequest, HttpBackend, SessionRecord, TransportOptions } from '../../types.js';
 import { paramHeaderDeclarations, paramHeadersFor, type ParamHeaderDeclaration } from '../param-headers.js';
+import { speaksModernRevision } from '../../bridge/era.js';
 import { BrokenAnswer, callBackend } from './backend-call.js';
 import { askClient, InputRoundError, MAX_INPUT_ROUNDS, PendingClientAnswers } from './input-rounds.js';
 import { SessionStreams } from './session-streams.js';
@@ -60,7 +61,6 @@ import {
   isInputRequired,
   legacyAnswer,
   negotiatedRevision,
-  speaksModernRevision,
   withEnvelope,
   type ClientFacts,
 } from './wire.js';

@@ -125,12 +125,6 @@ export function initializeAnswer(
   };
 }
 
-/** Whether a `server/discover` result names the 2026-07-28 revision (or a later one). */
-export function speaksModernRevision(result: unknown): result is Record<string, unknown> {
-  if (!isObject(result) || !Array.isArray(result.supportedVersions)) return false;
-  return result.supportedVersions.some((v) => typeof v === 'string' && v >= MODERN_REVISION);
-}
-
 /** The JSON-RPC error answer for `id`. */
 export function errorAnswer(
   id: JsonRpcRequest['id'],

@@ -99,6 +99,10 @@ export class LegacySseEndpoint {
           typeof capabilities === 'object' && capabilities !== null
             ? (capabilities as Record<string, unknown>)
             : {};
+        const clientInfo = approved.params?.clientInfo;
+        if (typeof clientInfo === 'object' && clientInfo !== null) {
+          session.clientInfo = clientInfo as Record<string, unknown>;
+        }
       } catch (err) {
         if (!(err instanceof RpcFailure)) throw err;
         response = { jsonrpc: '2.0', id: approved.id, error: err.error };

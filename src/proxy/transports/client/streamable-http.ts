@@ -18,6 +18,8 @@ import type { ClientSessions } from './sessions.js';
 import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
+import type { BackendEra } from '../../bridge/era.js';
+import { hasModernEnvelope } from '../../bridge/envelope.js';
 import {
   isRequest,
   RPC,
@@ -134,9 +136,8 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
-    if (this.bridge && isBridgeCandidate(request.req) && (await this.bridge.bridges(request, message))) {
-      return this.bridge.handle(request, message);
-    }
+    const era = await this.#eraFor(request, message);
+    if (era === 'legacy' && this.bridge) return this.bridge.handle(request, message);
     if (isRequest(message) && message.method === 'initialize') {
       return this.#initialize(request, message, accepts, postOnly);
     }
@@ -159,11 +160,27 @@ export class StreamableEndpoint {
         ? () => this.core.end(session, 'the client closed the request')
         : undefined;
       const sink = new PostSink(request, accepts, this.core.o.keepAliveMs, {}, onAbort);
-      await this.core.dispatch(session, approved, sink, ctx);
+      if (era === 'modern' && this.bridge) {
+        const sent = await this.bridge.native(request, approved);
+        await this.core.dispatch(session, sent, this.bridge.nativeSink(request, approved, sink), ctx);
+      } else {
+        await this.core.dispatch(session, approved, sink, ctx);
+      }
       await sink.finished;
     } finally {
       if (session.ephemeral) this.core.mux.endSession(session, 'the request ended');
     }
+  }
+
+  /**
+   * The server's era when this is a 2026-07-28 request (by header, or an unknown version with the
+   * 2026 `_meta` envelope): 'legacy' is bridged, 'modern' goes to the server as sent. Undefined
+   * for every other request.
+   */
+  async #eraFor(request: EdgeRequest, message: JsonRpcMessage): Promise<BackendEra | undefined> {
+    if (!this.bridge || !isBridgeCandidate(request.req)) return undefined;
+    if (!isStatelessRevision(request.req) && !hasModernEnvelope(message)) return undefined;
+    return this.bridge.era();
   }
 
   async #initialize(
@@ -188,6 +205,7 @@ export class StreamableEndpoint {
     if (!response.error && !postOnly) {
       const result = response.result as { protocolVersion?: string };
       const capabilities = approved.params?.capabilities;
+      const clientInfo = approved.params?.clientInfo;
       const session = await this.core.createSession(
         request.identity,
         'streamable-http',
@@ -196,6 +214,9 @@ export class StreamableEndpoint {
           : {},
         result.protocolVersion,
       );
+      if (typeof clientInfo === 'object' && clientInfo !== null) {
+        session.clientInfo = clientInfo as Record<string, unknown>;
+      }
       headers['mcp-session-id'] = session.id;
       ctx.sessionId = session.id;
       request.annotations.sessionId = session.id;

@@ -11,10 +11,11 @@ import { acceptsOf, PostSink } from '../../client/streamable-http.js';
 import type { ClientSessions } from '../../client/sessions.js';
 import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { serveStdioListen } from './era-listen.js';
-import { discoverProbe, EraCache, eraOfDiscoverAnswer } from '../../../bridge/era.js';
+import type { BackendEra } from '../../../bridge/era.js';
+import { errorMessage } from '../../../../util/errors.js';
 import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
-import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
+import { checkEnvelope } from '../../../bridge/envelope.js';
+import { protocolVersionOf } from '../../../edge/protocol.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
 import {
   clientCapabilitiesOf,
@@ -36,30 +37,61 @@ import {
 import type { Identity } from '../../../../mcp/identity.js';
 
 export class StdioEraBridge {
-  readonly era: EraCache;
-
   constructor(
     private readonly core: ClientSessions,
     private readonly broker: InputBroker | undefined,
-  ) {
-    this.era = new EraCache(async () => {
-      await this.core.mux.ensureInitialized();
-      return eraOfDiscoverAnswer(await this.core.mux.request('server/discover', discoverProbe(0).params));
-    });
-  }
+  ) {}
 
-  /**
-   * True when this request must be bridged: a 2026-07-28 request (by header, or an unknown
-   * version with the 2026 `_meta` envelope) while the server does not speak 2026-07-28.
-   */
-  async bridges(request: EdgeRequest, message: JsonRpcMessage): Promise<boolean> {
-    if (!isStatelessRevision(request.req) && !hasModernEnvelope(message)) return false;
+  /** The server's era (the multiplexer probes it once, before anything else reaches the server). */
+  async era(): Promise<BackendEra> {
     try {
-      return (this.era.known ?? (await this.era.get())) === 'legacy';
+      return this.core.mux.knownEra ?? (await this.core.mux.upstreamEra());
     } catch (err) {
       if (err instanceof RpcFailure) throw reject(err.httpStatus, err.error.code, err.error.message);
       throw err;
     }
+  }
+
+  /**
+   * A 2026-07-28 request that goes to a 2026 server as sent, after the client policies: the
+   * server's own `requestState` is bound to the principal here (the server is shared by every
+   * user of the proxy, and cannot tell them apart), so a retry carries Moat's seal, opened for the
+   * same principal and request only.
+   */
+  async native(request: EdgeRequest, approved: JsonRpcRequest): Promise<JsonRpcRequest> {
+    if (approved.params?.requestState === undefined || !this.broker?.openServerState) return approved;
+    return this.broker.openServerState(approved, request.identity);
+  }
+
+  /** The sink for a native request: a server's InputRequiredResult gets its state sealed first. */
+  nativeSink(request: EdgeRequest, approved: JsonRpcRequest, sink: PostSink): RequestSink {
+    const broker = this.broker;
+    if (!broker?.sealServerState) return sink;
+    return {
+      related: (message) => sink.related(message),
+      respond: (response, httpStatus) => {
+        const result = response.result as { resultType?: unknown; requestState?: unknown } | undefined;
+        if (result?.resultType !== 'input_required' || typeof result.requestState !== 'string') {
+          sink.respond(response, httpStatus);
+          return;
+        }
+        broker.sealServerState?.(result.requestState, approved, request.identity).then(
+          (requestState) => sink.respond({ ...response, result: { ...result, requestState } }),
+          (err: unknown) =>
+            sink.respond(
+              {
+                jsonrpc: '2.0',
+                id: response.id,
+                error: {
+                  code: RPC.serverError,
+                  message: `Moat could not seal the request state: ${errorMessage(err)}`,
+                },
+              },
+              503,
+            ),
+        );
+      },
+    };
   }
 
   async handle(request: EdgeRequest, message: JsonRpcMessage): Promise<void> {

@@ -17,10 +17,21 @@ const ctx: MessageContext = {
   headers: {},
 };
 
+/** The recorder answers the era probe as a 2025-era server does (method not found); `sent` omits it. */
 function setup(timeoutMs = 60_000) {
   const sent: JsonRpcMessage[] = [];
-  const mux = new Multiplexer({
-    send: (m) => (sent.push(m), true),
+  const mux: Multiplexer = new Multiplexer({
+    send: (m) => {
+      if ('method' in m && m.method === 'server/discover' && 'id' in m) {
+        const id = m.id;
+        queueMicrotask(() =>
+          mux.onUpstreamMessage({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }),
+        );
+      } else {
+        sent.push(m);
+      }
+      return true;
+    },
     policies: [],
     requestTimeoutMs: timeoutMs,
     logger: pino({ level: 'silent' }),
@@ -32,6 +43,9 @@ function setup(timeoutMs = 60_000) {
     };
   return { mux, sent, last };
 }
+
+/** Lets the era probe's answer arrive (the initialize follows it). */
+const probed = () => new Promise((resolve) => setImmediate(resolve));
 
 function sink() {
   const responses: Array<{ response: JsonRpcResponse; status?: number }> = [];
@@ -72,6 +86,7 @@ describe('Multiplexer', () => {
       method: 'initialize',
       params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'b', version: '1' } },
     });
+    await probed();
     expect(sent).toHaveLength(1);
     const upstream = sent[0] as unknown as {
       id: number;
@@ -311,6 +326,7 @@ describe('Multiplexer', () => {
   it('keeps log levels per session and tells the server only the most verbose one', async () => {
     const { mux, sent, last } = setup();
     const init = mux.initialize({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    await probed();
     mux.onUpstreamMessage({
       jsonrpc: '2.0',
       id: (sent[0] as { id: number }).id,

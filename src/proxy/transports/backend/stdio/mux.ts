@@ -21,10 +21,34 @@
  *   `resources/subscribe` is reference-counted so the server sees one subscription per URI.
  * - `logging/setLevel` is per session: the server gets the most verbose level any session asked
  *   for, and each session receives only log messages at or above its own level.
+ * - The server's era is probed first, with `server/discover` (bounded): a 2025-era server is
+ *   initialized as above. A 2026-07-28 server is never initialized (that would pin a dual-era
+ *   server to its 2025 mode): 2026 requests pass through as sent, and 2025-era sessions are served
+ *   in the other direction (era/reverse's wire: `initialize` from discover, the `_meta` envelope
+ *   on each request, `input_required` rounds as server→client requests, subscriptions on one
+ *   `subscriptions/listen` of the proxy's own). See stdio/modern.ts for the listen routing.
  */
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../http/deadline.js';
 import { LOG_LEVELS } from '../../../bridge/translate.js';
+import { discoverProbe, eraOfDiscoverAnswer, type BackendEra } from '../../../bridge/era.js';
+import { hasModernEnvelope } from '../../../bridge/envelope.js';
+import {
+  errorAnswer,
+  initializeAnswer,
+  isInputRequired,
+  legacyAnswer,
+  negotiatedRevision,
+  withEnvelope,
+  type ClientFacts,
+} from '../../../era/reverse/wire.js';
+import {
+  askClient,
+  InputRoundError,
+  MAX_INPUT_ROUNDS,
+  PendingClientAnswers,
+} from '../../../era/reverse/input-rounds.js';
+import { legacyListenFilter, ListenRoutes, subscriptionIdOf } from './modern.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
@@ -62,6 +86,8 @@ export interface SessionChannel {
 export class BridgeSession {
   /** The client's declared capabilities; undefined when unknown (stateless clients). */
   capabilities?: Record<string, unknown>;
+  /** The client's `initialize` clientInfo (sent in the envelope to a 2026-07-28 server). */
+  clientInfo?: Record<string, unknown>;
   channel?: SessionChannel;
   /** Rank in LOG_LEVELS of the level the client set; undefined = everything the server sends. */
   logLevel?: number;
@@ -96,6 +122,8 @@ interface PendingRequest {
   /** Runs on the server's response before it is delivered (subscription bookkeeping). */
   onResponse?: (response: JsonRpcResponse) => void;
   interactive: boolean;
+  /** A `subscriptions/listen`: open until either side ends it, so no timeout. */
+  listen?: boolean;
 }
 
 /** Methods that answer quickly and never make the server ask the client anything. */
@@ -130,6 +158,9 @@ export class RpcFailure extends Error {
   }
 }
 
+/** How long the era probe (`server/discover`) may take: a 2025 server may ignore it. */
+const ERA_PROBE_MS = 10_000;
+
 export interface MultiplexerOptions {
   /** Writes one message to the server; false when the server is unavailable. */
   send(message: JsonRpcMessage): boolean;
@@ -154,6 +185,16 @@ export class Multiplexer {
   #initParams?: Record<string, unknown>;
   #init?: Promise<Record<string, unknown>>;
   #down?: string;
+  #era?: Promise<BackendEra>;
+  #knownEra?: BackendEra;
+  /** The server's `server/discover` result, when it speaks 2026-07-28. */
+  #discovered?: Record<string, unknown>;
+  /** Open `subscriptions/listen` requests at a 2026 server, by upstream id. */
+  readonly #listens = new ListenRoutes<PendingRequest>();
+  /** The proxy's own listen for its 2025-era sessions' list changes and subscriptions. */
+  #legacyListen?: PendingRequest;
+  /** Server→client requests the proxy asks 2025-era clients for a 2026 server's input rounds. */
+  readonly #clientAnswers = new PendingClientAnswers();
   /** Rank of the log level last set on the server. */
   #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
@@ -180,6 +221,12 @@ export class Multiplexer {
    * then answers from the cached result.
    */
   async initialize(request: JsonRpcRequest): Promise<Record<string, unknown>> {
+    if ((await this.upstreamEra()) === 'modern') {
+      this.#openLegacyListen();
+      const discovered = this.#discovered ?? {};
+      const revision = negotiatedRevision(request.params?.protocolVersion);
+      return initializeAnswer(request.id, discovered, revision).result as Record<string, unknown>;
+    }
     const params = request.params ?? {};
     const upstream = await this.#upstreamInit({ ...params, capabilities: routable(params.capabilities) });
     const requested = request.params?.protocolVersion;
@@ -196,6 +243,7 @@ export class Multiplexer {
 
   /** Initializes the server if no client has yet (for stateless and 2026-07-28 requests). */
   async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
+    if ((await this.upstreamEra()) === 'modern') return;
     await this.#upstreamInit({
       protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
       capabilities: routable(capabilities),
@@ -223,9 +271,42 @@ export class Multiplexer {
     return this.#init;
   }
 
-  /** The server's initialize result, once the server is initialized. */
+  /**
+   * The server's era, probed once with `server/discover` before anything else reaches it. An
+   * answer naming 2026-07-28 makes it modern; a refusal, another answer or silence past the bound
+   * legacy. A server that is down is asked again by the next request.
+   */
+  upstreamEra(): Promise<BackendEra> {
+    this.#era ??= this.#internalRequest(
+      'server/discover',
+      discoverProbe(0).params,
+      Math.min(ERA_PROBE_MS, this.#o.requestTimeoutMs),
+    ).then((response) => {
+      if (this.#down !== undefined || this.#unavailable(response)) {
+        this.#era = undefined;
+        throw new RpcFailure(response.error ?? { code: RPC.serverError, message: 'unavailable' }, 503);
+      }
+      const era = eraOfDiscoverAnswer(response);
+      if (era === 'modern') this.#discovered = response.result as Record<string, unknown>;
+      this.#knownEra = era;
+      this.#log.info({ era }, 'the stdio MCP server era');
+      return era;
+    });
+    return this.#era;
+  }
+
+  /** The era, when the probe has finished. */
+  get knownEra(): BackendEra | undefined {
+    return this.#knownEra;
+  }
+
+  #unavailable(response: JsonRpcResponse): boolean {
+    return response.error?.message.startsWith('The MCP server is not available') === true;
+  }
+
+  /** The server's initialize result (a 2026 server: its discover result), once known. */
   get serverInit(): Record<string, unknown> | undefined {
-    return this.#initResult;
+    return this.#initResult ?? this.#discovered;
   }
 
   /** A request of the proxy's own to the server (e.g. the era probe), bounded like any other. */
@@ -245,6 +326,11 @@ export class Multiplexer {
 
   /** The pipes were re-attached: initialize again (a restarted server needs it; a running one answers again). */
   reattached(): void {
+    if (this.#discovered) {
+      this.#listensEnded('the MCP server was re-attached');
+      if (this.#legacyListen) this.#openLegacyListen(true);
+      return;
+    }
     const params = this.#initParams;
     if (!this.#initResult || !params) return;
     void this.#internalRequest('initialize', params).then((response) => {
@@ -277,6 +363,206 @@ export class Multiplexer {
   }
 
   // -------------------------------------------------------------------------------------------
+  // A 2026-07-28 server: listens, and 2025-era sessions served in the other direction
+
+  /**
+   * (Re)opens the proxy's own listen for 2025-era sessions: every list change, and the URIs any
+   * session subscribed to. Replaces the open one (its filter is fixed when it opens).
+   */
+  #openLegacyListen(force = false): void {
+    if (this.#legacyListen && !force) return;
+    const old = this.#legacyListen;
+    if (old) this.#stopListen(old, 'the subscriptions changed');
+    const params = withEnvelope(
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'subscriptions/listen',
+        params: { notifications: legacyListenFilter([...this.#subscribers.keys()]) },
+      },
+      { clientInfo: { name: 'moat', version: '1' }, capabilities: {} },
+    ).params as Record<string, unknown>;
+    const pending: PendingRequest = {
+      upstreamId: this.#nextId++,
+      request: { jsonrpc: '2.0', id: 0, method: 'subscriptions/listen', params },
+      internal: (response) => {
+        if (response.error) this.#log.warn({ error: response.error.message }, 'the proxy’s listen ended');
+      },
+      interactive: false,
+      listen: true,
+    };
+    this.#legacyListen = pending;
+    this.#listens.open(pending.upstreamId, pending);
+    this.#start(pending, { jsonrpc: '2.0', id: pending.upstreamId, method: 'subscriptions/listen', params });
+  }
+
+  /** Ends one listen at the server (nothing more is delivered for it). */
+  #stopListen(pending: PendingRequest, reason: string): void {
+    this.#finish(pending);
+    this.#o.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: pending.upstreamId, reason },
+    });
+  }
+
+  /** The server may be a new process: every client listen ends (the client listens again). */
+  #listensEnded(reason: string): void {
+    for (const pending of this.#listens.all()) {
+      if (pending === this.#legacyListen) continue;
+      this.#finish(pending);
+      pending.sink?.respond(this.#errorResponse(pending, { code: RPC.serverError, message: reason }));
+    }
+  }
+
+  /**
+   * A notification a 2026 server stamped with a listen's id: to the client stream that listens
+   * (the stamp restored to the client's own id), or, for the proxy's own listen, to the 2025-era
+   * sessions as a 2025 server sends it. An unknown stamp matches no one and is dropped.
+   */
+  #onListenNotification(notification: JsonRpcNotification, subscriptionId: JsonRpcId): void {
+    const pending = typeof subscriptionId === 'number' ? this.#listens.get(subscriptionId) : undefined;
+    if (!pending) {
+      this.#log.debug({ method: notification.method }, 'a listen notification for no open listen; dropped');
+      return;
+    }
+    if (pending === this.#legacyListen) {
+      const plain = ListenRoutes.unstamped(notification);
+      if (plain.method === 'notifications/subscriptions/acknowledged') return;
+      this.#toLegacySessions(plain);
+      return;
+    }
+    if (pending.session) {
+      this.#deliverRelated(
+        pending.session,
+        pending,
+        ListenRoutes.restamped(notification, pending.request.id),
+      );
+    }
+  }
+
+  #toLegacySessions(notification: JsonRpcNotification): void {
+    if (notification.method === 'notifications/resources/updated') {
+      const uri = notification.params?.uri;
+      for (const session of (typeof uri === 'string' && this.#subscribers.get(uri)) || []) {
+        session.channel?.send(notification);
+      }
+      return;
+    }
+    for (const session of this.#sessions) if (!session.ephemeral) session.channel?.send(notification);
+  }
+
+  /** What a 2025-era session tells a 2026 server in each request's envelope. */
+  #factsOf(session: BridgeSession): ClientFacts {
+    return {
+      clientInfo: session.clientInfo ?? { name: 'unknown', version: '0' },
+      capabilities: session.capabilities ?? {},
+      // 2025 semantics: every log message until the client sets a level.
+      logLevel: LOG_LEVELS[session.logLevel ?? 0],
+    };
+  }
+
+  /** Requests a 2025-era session makes that the proxy answers itself in front of a 2026 server. */
+  #answerLegacyLocally(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): boolean {
+    switch (request.method) {
+      case 'ping':
+        sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
+        return true;
+      case 'logging/setLevel': {
+        const rank = LOG_LEVELS.indexOf(String(request.params?.level));
+        if (rank === -1) {
+          sink.respond(
+            errorAnswer(
+              request.id,
+              `Unknown log level; use one of ${LOG_LEVELS.join(', ')}`,
+              RPC.invalidParams,
+            ),
+          );
+        } else {
+          session.logLevel = rank;
+          sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
+        }
+        return true;
+      }
+      case 'resources/subscribe':
+      case 'resources/unsubscribe': {
+        const uri = request.params?.uri;
+        if (typeof uri !== 'string') {
+          sink.respond(errorAnswer(request.id, 'params.uri must be a string', RPC.invalidParams));
+          return true;
+        }
+        const before = this.#subscribers.size;
+        if (request.method === 'resources/subscribe') this.#addSubscriber(session, uri);
+        else this.#removeSubscriber(session, uri);
+        if (this.#subscribers.size !== before) this.#openLegacyListen(true);
+        sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * A 2025-era session's request to a 2026 server: sent with the session's envelope; each
+   * `input_required` round becomes server→client requests on the request's stream (kinds the
+   * client declared only), their answers the retry's `inputResponses`. The client policies ran on
+   * the request as the client sent it; the response policies run once, on the final answer.
+   */
+  async #forwardLegacyToModern(
+    session: BridgeSession,
+    request: JsonRpcRequest,
+    sink: RequestSink,
+    ctx: MessageContext,
+  ): Promise<void> {
+    const facts = this.#factsOf(session);
+    let current = request;
+    let response: JsonRpcResponse;
+    try {
+      for (let round = 0; ; round++) {
+        response = await this.#roundTrip(session, withEnvelope(current, facts), sink);
+        if (!isInputRequired(response)) break;
+        if (round + 1 >= MAX_INPUT_ROUNDS) {
+          throw new InputRoundError(`The MCP server kept asking for input (${MAX_INPUT_ROUNDS} rounds)`);
+        }
+        const result = response.result as { inputRequests?: unknown; requestState?: unknown };
+        const inputResponses = await askClient(result.inputRequests, facts, (method, params) =>
+          this.#clientAnswers.ask(
+            session.id,
+            method,
+            params,
+            (ask) => this.#deliverRelated(session, undefined, ask, sink),
+            AbortSignal.timeout(this.#o.requestTimeoutMs),
+          ),
+        );
+        const { inputResponses: _old, requestState: _oldState, ...params } = request.params ?? {};
+        current = {
+          ...request,
+          params: {
+            ...params,
+            inputResponses,
+            ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+          },
+        };
+      }
+    } catch (err) {
+      const failure = err instanceof InputRoundError ? err : new InputRoundError(errorMessage(err));
+      response = errorAnswer(request.id, failure.message, failure.code);
+    }
+    void this.#deliverResponse(
+      { upstreamId: 0, request, session, sink, ctx, interactive: false },
+      legacyAnswer(response),
+    );
+  }
+
+  /** One request to the server for a session, its answer returned instead of delivered. */
+  #roundTrip(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): Promise<JsonRpcResponse> {
+    return new Promise((resolve) => {
+      this.#send(session, request, { related: (m) => sink.related(m), respond: (r) => resolve(r) });
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Client → server
 
   /** Sends a client request upstream; the response (or an error) reaches `sink`. */
@@ -287,17 +573,29 @@ export class Multiplexer {
     ctx: MessageContext,
   ): void {
     session.lastAccess = Date.now();
+    if (this.#discovered && !hasModernEnvelope(request)) {
+      if (this.#answerLegacyLocally(session, request, sink)) return;
+      void this.#forwardLegacyToModern(session, request, sink, ctx);
+      return;
+    }
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
       if (this.#answerSubscriptionLocally(session, request, sink)) return;
     }
     if (request.method === 'logging/setLevel' && this.#setLogLevel(session, request, sink)) return;
+    this.#send(session, request, sink, ctx);
+  }
+
+  /** Sends one request upstream under a fresh id; its messages and answer reach `sink`. */
+  #send(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink, ctx?: MessageContext): void {
+    const listen = this.#discovered !== undefined && request.method === 'subscriptions/listen';
     const pending: PendingRequest = {
       upstreamId: this.#nextId++,
       request,
       session,
       sink,
-      ctx,
-      interactive: !NON_INTERACTIVE.has(request.method),
+      interactive: !listen && !NON_INTERACTIVE.has(request.method),
+      ...(listen ? { listen } : {}),
+      ...(ctx ? { ctx } : {}),
     };
     let params = request.params;
     const meta = params?._meta;
@@ -311,6 +609,7 @@ export class Multiplexer {
     }
     pending.onResponse = this.#subscriptionBookkeeping(session, request);
     session.inflight.add(pending);
+    if (listen) this.#listens.open(pending.upstreamId, pending);
     this.#start(pending, { ...request, id: pending.upstreamId, ...(params === undefined ? {} : { params }) });
   }
 
@@ -329,12 +628,15 @@ export class Multiplexer {
       );
       return;
     }
+    // A 2026 server takes no 2025-era notifications (roots/list_changed is gone in 2026-07-28).
+    if (this.#discovered && !hasModernEnvelope(notification)) return;
     this.#o.send(notification);
   }
 
   /** A client's answer to a server request; false when this session has no such pending request. */
   forwardClientResponse(session: BridgeSession, response: JsonRpcResponse): boolean {
     if (response.id === null) return false;
+    if (this.#clientAnswers.answer(session.id, response)) return true;
     const key = idKey(response.id);
     const owner = this.#serverRequests.get(key);
     // Session-less clients answer on a new POST (a new ephemeral session): any session-less
@@ -481,6 +783,17 @@ export class Multiplexer {
 
   #onServerNotification(notification: JsonRpcNotification): void {
     const method = notification.method;
+    const subscriptionId = this.#discovered ? subscriptionIdOf(notification) : undefined;
+    if (subscriptionId !== undefined) {
+      this.#onListenNotification(notification, subscriptionId);
+      return;
+    }
+    if (
+      this.#discovered &&
+      (method.endsWith('/list_changed') || method === 'notifications/resources/updated')
+    ) {
+      return;
+    }
     if (method === 'notifications/progress') {
       const token = notification.params?.progressToken;
       const pending =
@@ -546,8 +859,9 @@ export class Multiplexer {
     session: BridgeSession,
     pending: PendingRequest | undefined,
     message: JsonRpcMessage,
+    sink = pending?.sink,
   ): boolean {
-    if (pending?.sink?.related(message)) return true;
+    if (sink?.related(message)) return true;
     return session.channel?.send(message) ?? false;
   }
 
@@ -590,6 +904,7 @@ export class Multiplexer {
   }
 
   #serverLogAtLeast(rank: number): void {
+    if (this.#discovered) return;
     if (this.#serverLogLevel !== undefined && rank >= this.#serverLogLevel) return;
     this.#serverLogLevel = rank;
     void this.#internalRequest('logging/setLevel', { level: LOG_LEVELS[rank] }).then((response) => {
@@ -657,7 +972,8 @@ export class Multiplexer {
     set?.delete(session);
     if (set?.size !== 0) return;
     this.#subscribers.delete(uri);
-    void this.#internalRequest('resources/unsubscribe', { uri });
+    if (this.#discovered) this.#openLegacyListen(true);
+    else void this.#internalRequest('resources/unsubscribe', { uri });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -685,6 +1001,7 @@ export class Multiplexer {
   /** (Re)starts the request's timeout; progress notifications restart it. */
   #armTimer(pending: PendingRequest): void {
     clearTimeout(pending.timer);
+    if (pending.listen) return;
     pending.timer = setTimeout(() => this.#timeout(pending), this.#boundOf(pending));
     pending.timer.unref();
   }
@@ -723,6 +1040,8 @@ export class Multiplexer {
       else this.#busy.delete(pending.session);
     }
     if (pending.progress) this.#progress.delete(pending.progress.key);
+    if (pending.listen) this.#listens.close(pending.upstreamId);
+    if (pending === this.#legacyListen) this.#legacyListen = undefined;
     pending.session?.inflight.delete(pending);
   }
 
