@@ -19,13 +19,7 @@ import {
   startV1StreamableBackend,
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
-import {
-  memoryLogger,
-  messagesOf,
-  post,
-  streamReader,
-  testConfig,
-} from '../../support/proxy-harness.js';
+import { memoryLogger, messagesOf, post, streamReader, testConfig } from '../../support/proxy-harness.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
