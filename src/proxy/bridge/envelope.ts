@@ -84,3 +84,18 @@ export function envelopeRefusal(
   }
   return undefined;
 }
+
+/**
+ * The HTTP status the 2026-07-28 HTTP binding gives a server's JSON-RPC error answer, for a server
+ * without HTTP of its own (stdio): removed or unknown methods 404; a refused envelope, header or
+ * missing client capability 400; anything else the JSON-RPC error in a 200.
+ */
+export function httpStatusOfError(code: number): number {
+  if (code === RPC.methodNotFound) return 404;
+  const refusals: number[] = [
+    RPC.headerMismatch,
+    RPC.missingClientCapability,
+    RPC.unsupportedProtocolVersion,
+  ];
+  return refusals.includes(code) ? 400 : 200;
+}

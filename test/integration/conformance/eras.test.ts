@@ -6,8 +6,7 @@
  *   - the 2026-era fixture (v2 SDK, test/fixtures/conformance-2026/), which serves both eras.
  * The goal (issue 18): through Moat, the 2025-11-25 set passes 100% of what passes directly, and the
  * 2026-07-28 set passes, in front of either fixture, every scenario that passes directly against
- * the 2026-era fixture. STDIO_2026_PENDING lists what Moat over stdio in front of the 2026-era
- * fixture does not pass yet; it may only shrink.
+ * the 2026-era fixture.
  * The counts per cell are printed and written to .test-state/conformance-eras.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,17 +32,6 @@ import {
   type Requirements,
   type ScenarioResult,
 } from './suite.js';
-
-/**
- * 2026-07-28 scenarios that pass directly against the 2026-era fixture and through Moat over HTTP,
- * but not yet through Moat over stdio in front of it: the stdio bridge opens every stdio server
- * with a 2025-11-25 `initialize`, which locks the v2 SDK's server into its 2025 mode, so Moat
- * bridges it like a 2025 server instead of passing 2026 requests through. In that mode the
- * server's input requests carry no input keys (the suite expects `user_name`, …) and list
- * changes made by one request reach no listen stream. Probing `server/discover` before
- * initializing would fix it. Each name must still fail there, so the list can only shrink.
- */
-export const STDIO_2026_PENDING: string[] = [];
 
 /**
  * What the 2026-era fixture itself cannot do in the 2026-07-28 set: the tasks extension scenarios
@@ -111,14 +99,12 @@ async function record(set: Requirements, name: string, run: Map<string, Scenario
 /**
  * Which failed scenarios a cell re-runs once: those it is expected to pass. Nothing for the
  * 2025-era fixture directly at 2026-07-28 (it is expected to fail), everything else at
- * 2025-11-25, and at 2026-07-28 all but what the fixture cannot do and, over stdio in front of
- * the 2026-era fixture, all but STDIO_2026_PENDING.
+ * 2025-11-25, and at 2026-07-28 all but what the fixture cannot do.
  */
 function expectedToPass(set: Requirements, fixture: Fixture, via: Via): (scenario: string) => boolean {
   if (set === '2025-11-25') return () => true;
   if (fixture === '2025' && via === 'direct') return () => false;
-  const pending = fixture === '2026' && via === 'moat-stdio' ? STDIO_2026_PENDING : [];
-  return (s) => !FIXTURE_2026_CANNOT.includes(s) && !pending.includes(s);
+  return (s) => !FIXTURE_2026_CANNOT.includes(s);
 }
 
 /** Both sets, one after the other, against one URL (cells run concurrently with each other). */
@@ -212,11 +198,13 @@ describe('conformance requirement sets through Moat', () => {
     );
   });
 
-  it('2026-07-28 over HTTP in front of the 2026-era fixture: everything that passes directly', () => {
+  it('2026-07-28 over HTTP and stdio in front of the 2026-era fixture: everything that passes directly', () => {
     const target = passing(cell('2026-07-28', '2026', 'direct'));
-    const proxied = cell('2026-07-28', '2026', 'moat-http');
-    const missing = target.filter((s) => !proxied.get(s)?.passed);
-    expect(missing, failures(proxied, missing)).toEqual([]);
+    for (const via of ['moat-http', 'moat-stdio'] as const) {
+      const proxied = cell('2026-07-28', '2026', via);
+      const missing = target.filter((s) => !proxied.get(s)?.passed);
+      expect(missing, `${cellName('2026', via)}\n${failures(proxied, missing)}`).toEqual([]);
+    }
   });
 
   it('2026-07-28 in front of a 2025-11-25 server, over HTTP and stdio: everything that passes against the 2026-era fixture', () => {
@@ -228,16 +216,6 @@ describe('conformance requirement sets through Moat', () => {
       const missing = target.filter((s) => !proxied.get(s)?.passed);
       expect(missing, failures(proxied, missing)).toEqual([]);
     }
-  });
-
-  it('2026-07-28 over stdio in front of the 2026-era fixture: all but STDIO_2026_PENDING, which still fail', () => {
-    const target = passing(cell('2026-07-28', '2026', 'direct'));
-    expect(target).toEqual(expect.arrayContaining(STDIO_2026_PENDING));
-    const proxied = cell('2026-07-28', '2026', 'moat-stdio');
-    const missing = target.filter((s) => !STDIO_2026_PENDING.includes(s) && !proxied.get(s)?.passed);
-    expect(missing, failures(proxied, missing)).toEqual([]);
-    const passingNow = STDIO_2026_PENDING.filter((s) => proxied.get(s)?.passed);
-    expect(passingNow, 'passing now: remove these from STDIO_2026_PENDING').toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@
  * requests get none (POST only; GET/DELETE → 405).
  */
 import type { ServerResponse } from 'node:http';
-import { isBridgeCandidate, isStatelessRevision } from '../../edge/protocol.js';
+import { isBridgeCandidate, isStatelessRevision, protocolVersionOf } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
@@ -19,7 +19,7 @@ import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
 import type { BackendEra } from '../../bridge/era.js';
-import { hasModernEnvelope } from '../../bridge/envelope.js';
+import { checkEnvelope, hasModernEnvelope } from '../../bridge/envelope.js';
 import {
   isRequest,
   RPC,
@@ -138,6 +138,8 @@ export class StreamableEndpoint {
     const message = await readMessage(request);
     const era = await this.#eraFor(request, message);
     if (era === 'legacy' && this.bridge) return this.bridge.handle(request, message);
+    // Moat is the HTTP binding of a 2026 stdio server: it refuses what the binding refuses.
+    if (era === 'modern') checkEnvelope(message, protocolVersionOf(request.req));
     if (isRequest(message) && message.method === 'initialize') {
       return this.#initialize(request, message, accepts, postOnly);
     }

@@ -14,7 +14,7 @@ import { serveStdioListen } from './era-listen.js';
 import type { BackendEra } from '../../../bridge/era.js';
 import { errorMessage } from '../../../../util/errors.js';
 import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope } from '../../../bridge/envelope.js';
+import { checkEnvelope, httpStatusOfError } from '../../../bridge/envelope.js';
 import { protocolVersionOf } from '../../../edge/protocol.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
 import {
@@ -63,19 +63,25 @@ export class StdioEraBridge {
     return this.broker.openServerState(approved, request.identity);
   }
 
-  /** The sink for a native request: a server's InputRequiredResult gets its state sealed first. */
+  /**
+   * The sink for a native request: Moat is the stdio server's HTTP binding, so error answers get
+   * the binding's statuses, and an InputRequiredResult gets its state sealed first.
+   */
   nativeSink(request: EdgeRequest, approved: JsonRpcRequest, sink: PostSink): RequestSink {
     const broker = this.broker;
-    if (!broker?.sealServerState) return sink;
     return {
       related: (message) => sink.related(message),
       respond: (response, httpStatus) => {
         const result = response.result as { resultType?: unknown; requestState?: unknown } | undefined;
         if (result?.resultType !== 'input_required' || typeof result.requestState !== 'string') {
+          sink.respond(response, response.error ? httpStatusOfError(response.error.code) : httpStatus);
+          return;
+        }
+        if (!broker?.sealServerState) {
           sink.respond(response, httpStatus);
           return;
         }
-        broker.sealServerState?.(result.requestState, approved, request.identity).then(
+        broker.sealServerState(result.requestState, approved, request.identity).then(
           (requestState) => sink.respond({ ...response, result: { ...result, requestState } }),
           (err: unknown) =>
             sink.respond(

@@ -573,9 +573,10 @@ export class Multiplexer {
     ctx: MessageContext,
   ): void {
     session.lastAccess = Date.now();
-    if (this.#discovered && !hasModernEnvelope(request)) {
-      if (this.#answerLegacyLocally(session, request, sink)) return;
-      void this.#forwardLegacyToModern(session, request, sink, ctx);
+    if (this.#discovered) {
+      if (hasModernEnvelope(request)) this.#send(session, request, sink, ctx);
+      else if (!this.#answerLegacyLocally(session, request, sink))
+        void this.#forwardLegacyToModern(session, request, sink, ctx);
       return;
     }
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
