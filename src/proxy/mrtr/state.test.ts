@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemorySingleUse } from './single-use.js';
-import { RequestStateCodec, requestDigest, type StateClaims } from './state.js';
+import { MAX_STATE_CHARS, RequestStateCodec, requestDigest, type StateClaims } from './state.js';
 
 let now = 1_000_000;
 const clock = () => now;
@@ -44,10 +44,26 @@ describe('request state codec', () => {
     expect(codec.open(`${token}-TAMPERED`, expected)).toEqual({ refusal: 'tampered' });
   });
 
+  it('carries a server’s own state inside the seal, unreadable from outside', () => {
+    const token = codec.seal({ ...claims(), server: 'the-server-state' });
+    expect(token).not.toContain('the-server-state');
+    const opened = codec.open(token, expected);
+    expect('claims' in opened && opened.claims.server).toBe('the-server-state');
+  });
+
   it('refuses a state sealed under another key as tampered, and junk as malformed', () => {
     const other = new RequestStateCodec(randomBytes(32), clock);
     expect(codec.open(other.seal(claims()), expected)).toEqual({ refusal: 'tampered' });
-    for (const junk of [undefined, 42, '', 'm1.', 'm1.!!!', 'x1.abc', `m1.${'A'.repeat(5000)}`, { id: 1 }]) {
+    for (const junk of [
+      undefined,
+      42,
+      '',
+      'm1.',
+      'm1.!!!',
+      'x1.abc',
+      `m1.${'A'.repeat(MAX_STATE_CHARS)}`,
+      { id: 1 },
+    ]) {
       expect(codec.open(junk, expected)).toEqual({ refusal: 'malformed' });
     }
   });

@@ -51,7 +51,13 @@ import type { EdgeRequest, HttpBackend, SessionRecord, TransportOptions } from '
 import { paramHeaderDeclarations, paramHeadersFor, type ParamHeaderDeclaration } from '../param-headers.js';
 import { speaksModernRevision } from '../../bridge/era.js';
 import { BrokenAnswer, callBackend } from './backend-call.js';
-import { askClient, InputRoundError, MAX_INPUT_ROUNDS, PendingClientAnswers } from './input-rounds.js';
+import {
+  askClient,
+  InputRoundError,
+  MAX_INPUT_ROUNDS,
+  PendingClientAnswers,
+  retryRequest,
+} from './input-rounds.js';
 import { SessionStreams } from './session-streams.js';
 import {
   clientFactsOf,
@@ -336,15 +342,7 @@ export function withModernBackendSessions(
             pending.ask(sessionId, method, params, (req) => stream()?.message(req) ?? false, d.signal),
           ),
         );
-        const { inputResponses: _old, requestState: _oldState, ...params } = message.params ?? {};
-        current = {
-          ...message,
-          params: {
-            ...params,
-            inputResponses,
-            ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
-          },
-        };
+        current = retryRequest(message, result, inputResponses);
       }
     } catch (err) {
       if (cancelled.signal.aborted) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonRpcRequest } from '../../../mcp/jsonrpc.js';
-import { askClient, InputRoundError, PendingClientAnswers } from './input-rounds.js';
+import { askClient, InputRoundError, PendingClientAnswers, retryRequest } from './input-rounds.js';
 
 const facts = (capabilities: Record<string, unknown>) => ({
   clientInfo: { name: 'c', version: '1' },
@@ -65,5 +65,20 @@ describe('input rounds for a 2025-era client', () => {
     const waiting = pending.ask('s1', 'roots/list', undefined, () => true, controller.signal);
     controller.abort(new Error('time is up'));
     await expect(waiting).rejects.toThrow('time is up');
+  });
+
+  it('builds the retry: the answers, the round’s state, the earlier round’s fields replaced', () => {
+    const request: JsonRpcRequest = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 't', inputResponses: { old: {} }, requestState: 'old' },
+    };
+    expect(retryRequest(request, { requestState: 's2' }, { a: { x: 1 } }).params).toEqual({
+      name: 't',
+      inputResponses: { a: { x: 1 } },
+      requestState: 's2',
+    });
+    expect(retryRequest(request, {}, {}).params).toEqual({ name: 't', inputResponses: {} });
   });
 });

@@ -123,3 +123,23 @@ export async function askClient(
   );
   return Object.fromEntries(answers);
 }
+
+/**
+ * The retry of `request` after an `input_required` round: the client's answers as
+ * `inputResponses`, and the round's `requestState` unchanged (when it had one).
+ */
+export function retryRequest(
+  request: JsonRpcRequest,
+  round: { requestState?: unknown },
+  inputResponses: Record<string, unknown>,
+): JsonRpcRequest {
+  const { inputResponses: _old, requestState: _oldState, ...params } = request.params ?? {};
+  return {
+    ...request,
+    params: {
+      ...params,
+      inputResponses,
+      ...(typeof round.requestState === 'string' ? { requestState: round.requestState } : {}),
+    },
+  };
+}

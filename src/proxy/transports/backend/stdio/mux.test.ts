@@ -17,15 +17,26 @@ const ctx: MessageContext = {
   headers: {},
 };
 
-/** The recorder answers the era probe as a 2025-era server does (method not found); `sent` omits it. */
-function setup(timeoutMs = 60_000) {
+/**
+ * The recorder answers the era probe as a 2025-era server does (method not found), or as a
+ * 2026-07-28 server when `modern`; `sent` omits it.
+ */
+function setup(timeoutMs = 60_000, modern = false) {
   const sent: JsonRpcMessage[] = [];
   const mux: Multiplexer = new Multiplexer({
     send: (m) => {
       if ('method' in m && m.method === 'server/discover' && 'id' in m) {
         const id = m.id;
+        const discovered = {
+          supportedVersions: ['2026-07-28'],
+          capabilities: { tools: { listChanged: true } },
+        };
         queueMicrotask(() =>
-          mux.onUpstreamMessage({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }),
+          mux.onUpstreamMessage(
+            modern
+              ? { jsonrpc: '2.0', id, result: discovered }
+              : { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } },
+          ),
         );
       } else {
         sent.push(m);
@@ -382,5 +393,52 @@ describe('Multiplexer', () => {
     expect(mux.forwardClientResponse(stateful, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(false);
     expect(mux.forwardClientResponse(answer, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(true);
     expect(last()).toEqual({ jsonrpc: '2.0', id: 3, result: { roots: [] } });
+  });
+
+  it('never initializes a 2026-07-28 server, and routes listen notifications by its own ids only', async () => {
+    const { mux, sent } = setup(60_000, true);
+    await mux.ensureInitialized();
+    expect(mux.knownEra).toBe('modern');
+    const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } };
+    const [a, b] = [
+      new BridgeSession('', 'streamable-http', true),
+      new BridgeSession('', 'streamable-http', true),
+    ];
+    const [la, lb] = [sink(), sink()];
+    for (const [s, k] of [
+      [a, la],
+      [b, lb],
+    ] as const) {
+      mux.addSession(s);
+      // Both clients use the same id: only the upstream ids tell them apart.
+      const listen = { notifications: { toolsListChanged: true }, ...envelope };
+      mux.forwardRequest(
+        s,
+        { jsonrpc: '2.0', id: 'l', method: 'subscriptions/listen', params: listen },
+        k.s,
+        ctx,
+      );
+    }
+    expect(sent.some((m) => 'method' in m && m.method === 'initialize')).toBe(false);
+    const [ida, idb] = sent.map((m) => (m as { id: number }).id);
+    expect(ida).not.toBe(idb);
+    const stamped = (id: unknown) => ({
+      jsonrpc: '2.0' as const,
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': id } },
+    });
+    mux.onUpstreamMessage(stamped(idb));
+    mux.onUpstreamMessage(stamped(9999));
+    mux.onUpstreamMessage({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    expect(la.related).toEqual([]);
+    expect(lb.related).toEqual([stamped('l')]);
+    // A listen that ended gets nothing more, and the server is told.
+    mux.endSession(b, 'closed');
+    expect(sent[sent.length - 1]).toMatchObject({
+      method: 'notifications/cancelled',
+      params: { requestId: idb },
+    });
+    mux.onUpstreamMessage(stamped(idb));
+    expect(lb.related).toHaveLength(1);
   });
 });

@@ -47,6 +47,7 @@ import {
   InputRoundError,
   MAX_INPUT_ROUNDS,
   PendingClientAnswers,
+  retryRequest,
 } from '../../../era/reverse/input-rounds.js';
 import { legacyListenFilter, ListenRoutes, subscriptionIdOf } from './modern.js';
 import { errorMessage } from '../../../../util/errors.js';
@@ -535,15 +536,7 @@ export class Multiplexer {
             AbortSignal.timeout(this.#o.requestTimeoutMs),
           ),
         );
-        const { inputResponses: _old, requestState: _oldState, ...params } = request.params ?? {};
-        current = {
-          ...request,
-          params: {
-            ...params,
-            inputResponses,
-            ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
-          },
-        };
+        current = retryRequest(request, result, inputResponses);
       }
     } catch (err) {
       const failure = err instanceof InputRoundError ? err : new InputRoundError(errorMessage(err));
