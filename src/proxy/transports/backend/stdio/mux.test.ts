@@ -196,6 +196,8 @@ describe('Multiplexer', () => {
     vi.useFakeTimers();
     const { mux, last } = setup(60_000);
     const outcome = mux.ping(500);
+    await vi.advanceTimersByTimeAsync(0); // the era probe's answer (a 2025 server), then the ping
+    expect(last()).toMatchObject({ method: 'ping' });
     const pingId = last().id;
     vi.advanceTimersByTime(501);
     await expect(outcome).resolves.toEqual({
@@ -440,5 +442,8 @@ describe('Multiplexer', () => {
     });
     mux.onUpstreamMessage(stamped(idb));
     expect(lb.related).toHaveLength(1);
+    // A 2026-07-28 server has no ping: the health check asks server/discover.
+    expect(await mux.ping(500)).toHaveProperty('ms');
+    expect(sent.some((m) => 'method' in m && m.method === 'ping')).toBe(false);
   });
 });

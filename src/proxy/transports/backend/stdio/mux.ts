@@ -310,18 +310,20 @@ export class Multiplexer {
     return this.#initResult ?? this.#discovered;
   }
 
-  /** A request of the proxy's own to the server (e.g. the era probe), bounded like any other. */
-  request(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse> {
-    return this.#internalRequest(method, params);
-  }
-
   /**
    * Pings the server (the proxy's own request) with its own bound; resolves with the round trip
    * in ms or an error text. A timed-out ping is dropped like any request, so none piles up.
    */
   async ping(timeoutMs: number): Promise<{ ms: number } | { error: string }> {
     const started = Date.now();
-    const response = await this.#internalRequest('ping', {}, timeoutMs);
+    // The era comes first (a ping as the first message would pin a dual-era server to 2025);
+    // a 2026-07-28 server has no ping, so it is asked `server/discover`.
+    const era = await this.upstreamEra().catch((err: unknown) => errorMessage(err));
+    if (era !== 'modern' && era !== 'legacy') return { error: era };
+    const response =
+      era === 'modern'
+        ? await this.#internalRequest('server/discover', discoverProbe(0).params, timeoutMs)
+        : await this.#internalRequest('ping', {}, timeoutMs);
     return response.error ? { error: response.error.message } : { ms: Date.now() - started };
   }
 
@@ -610,7 +612,8 @@ export class Multiplexer {
   /** A client notification; `notifications/initialized` is the proxy's to send, so it is absorbed. */
   forwardNotification(session: BridgeSession, notification: JsonRpcNotification): void {
     session.lastAccess = Date.now();
-    if (notification.method === 'notifications/initialized') return;
+    // Before the era probe nothing was asked of the server, and a first message would pick its era.
+    if (notification.method === 'notifications/initialized' || this.#knownEra === undefined) return;
     if (notification.method === 'notifications/cancelled') {
       const requestId = notification.params?.requestId;
       const pending = [...session.inflight].find((p) => p.request.id === requestId);
