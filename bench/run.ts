@@ -36,7 +36,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { SUPERVISOR_ENV_DEFAULTS, SUPERVISOR_NODE_FLAGS } from '../src/workloads/supervisor-launch.js';
+import { PROXY_ENV_DEFAULTS, PROXY_NODE_FLAGS } from '../src/util/proxy-launch.js';
 import type { BenchKit, LoadResult, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
 import { cliTimings } from './cli-timings.js';
 import { fmt, rowTable, targetTable, writePlots } from './report.js';
@@ -124,11 +124,11 @@ async function startProxy(
   script ??= proxyScript();
   const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
     env: {
-      ...(launchSettings ? SUPERVISOR_ENV_DEFAULTS : {}),
+      ...(launchSettings ? PROXY_ENV_DEFAULTS : {}),
       ...process.env,
       MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href,
     },
-    execArgv: ['--expose-gc', ...(launchSettings ? SUPERVISOR_NODE_FLAGS : [])],
+    execArgv: ['--expose-gc', ...(launchSettings ? PROXY_NODE_FLAGS : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   started.push(child);
@@ -377,7 +377,7 @@ function memoryTable(m: MemoryReport): string[] {
   const session = (label: string, x: { rss: number; heap: number }) =>
     `| per idle session, ${label} (${SESSIONS} sessions) | ${fmt(x.heap / 1024)} KB heap, ${fmt(x.rss / 1024)} KB RSS |`;
   return [
-    `| memory (proxy process, after GC; launched with ${SUPERVISOR_NODE_FLAGS.join(' ')}, MALLOC_ARENA_MAX=${SUPERVISOR_ENV_DEFAULTS.MALLOC_ARENA_MAX}) | value |`,
+    `| memory (proxy process, after GC; launched with ${PROXY_NODE_FLAGS.join(' ')}, MALLOC_ARENA_MAX=${PROXY_ENV_DEFAULTS.MALLOC_ARENA_MAX}) | value |`,
     '|---|---|',
     row('idle RSS after start, as `moat supervise` runs it (HTTP backend)', m.idle),
     row('idle RSS after start, as `moat supervise` runs it (stdio backend)', m.stdioIdle),
