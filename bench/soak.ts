@@ -18,7 +18,7 @@ import { startV2StreamableBackend } from '../test/support/mcp-http-backends.js';
 import { startTestOidcProvider } from '../test/support/oidc.js';
 import { INIT_BODY, MCP_HEADERS, testConfig } from '../test/support/proxy-harness.js';
 import { startRedis } from '../test/support/redis.js';
-import { SUPERVISOR_ENV_DEFAULTS, SUPERVISOR_NODE_FLAGS } from '../src/workloads/supervisor-launch.js';
+import { PROXY_ENV_DEFAULTS, PROXY_NODE_FLAGS } from '../src/util/proxy-launch.js';
 import { ENG_MAY_CALL_TOOLS, securedConfig } from './secured-proxy.js';
 
 const { values } = parseArgs({
@@ -69,10 +69,10 @@ const config = testConfig({
 
 const child = spawn(
   process.execPath,
-  ['--expose-gc', ...SUPERVISOR_NODE_FLAGS, '--import', 'tsx', 'test/support/proxy-process.ts'],
+  ['--expose-gc', ...PROXY_NODE_FLAGS, '--import', 'tsx', 'test/support/proxy-process.ts'],
   {
     env: {
-      ...SUPERVISOR_ENV_DEFAULTS,
+      ...PROXY_ENV_DEFAULTS,
       ...process.env,
       MOAT_HOME: home,
       MOAT_TEST_PROXY: JSON.stringify({

@@ -7,6 +7,7 @@
  */
 import { readRunConfigFile } from '../config/runconfig-file.js';
 import { usageError } from '../util/errors.js';
+import { startIdleMemoryReducer } from '../util/idle-memory.js';
 import { processIO, type CliIO } from '../util/io.js';
 import { log } from '../util/log.js';
 import { runUntilStopped } from './exit.js';
@@ -56,10 +57,12 @@ export function runProxyCommand(args: readonly string[], io: CliIO = processIO):
     ]);
     const proxy = await startProxy(config, remoteBackend(config), { interactiveAuth: false });
     log().info({ url: proxy.endpoint, remote: config.remote_url }, 'proxy ready');
+    const stopReducer = startIdleMemoryReducer();
     if (!stopped.aborted) {
       await new Promise((resolve) => stopped.addEventListener('abort', resolve, { once: true }));
     }
     log().info('stopping on request');
+    stopReducer();
     await proxy.close();
     return 0;
   }, io);

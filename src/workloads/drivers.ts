@@ -10,6 +10,7 @@ import type { BackendSpec } from '../proxy/types.js';
 import { buildContainerSpec } from '../runtime/container-spec.js';
 import { withIgnoreOverlays } from '../runtime/overlays.js';
 import type { ContainerRuntime, ContainerSpec } from '../runtime/types.js';
+import { startIdleMemoryReducer } from '../util/idle-memory.js';
 
 export type { RunningProxy } from '../proxy/index.js';
 
@@ -32,10 +33,19 @@ export const drivers: Drivers = {
   startProxy: async (config, backend, hooks = {}) => {
     // Loaded on demand: only a supervisor runs a proxy, and every other command starts faster without it.
     const { startProxy } = await import('../proxy/index.js');
-    return startProxy(config, backend, {
+    const proxy = await startProxy(config, backend, {
       // A detached supervisor never opens a browser (moat run logged in before detaching).
       interactiveAuth: process.env.MOAT_DETACHED !== '1',
       ...(hooks.onAuthStatus ? { onAuthStatus: hooks.onAuthStatus } : {}),
     });
+    // The supervisor lives as long as its workload: what a load made V8 commit goes back when it is quiet.
+    const stopReducer = startIdleMemoryReducer();
+    return {
+      ...proxy,
+      close: () => {
+        stopReducer();
+        return proxy.close();
+      },
+    };
   },
 };

@@ -1,7 +1,8 @@
 /**
  * Starts a workload from a complete, validated RunConfig: checks the name and group, picks the
  * proxy port, saves the RunConfig (the restart source) before anything starts, then runs the
- * supervisor in a detached background process (default) or in this process (-f).
+ * supervisor in a detached background process (default) or in the foreground (-f), in both cases
+ * started with the proxy launch settings (util/proxy-launch.ts).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.
 import { runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
+import { PROXY_NODE_FLAGS, proxyLaunchEnv } from '../util/proxy-launch.js';
 import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile, isolationDropped } from '../runtime/container-spec.js';
@@ -26,14 +28,14 @@ import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { collectMounts } from '../runtime/permissions.js';
 import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
-import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
+import { lazyRuntime } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
-import { SUPERVISOR_ENV_DEFAULTS, SUPERVISOR_NODE_FLAGS } from './supervisor-launch.js';
 import { resolveProxyPort } from './ports.js';
 import { checkRemoteReachable } from './remote-check.js';
 import { applyStatusChange, type StatusRecord } from './status.js';
 import { WorkloadStore } from './store.js';
-import { IMAGE_PREPARED_ENV, superviseWorkload } from './supervisor.js';
+import { SUPERVISE_FOREGROUND, SUPERVISE_REMOVE_AFTER, superviseInForeground } from './foreground.js';
+import { IMAGE_PREPARED_ENV } from './supervisor.js';
 
 export interface RunRequest {
   /** The complete, validated RunConfig (from flags or --from-config). */
@@ -276,10 +278,10 @@ export async function startDetached(
   const logPath = store.logPath(name);
   await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
   const logFd = openSync(logPath, 'a', 0o600);
-  const child = spawn(process.execPath, [...SUPERVISOR_NODE_FLAGS, CLI_ENTRY, 'supervise', name], {
+  const child = spawn(process.execPath, [...PROXY_NODE_FLAGS, CLI_ENTRY, 'supervise', name], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
-    env: { ...SUPERVISOR_ENV_DEFAULTS, ...process.env, ...supervisorEnv, MOAT_DETACHED: '1' },
+    env: proxyLaunchEnv({ ...process.env, ...supervisorEnv, MOAT_DETACHED: '1' }),
   });
   closeSync(logFd);
   let exitCode: number | null | undefined;
@@ -341,16 +343,35 @@ function logTail(path: string, lines = 15): string {
   }
 }
 
+export interface ForegroundOptions {
+  /** Delete the container and all state when the workload ends (a run not from a config file). */
+  removeAfter: boolean;
+  /** The environment the supervisor needs (prepareOnTerminal). */
+  supervisorEnv: Record<string, string>;
+}
+
 /**
- * Runs the supervisor in this process until the workload ends or Ctrl-C/SIGTERM arrives;
- * `removeAfter` then deletes the container and all state.
+ * Runs the supervisor in the foreground until the workload ends or Ctrl-C/SIGTERM arrives, then
+ * (`removeAfter`) deletes the container and all state. Everything on the terminal is done by now,
+ * so this process becomes `moat supervise --foreground` started with the proxy launch settings,
+ * as a detached supervisor is (process.execve: the same PID, terminal, signals and exit code, and
+ * none of the command-line modules kept in memory). A Node without process.execve (before
+ * 22.15) supervises in this process, without the launch settings.
  */
 export async function runForeground(
   store: WorkloadStore,
   name: string,
   io: CliIO,
-  options: { removeAfter: boolean; supervisorEnv: Record<string, string> },
+  options: ForegroundOptions,
 ): Promise<void> {
+  if (process.execve) {
+    const flags = [SUPERVISE_FOREGROUND, ...(options.removeAfter ? [SUPERVISE_REMOVE_AFTER] : [])];
+    process.execve(
+      process.execPath,
+      [process.execPath, ...PROXY_NODE_FLAGS, CLI_ENTRY, 'supervise', ...flags, name],
+      proxyLaunchEnv({ ...process.env, ...options.supervisorEnv }),
+    );
+  }
   // The same environment a detached supervisor gets, so in-process secret reads do not prompt again.
   Object.assign(process.env, options.supervisorEnv);
   const controller = new AbortController();
@@ -358,21 +379,12 @@ export async function runForeground(
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   try {
-    await superviseWorkload({
-      store,
-      name,
+    await superviseInForeground(store, name, io, {
+      removeAfter: options.removeAfter,
       signal: controller.signal,
-      onReady: (url, metricsUrl) =>
-        io.stdout.write(
-          `Workload "${name}" is running; press Ctrl-C to stop.\nURL: ${url}\n${metricsUrl ? `Metrics: ${metricsUrl}\n` : ''}`,
-        ),
     });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    if (options.removeAfter) {
-      const workload = await loadWorkload(store, name).catch(() => undefined);
-      if (workload) await removeWorkload(store, workload, lazyRuntime());
-    }
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The proxy Deployment: one `moat` container running `moat proxy --config` on the RunConfig
- * ConfigMap, secrets as `secretKeyRef` env, CA bundles as non-optional volumes (a missing Secret
+ * ConfigMap with the proxy launch settings in its env (NODE_OPTIONS, MALLOC_ARENA_MAX), secrets as
+ * `secretKeyRef` env, CA bundles as non-optional volumes (a missing Secret
  * or key keeps the pod in ContainerCreating rather than starting without verification), hardened
  * security contexts, and checksums on the pod template so a config or secret change rolls pods.
  */
@@ -15,6 +16,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import type { RunConfig } from '../../config/runconfig.js';
+import { proxyContainerEnv } from '../../util/proxy-launch.js';
 import type { MCPRemoteProxySpec } from '../crd/index.js';
 import { configHash } from './hash.js';
 import type { OperatorOptions, ProxyInputs } from './inputs.js';
@@ -198,6 +200,9 @@ function probe(timing: Pick<V1Probe, 'periodSeconds' | 'failureThreshold' | 'tim
 
 function env(inputs: ProxyInputs): V1EnvVar[] {
   const out: V1EnvVar[] = [
+    // The launch settings every proxy process gets (the image's entry point runs `moat proxy`);
+    // env of the user's own with the same name replaces them (merge.ts).
+    ...Object.entries(proxyContainerEnv()).map(([name, value]) => ({ name, value })),
     { name: 'HOME', value: TMP_DIR },
     { name: 'MOAT_HOME', value: `${TMP_DIR}/moat` },
     { name: 'MOAT_SECRETS_PROVIDER', value: 'environment' },

@@ -95,6 +95,8 @@ describe('desiredObjects for a minimal proxy', () => {
     expect(c.args).toEqual(['proxy', '--config', '/etc/moat/runconfig.json']);
     expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
     expect(c.env).toEqual([
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
+      { name: 'MALLOC_ARENA_MAX', value: '2' },
       { name: 'HOME', value: '/tmp' },
       { name: 'MOAT_HOME', value: '/tmp/moat' },
       { name: 'MOAT_SECRETS_PROVIDER', value: 'environment' },

@@ -161,6 +161,13 @@ describe('MCPRemoteProxy: create', () => {
     const container = moatContainer(deployment);
     expect(container.image).toBe(TEST_PROXY_IMAGE);
     expect(container.args).toEqual(['proxy', '--config', '/etc/moat/runconfig.json']);
+    // The proxy launch settings (src/util/proxy-launch.ts), as a `moat run` supervisor gets them.
+    expect(container.env).toEqual(
+      expect.arrayContaining([
+        { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
+        { name: 'MALLOC_ARENA_MAX', value: '2' },
+      ]),
+    );
     const runConfig = runConfigSchema.parse(
       JSON.parse((configMap.data as Record<string, string>)['runconfig.json']!),
     );
@@ -193,7 +200,13 @@ describe('MCPRemoteProxy: create', () => {
       sessionAffinity: 'None',
       resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m' } },
       resourceOverrides: {
-        proxyDeployment: { labels: { team: 'a' }, env: [{ name: 'MOAT_DEBUG', value: 'true' }] },
+        proxyDeployment: {
+          labels: { team: 'a' },
+          env: [
+            { name: 'MOAT_DEBUG', value: 'true' },
+            { name: 'NODE_OPTIONS', value: '--max-old-space-size=96' },
+          ],
+        },
         proxyService: { annotations: { 'example.test/lb': 'internal' } },
       },
     });
@@ -212,6 +225,11 @@ describe('MCPRemoteProxy: create', () => {
       requests: { cpu: '100m' },
     });
     expect(container.env).toContainEqual({ name: 'MOAT_DEBUG', value: 'true' });
+    // The user's own NODE_OPTIONS replaces the launch settings' one; the rest stays.
+    expect(container.env?.filter((e) => e.name === 'NODE_OPTIONS')).toEqual([
+      { name: 'NODE_OPTIONS', value: '--max-old-space-size=96' },
+    ]);
+    expect(container.env).toContainEqual({ name: 'MALLOC_ARENA_MAX', value: '2' });
     await statusEventually('fields', (s) => expect(s.url).toMatch(/:9090$/));
 
     await patchProxy('fields', { proxyPort: 9191 });
