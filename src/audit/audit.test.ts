@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -187,6 +188,41 @@ describe('auditor', () => {
       .split('\n')
       .map((l) => (JSON.parse(l) as AuditEvent).metadata.extra.request_id);
     expect(ids).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+  });
+
+  it("has each turn's lines in the file when the turn ends, before close()", async () => {
+    const logFile = join(dir, 'turns.log');
+    const auditor = await createAuditor(settings({ logFile }));
+    for (const id of [1, 2, 3]) {
+      auditor.onExchange(summary({ record: { method: 'tools/call', target: 'weather', id } }));
+      await new Promise((r) => setImmediate(r));
+      const lines = (await readFile(logFile, 'utf8')).trim().split('\n');
+      expect(lines.map((l) => (JSON.parse(l) as AuditEvent).metadata.extra.request_id)).toEqual(
+        Array.from({ length: id }, (_, i) => i + 1),
+      );
+    }
+    await auditor.close();
+  });
+
+  it('writes the last lines of a process that exits without close()', async () => {
+    const logFile = join(dir, 'exit.log');
+    const child = join(dir, 'exit-child.mts');
+    await writeFile(
+      child,
+      [
+        `import { createAuditor } from ${JSON.stringify(join(import.meta.dirname, 'observer.ts'))};`,
+        `const settings = { ...${JSON.stringify(settings({ logFile }))}, excludeEventTypes: new Set() };`,
+        'const auditor = await createAuditor(settings as never);',
+        `for (let id = 1; id <= 50; id++) auditor.onExchange(${JSON.stringify(summary())} as never);`,
+        'process.exit(0);',
+      ].join('\n'),
+    );
+    const result = spawnSync(process.execPath, ['--import', 'tsx', child], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect((await readFile(logFile, 'utf8')).trim().split('\n')).toHaveLength(50);
   });
 
   it('creates a new log file with mode 0600 and honours event type filters', async () => {

@@ -71,7 +71,8 @@ export function outcomeOf(
   return 'success';
 }
 
-export interface EventFacts extends ExchangeSummary {
+/** What the auditor adds to an exchange's summary. */
+export interface EventFacts {
   type: AuditEventType;
   component: string;
   detectApplicationErrors: boolean;
@@ -79,14 +80,14 @@ export interface EventFacts extends ExchangeSummary {
   responseData?: string;
 }
 
-export function buildEvent(facts: EventFacts): AuditEvent {
-  const { record: annotations, identity } = facts;
-  const now = new Date(facts.ended).toISOString();
+export function buildEvent(summary: ExchangeSummary, facts: EventFacts): AuditEvent {
+  const { record: annotations, identity } = summary;
+  const now = new Date(summary.ended).toISOString();
   const extra: Record<string, unknown> = {
-    duration_ms: facts.ended - facts.started,
-    transport: facts.transport === 'sse' ? 'sse' : 'http',
-    http_status: facts.status,
-    response_size_bytes: facts.responseBytes,
+    duration_ms: summary.ended - summary.started,
+    transport: summary.transport === 'sse' ? 'sse' : 'http',
+    http_status: summary.status,
+    response_size_bytes: summary.responseBytes,
   };
   if (annotations.sessionId !== undefined) extra.session_id = annotations.sessionId;
   if (annotations.id !== undefined) extra.request_id = annotations.id;
@@ -100,12 +101,12 @@ export function buildEvent(facts: EventFacts): AuditEvent {
     audit_id: randomUUID(),
     type: facts.type,
     logged_at: now,
-    outcome: outcomeOf(facts.status, annotations, facts.detectApplicationErrors),
+    outcome: outcomeOf(summary.status, annotations, facts.detectApplicationErrors),
     component: facts.component,
     source: {
       type: 'network',
-      value: facts.clientAddress,
-      ...(facts.userAgent ? { extra: { user_agent: facts.userAgent } } : {}),
+      value: summary.clientAddress,
+      ...(summary.userAgent ? { extra: { user_agent: summary.userAgent } } : {}),
     },
     subjects: {
       user_id: identity.subject,
@@ -118,7 +119,7 @@ export function buildEvent(facts: EventFacts): AuditEvent {
       ...(identity.local ? { local: true as const } : {}),
     },
     target: {
-      endpoint: facts.path,
+      endpoint: summary.path,
       ...(annotations.method !== undefined ? { method: annotations.method } : {}),
       ...(annotations.target !== undefined ? { name: annotations.target } : {}),
       type: (annotations.method !== undefined && TARGET_TYPES[annotations.method]) || 'endpoint',

@@ -37,6 +37,12 @@ export type AuthOutcome =
 export interface InboundAuth {
   /** Checks the Authorization header of a request that reached the proxy at `externalBaseUrl`. */
   authenticate(authorization: string | undefined, externalBaseUrl: string): Promise<AuthOutcome>;
+  /**
+   * The caller's identity when the header is `Bearer <token>` with a token whose earlier
+   * validation may still be reused (expiry, key and scopes checked again now), without waiting;
+   * undefined when authenticate() must decide. The same answer authenticate() would give.
+   */
+  rememberedIdentity(authorization: string | undefined): Identity | undefined;
   /** Serves the RFC 9728 metadata at the root and path-inserted well-known URLs (an edge route). */
   route: {
     prefix: string;
@@ -129,8 +135,16 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     }
   };
 
+  const rememberedIdentity = (authorization: string | undefined): Identity | undefined => {
+    // Only the canonical form: a remembered token passed bearerToken(), so `Bearer <it>` would too.
+    if (authorization === undefined || !authorization.startsWith(BEARER_PREFIX)) return undefined;
+    const claims = validator.remembered(authorization.slice(BEARER_PREFIX.length));
+    return claims && identities.get(claims);
+  };
+
   return {
     authenticate,
+    rememberedIdentity,
     route: {
       prefix: PRM_PATH,
       handle(req, res, externalBaseUrl) {
@@ -140,6 +154,8 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     close: () => http.close(),
   };
 }
+
+const BEARER_PREFIX = 'Bearer ';
 
 type BearerToken =
   { kind: 'missing' } | { kind: 'malformed'; reason: string } | { kind: 'present'; value: string };

@@ -6,14 +6,16 @@
  * - Opaque tokens with RFC 7662 introspection (--oidc-introspection-url).
  * Then checks `iss`, `aud`, `exp`/`nbf` (small clock skew) and the required scopes.
  *
- * A JWT that passed every check is remembered (keyed by its SHA-256, bounded LRU) and later
+ * A JWT that passed every check is remembered (keyed by the token itself, bounded LRU) and later
  * requests with the same bytes skip the signature check, until the first of: its `exp`; the
  * JWKS cache age (so the key set is fetched again as often as without this cache); a JWKS fetch
  * that no longer publishes the key id that signed it (a key the issuer withdrew stops working at
  * once, as it would uncached). Safe because a signature check is a pure function of the token's
  * bytes and the key: the same bytes under the same published key verify the same way, and the
  * claims checks (`iss`, `aud`, `nbf`) depend only on those bytes and settings fixed for this
- * validator. Refusals are never cached.
+ * validator. Refusals are never cached. The token is the key, not a hash of it: a lookup then
+ * costs one string hash instead of a SHA-256, and the identity built from the claims keeps the
+ * token anyway (for token exchange), so the cache holds no more than before.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -110,26 +112,41 @@ export class TokenValidator {
     return claims;
   }
 
+  /**
+   * The claims of a JWT whose earlier validation may still be reused, the scopes included (see
+   * the file comment), without waiting; undefined when validate() must decide. The expiry and
+   * the key's publication are checked again on every call.
+   */
+  remembered(token: string): Claims | undefined {
+    const hit = this.reusableVerification(token, this.nowMs());
+    return hit && this.missingScopes(hit.claims).length === 0 ? hit.claims : undefined;
+  }
+
+  /** The remembered verification of these exact bytes while it may be reused; forgets it after. */
+  private reusableVerification(token: string, now: number): VerifiedJwt | undefined {
+    const hit = this.verified.get(token);
+    if (!hit) return undefined;
+    const keyStillPublished = hit.kid === undefined || this.publishedKids?.has(hit.kid) === true;
+    if (now < hit.reuseUntil && keyStillPublished) return hit;
+    this.verified.delete(token);
+    return undefined;
+  }
+
   /** A remembered verification of these exact bytes, or a full one (see the file comment). */
   private async verifyJwtCached(token: string): Promise<Claims> {
-    const key = tokenKey(token);
     const now = this.nowMs();
-    const hit = this.verified.get(key);
-    if (hit) {
-      const keyStillPublished = hit.kid === undefined || this.publishedKids?.has(hit.kid) === true;
-      if (now < hit.reuseUntil && keyStillPublished) return hit.claims;
-      this.verified.delete(key);
-    }
+    const hit = this.reusableVerification(token, now);
+    if (hit) return hit.claims;
     const claims = Object.freeze(await this.verifyJwt(token));
     const exp = (claims.exp as number) * 1000; // jwtVerify requires a numeric exp
     const kid = decodeProtectedHeader(token).kid;
     const jwksMaxAge = this.options.jwksMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS;
-    this.verified.set(key, { claims, reuseUntil: Math.min(exp, now + jwksMaxAge), kid });
+    this.verified.set(token, { claims, reuseUntil: Math.min(exp, now + jwksMaxAge), kid });
     return claims;
   }
 
   private nowMs(): number {
-    return (this.options.now?.() ?? new Date()).getTime();
+    return this.options.now ? this.options.now().getTime() : Date.now();
   }
 
   private async verifyJwt(token: string): Promise<Claims> {
@@ -285,7 +302,7 @@ export class TokenValidator {
 
   /** The checks jwtVerify makes, for claims that came from introspection. */
   private checkIntrospectedClaims(claims: Claims): void {
-    const now = Math.floor((this.options.now?.() ?? new Date()).getTime() / 1000);
+    const now = Math.floor(this.nowMs() / 1000);
     if (typeof claims.exp === 'number' && claims.exp + this.clockTolerance <= now) {
       throw new TokenRejectedError('invalid_token', 'the token has expired');
     }
@@ -305,13 +322,17 @@ export class TokenValidator {
   }
 
   private checkScopes(claims: Claims): void {
-    const required = this.settings.requiredScopes;
-    if (required.length === 0) return;
-    const granted = new Set(tokenScopes(claims));
-    const missing = required.filter((s) => !granted.has(s));
+    const missing = this.missingScopes(claims);
     if (missing.length > 0) {
       throw new TokenRejectedError('insufficient_scope', `the token lacks scope ${missing.join(' ')}`);
     }
+  }
+
+  private missingScopes(claims: Claims): readonly string[] {
+    const required = this.settings.requiredScopes;
+    if (required.length === 0) return required;
+    const granted = new Set(tokenScopes(claims));
+    return required.filter((s) => !granted.has(s));
   }
 }
 

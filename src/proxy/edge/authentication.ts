@@ -1,10 +1,10 @@
 /** Inbound authentication as an edge middleware: the caller's identity, or the refusal written. */
 import type { InboundAuth } from '../../auth/inbound/authenticate.js';
 import { writeJsonRpcError } from '../pipeline/errors.js';
-import type { EdgeMiddleware } from '../types.js';
+import type { EdgeMiddleware, EdgeRequest } from '../types.js';
 
 export function authenticationMiddleware(auth: InboundAuth): EdgeMiddleware {
-  return async (request, next) => {
+  const authenticate = async (request: EdgeRequest, next: () => Promise<void>): Promise<void> => {
     const outcome = await auth.authenticate(request.req.headers.authorization, request.externalBaseUrl);
     if ('refusal' in outcome) {
       const { status, error, headers } = outcome.refusal;
@@ -13,5 +13,12 @@ export function authenticationMiddleware(auth: InboundAuth): EdgeMiddleware {
     }
     request.identity = outcome.identity;
     await next();
+  };
+  return (request, next) => {
+    // A token validated before goes on in this turn: no promise hops before the request is read.
+    const known = auth.rememberedIdentity(request.req.headers.authorization);
+    if (!known) return authenticate(request, next);
+    request.identity = known;
+    return next();
   };
 }

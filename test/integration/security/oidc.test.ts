@@ -390,6 +390,55 @@ describe('the verification cache (same token bytes skip the signature check)', (
     }
   });
 
+  it('knows a remembered token without waiting only where authenticate() would accept it', async () => {
+    let clock = Date.now();
+    const auth = createInboundAuth(settings(), {
+      mcpPath: '/mcp',
+      discoveryBackoffMs: 10,
+      clockToleranceSeconds: 0,
+      now: () => new Date(clock),
+    });
+    try {
+      const token = await idp.token('alice');
+      const bob = await idp.token('bob');
+      // Nothing is known before a full validation.
+      expect(auth.rememberedIdentity(`Bearer ${token}`)).toBeUndefined();
+      const outcome = await auth.authenticate(`Bearer ${token}`, 'http://127.0.0.1:1');
+      if (!('identity' in outcome)) throw new Error('alice was refused');
+      expect(auth.rememberedIdentity(`Bearer ${token}`)).toBe(outcome.identity);
+      // Only the exact canonical header; anything else goes through authenticate().
+      for (const header of [`bearer ${token}`, `Bearer  ${token}`, `Bearer ${token} `, token, undefined])
+        expect(auth.rememberedIdentity(header)).toBeUndefined();
+      // Another caller's token is never answered with alice's identity.
+      expect(auth.rememberedIdentity(`Bearer ${bob}`)).toBeUndefined();
+      await auth.authenticate(`Bearer ${bob}`, 'http://127.0.0.1:1');
+      expect(auth.rememberedIdentity(`Bearer ${bob}`)).toMatchObject({ subject: 'bob' });
+      expect(auth.rememberedIdentity(`Bearer ${token}`)).toMatchObject({ subject: 'alice' });
+      // Expiry is checked on every call: past exp, the token must be validated again, and is refused.
+      const { exp } = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as {
+        exp: number;
+      };
+      clock = exp * 1000;
+      expect(auth.rememberedIdentity(`Bearer ${token}`)).toBeUndefined();
+      await expect(auth.authenticate(`Bearer ${token}`, 'http://127.0.0.1:1')).resolves.toMatchObject({
+        refusal: { status: 401 },
+      });
+    } finally {
+      await auth.close();
+    }
+  });
+
+  it('never remembers a token that lacks the required scopes', async () => {
+    const s = settings({ requiredScopes: ['mcp:admin'], scopesSupported: ['mcp:admin'] });
+    const v = validator(s);
+    const token = await idp.token('alice', { scope: 'mcp:tools' });
+    for (let round = 0; round < 2; round++) {
+      const err = await rejection(v.validate(token));
+      expect((err as TokenRejectedError).kind).toBe('insufficient_scope');
+      expect(v.remembered(token)).toBeUndefined();
+    }
+  });
+
   it('refuses a cached token once it has expired', async () => {
     let clock = Date.now();
     const v = validator(settings(), { now: () => new Date(clock), clockToleranceSeconds: 0 });
@@ -428,8 +477,10 @@ describe('the verification cache (same token bytes skip the signature check)', (
       await expect(v.validate(old)).resolves.toMatchObject({ sub: 'alice' });
       // The issuer rotates and withdraws the old key; a token with the new kid makes the
       // validator fetch the key set again.
+      expect(v.remembered(old)).toMatchObject({ sub: 'alice' });
       jwks.publishOnly('new-key');
       await expect(v.validate(await jwks.sign('bob', 'new-key'))).resolves.toMatchObject({ sub: 'bob' });
+      expect(v.remembered(old)).toBeUndefined();
       const err = await rejection(v.validate(old));
       expect(err.message).toBe('no key of the issuer matches the token');
     } finally {
