@@ -8,15 +8,17 @@
  * - two users' `subscriptions/listen` streams on the server's one stdout each get their own
  *   stamps, and a stream that ended gets nothing more;
  * - a 2025-era client (the real v1 SDK client) is served in the other direction: initialize from
- *   discover, the server's input rounds as server→client requests, also in front of a 2026-only
- *   stdio server (`legacy: 'reject'`), which refuses `initialize` itself.
+ *   discover, the server's input rounds as server→client requests, list changes through Moat's
+ *   own listen; also in front of a 2026-only stdio server (`legacy: 'reject'`, which refuses
+ *   `initialize` itself), over streamable HTTP and the legacy HTTP+SSE transport.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { FIXTURE_2026_MAIN } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
@@ -225,20 +227,41 @@ describe('Moat over stdio in front of a 2026-only server (legacy: reject)', () =
     await legacyClientSession(modernOnly.proxy.endpoint);
   });
 
+  it('a 2025-era client over the legacy HTTP+SSE transport (--proxy-mode sse) is served too', async () => {
+    const sse = await moatInFrontOf(
+      'stdio',
+      { proxy_mode: 'sse' },
+      { fixtureMain: FIXTURE_2026_MAIN, fixtureMode: 'stdio-modern-only' },
+    );
+    try {
+      await legacyClientSession(sse.proxy.endpoint, undefined, 'sse');
+    } finally {
+      await sse.stop();
+    }
+  });
+
   it('a 2026-07-28 client passes through', async () => {
     const listed = await sendModern(modernOnly.proxy.endpoint, 'tools/list', {});
     expect(listed.answer.result?.resultType).toBe('complete');
   });
 });
 
-/** A real v1 client: connects, lists tools (no resultType), answers an input round, pings. */
-async function legacyClientSession(url: string, token?: string): Promise<void> {
+/**
+ * A real v1 client: connects, lists tools (no resultType), answers an input round, pings, and
+ * hears of a tools list change.
+ */
+async function legacyClientSession(
+  url: string,
+  token?: string,
+  transport: 'streamable-http' | 'sse' = 'streamable-http',
+): Promise<void> {
   const client = new Client({ name: 'legacy', version: '1' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
+  const requestInit = { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } };
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } },
-    }),
+    transport === 'sse'
+      ? new SSEClientTransport(new URL(url), { requestInit })
+      : new StreamableHTTPClientTransport(new URL(url), { requestInit }),
   );
   try {
     expect(client.getServerVersion()?.name).toBe('moat-conformance-fixture-2026');
@@ -251,6 +274,15 @@ async function legacyClientSession(url: string, token?: string): Promise<void> {
     });
     expect(JSON.stringify(elicited.content)).toContain('Ada');
     await client.ping();
+    // List changes reach the client's stream through Moat's own listen at the server. The client
+    // opens that stream on its own schedule, so the change is announced until one arrives (bounded).
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    for (let i = 0; i < 40 && changes === 0; i++) {
+      await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(changes).toBeGreaterThan(0);
   } finally {
     await client.close();
   }
