@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeSession, Multiplexer, type RequestSink } from './mux.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../../mcp/policy.js';
+import type { MessageContext, MessagePolicy } from '../../../../mcp/policy.js';
 
 const ctx: MessageContext = {
   identity: { subject: 'local', groups: [], claims: {}, local: true },
@@ -17,11 +17,11 @@ const ctx: MessageContext = {
   headers: {},
 };
 
-function setup(timeoutMs = 60_000) {
+function setup(timeoutMs = 60_000, policies: MessagePolicy[] = []) {
   const sent: JsonRpcMessage[] = [];
   const mux = new Multiplexer({
     send: (m) => (sent.push(m), true),
-    policies: [],
+    policies,
     requestTimeoutMs: timeoutMs,
     logger: pino({ level: 'silent' }),
   });
@@ -366,5 +366,37 @@ describe('Multiplexer', () => {
     expect(mux.forwardClientResponse(stateful, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(false);
     expect(mux.forwardClientResponse(answer, { jsonrpc: '2.0', id: 3, result: { roots: [] } })).toBe(true);
     expect(last()).toEqual({ jsonrpc: '2.0', id: 3, result: { roots: [] } });
+  });
+
+  it('runs the response policies on the answers they need, and hands the others over at once', async () => {
+    // Like the tool filter: only tools/list answers are its business.
+    const listsOnly: MessagePolicy = {
+      name: 'lists-only',
+      needsResponse: (method) => method === 'tools/list',
+      onServerResponse: (response) => ({ ...response, result: { rewritten: true } }),
+    };
+    const { mux, last } = setup(60_000, [listsOnly]);
+    const a = session('a');
+    mux.addSession(a);
+    const call = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, call.s, ctx);
+    const callAnswer = { jsonrpc: '2.0' as const, id: last().id as number, result: { content: [] } };
+    mux.onUpstreamMessage(callAnswer, JSON.stringify(callAnswer));
+    // Delivered in the same turn, untouched.
+    expect(call.responses).toEqual([{ response: { ...callAnswer, id: 1 }, status: undefined }]);
+
+    const list = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, list.s, ctx);
+    const listAnswer = { jsonrpc: '2.0' as const, id: last().id as number, result: { tools: [] } };
+    mux.onUpstreamMessage(listAnswer, JSON.stringify(listAnswer));
+    await vi.waitFor(() => expect(list.responses).toHaveLength(1));
+    expect(list.responses[0]?.response).toEqual({ jsonrpc: '2.0', id: 2, result: { rewritten: true } });
+
+    // Without the line's text (a caller that does not pass it), every answer meets the policies.
+    const untold = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 3, method: 'tools/call' }, untold.s, ctx);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: last().id as number, result: {} });
+    await vi.waitFor(() => expect(untold.responses).toHaveLength(1));
+    expect(untold.responses[0]?.response.result).toEqual({ rewritten: true });
   });
 });

@@ -39,6 +39,7 @@ import {
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
 import {
+  needsResponse,
   runServerPolicies,
   type ClientTransportKind,
   type MessageContext,
@@ -196,6 +197,7 @@ export class Multiplexer {
 
   /** Initializes the server if no client has yet (for stateless and 2026-07-28 requests). */
   async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
+    if (this.#initResult) return;
     await this.#upstreamInit({
       protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
       capabilities: routable(capabilities),
@@ -403,13 +405,17 @@ export class Multiplexer {
   // -------------------------------------------------------------------------------------------
   // Server → client
 
-  onUpstreamMessage(message: JsonRpcMessage): void {
-    if (isResponse(message)) this.#onResponse(message);
+  /**
+   * One message from the server; `text` is the line it was parsed from. With it, an answer no
+   * policy needs reaches its client at once, as the HTTP forwarder passes such answers through.
+   */
+  onUpstreamMessage(message: JsonRpcMessage, text?: string): void {
+    if (isResponse(message)) this.#onResponse(message, text);
     else if (isRequest(message)) this.#onServerRequest(message);
     else this.#onServerNotification(message);
   }
 
-  #onResponse(response: JsonRpcResponse): void {
+  #onResponse(response: JsonRpcResponse, text: string | undefined): void {
     const pending = typeof response.id === 'number' ? this.#pending.get(response.id) : undefined;
     if (!pending) {
       this.#log.debug(
@@ -424,18 +430,30 @@ export class Multiplexer {
       return;
     }
     pending.onResponse?.(response);
-    void this.#deliverResponse(pending, { ...response, id: pending.request.id });
+    const restored = { ...response, id: pending.request.id };
+    const policies = this.#o.policies;
+    if (
+      pending.ctx &&
+      policies.length > 0 &&
+      (text === undefined || needsResponse(policies, pending.request.method, text))
+    ) {
+      void this.#deliverThroughPolicies(pending, restored, pending.ctx);
+    } else {
+      pending.sink?.respond(restored);
+    }
   }
 
-  async #deliverResponse(pending: PendingRequest, response: JsonRpcResponse): Promise<void> {
-    let final = response;
-    if (this.#o.policies.length > 0 && pending.ctx) {
-      try {
-        final = await runServerPolicies(this.#o.policies, response, pending.request, pending.ctx);
-      } catch (err) {
-        this.#log.error({ err: errorMessage(err) }, 'a response policy failed');
-        final = this.#errorResponse(pending, { code: RPC.internalError, message: 'A proxy policy failed' });
-      }
+  async #deliverThroughPolicies(
+    pending: PendingRequest,
+    response: JsonRpcResponse,
+    ctx: MessageContext,
+  ): Promise<void> {
+    let final: JsonRpcResponse;
+    try {
+      final = await runServerPolicies(this.#o.policies, response, pending.request, ctx);
+    } catch (err) {
+      this.#log.error({ err: errorMessage(err) }, 'a response policy failed');
+      final = this.#errorResponse(pending, { code: RPC.internalError, message: 'A proxy policy failed' });
     }
     pending.sink?.respond(final);
   }
