@@ -10,7 +10,8 @@
  *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
  *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
  *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes
- *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server
+ *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server;
+ *      and through a minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts), the floor
  *   4. the HTTP forwarder with telemetry on (OTLP traces at sampling 0.1 and metrics), as a ratio
  *      to direct and to telemetry off
  *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone),
@@ -486,6 +487,7 @@ function targets(
     1024;
   const peer32 = cell(STDIO_PATH, 32).proxied.rps / cell(PEER_PATH, 32).proxied.rps;
   const peer1 = cell(STDIO_PATH, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
+  const floor1 = cell(STDIO_REFERENCE_PATH, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
   const nearIdle = m.idle.rss + NEAR_IDLE_MB * MB;
   return [
     ...both('throughput ≥ 0.6× direct at concurrency 32, no policies', throughput, 32, (x) => x >= 0.6),
@@ -534,7 +536,9 @@ function targets(
     },
     {
       target: "stdio: Moat p50 ≤ ½ supergateway's at concurrency 1",
-      measured: `${ratio(peer1)} (${fmt(cell(STDIO_PATH, 1).proxied.p50Ms, 3)} / ${fmt(cell(PEER_PATH, 1).proxied.p50Ms, 3)} ms)`,
+      measured:
+        `${ratio(peer1)} (${fmt(cell(STDIO_PATH, 1).proxied.p50Ms, 3)} / ${fmt(cell(PEER_PATH, 1).proxied.p50Ms, 3)} ms); ` +
+        `the minimal HTTP-to-stdio reference ${ratio(floor1)}`,
       met: peer1 <= 0.5,
     },
     {
@@ -622,11 +626,13 @@ async function main(): Promise<void> {
   const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND }, 'supervisor');
   const stdioIdle = await stdioProxy.memory();
   const peer = await startSupergateway(STDIO_BACKEND);
+  const stdioReference = await startServer('./stdio-pipe-proxy.ts', JSON.stringify(STDIO_BACKEND));
   for (const concurrency of [1, 8, 32]) {
     rows.push(
       ...(await compare(concurrency, { target: 'stdio', command: STDIO_BACKEND }, [
         [STDIO_PATH, { target: 'http', url: stdioProxy.url }],
         [PEER_PATH, { target: 'http', url: peer.url }],
+        [STDIO_REFERENCE_PATH, { target: 'http', url: stdioReference }],
       ])),
     );
   }
