@@ -10,7 +10,8 @@
  *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
  *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
  *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes
- *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server
+ *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server;
+ *      and through a minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts), the floor
  *   4. the HTTP forwarder with telemetry on (OTLP traces at sampling 0.1 and metrics), as a ratio
  *      to direct and to telemetry off
  *   5. proxy RSS idle (the process as `moat supervise` runs it, and the proxy library alone),
@@ -25,7 +26,10 @@
  * `MOAT_BENCH_ONLY=policies` only item 6; `MOAT_BENCH_ONLY=launch` the HTTP forwarder with the
  * proxy launch settings against Node's defaults, same rounds; `MOAT_BENCH_ONLY=memory` item 5's
  * idle, after-load and after-quiet cells of the HTTP forwarder (and with MOAT_BENCH_BASELINE, of
- * another build's, in the same rounds).
+ * another build's, in the same rounds); `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
+ * minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts, the floor) and, with
+ * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
+ * the same rounds.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -56,6 +60,8 @@ const OTEL_PATH = 'streamable HTTP (Moat), OTel on, sampling 0.1';
 const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
 const STDIO_PATH = 'stdio (Moat)';
 const PEER_PATH = 'stdio (supergateway 4.0.0, peer)';
+const STDIO_REFERENCE_PATH = 'stdio (minimal Node.js HTTP-to-stdio proxy, reference)';
+const STDIO_BASELINE_PATH = `${STDIO_PATH}, baseline build`;
 /** perf19a's cell module and the row its full-stack cells carry (bench/bench-types.ts). */
 const POLICIES_MODULE = here('./policies.ts');
 const FULL_STACK_PATH = 'streamable HTTP (Moat), full policy stack';
@@ -394,6 +400,56 @@ async function telemetryOnly(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/**
+ * `MOAT_BENCH_ONLY=stdio`: the stdio cells alone — Moat's bridge, supergateway, the minimal
+ * HTTP-to-stdio reference and (MOAT_BENCH_BASELINE) another build's bridge, same rounds.
+ */
+async function stdioOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  build();
+  const baselineDist = process.env.MOAT_BENCH_BASELINE;
+  const stdio = { kind: 'stdio', command: STDIO_BACKEND };
+  const moat = await startProxy(stdio, 'supervisor');
+  const baseline = baselineDist ? await startProxy(stdio, 'supervisor', {}, baselineDist) : undefined;
+  const peer = await startSupergateway(STDIO_BACKEND);
+  const reference = await startServer('./stdio-pipe-proxy.ts', JSON.stringify(STDIO_BACKEND));
+  const rows: Row[] = [];
+  for (const concurrency of [1, 8, 32]) {
+    rows.push(
+      ...(await compare(concurrency, { target: 'stdio', command: STDIO_BACKEND }, [
+        [STDIO_PATH, { target: 'http', url: moat.url }],
+        ...(baseline
+          ? [[STDIO_BASELINE_PATH, { target: 'http', url: baseline.url }] as [string, object]]
+          : []),
+        [PEER_PATH, { target: 'http', url: peer.url }],
+        [STDIO_REFERENCE_PATH, { target: 'http', url: reference }],
+      ])),
+    );
+  }
+  await Promise.all([moat.stop(), baseline?.stop(), peer.stop()]);
+  const cell = (path: string, concurrency: number) =>
+    rows.find((r) => r.path === path && r.concurrency === concurrency)!;
+  const lines = [measuredLine(loadAtStart), '', ...rowTable(rows), ''];
+  const versus = (path: string, name: string) => {
+    const p50 = cell(path, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
+    const rps = cell(path, 32).proxied.rps / cell(PEER_PATH, 32).proxied.rps;
+    lines.push(
+      `${name} vs supergateway: p50 at concurrency 1 ${fmt(p50, 3)}×, throughput at 32 ${fmt(rps, 3)}×`,
+    );
+  };
+  versus(STDIO_PATH, 'Moat');
+  if (baseline) {
+    versus(STDIO_BASELINE_PATH, 'Moat (baseline build)');
+    const p50 = cell(STDIO_PATH, 1).proxied.p50Ms / cell(STDIO_BASELINE_PATH, 1).proxied.p50Ms;
+    const rps = cell(STDIO_PATH, 32).proxied.rps / cell(STDIO_BASELINE_PATH, 32).proxied.rps;
+    lines.push(
+      `Moat vs the baseline build: p50 at concurrency 1 ${fmt(p50, 3)}×, throughput at 32 ${fmt(rps, 3)}×`,
+    );
+  }
+  versus(STDIO_REFERENCE_PATH, 'Minimal HTTP-to-stdio reference');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 /** Spans (sampling 0.1) and metrics exported over OTLP/HTTP to `endpoint`. */
 const OTEL_CONFIG = (endpoint: string) => ({ telemetry_config: { endpoint, samplingRate: '0.1' } });
 
@@ -496,6 +552,7 @@ function targets(
     1024;
   const peer32 = cell(STDIO_PATH, 32).proxied.rps / cell(PEER_PATH, 32).proxied.rps;
   const peer1 = cell(STDIO_PATH, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
+  const floor1 = cell(STDIO_REFERENCE_PATH, 1).proxied.p50Ms / cell(PEER_PATH, 1).proxied.p50Ms;
   return [
     ...both('throughput ≥ 0.6× direct at concurrency 32, no policies', throughput, 32, (x) => x >= 0.6),
     ...both('p50 at concurrency 1 ≤ 1.5× direct, no policies', p50, 1, (x) => x <= 1.5),
@@ -539,7 +596,9 @@ function targets(
     },
     {
       target: "stdio: Moat p50 ≤ ½ supergateway's at concurrency 1",
-      measured: `${ratio(peer1)} (${fmt(cell(STDIO_PATH, 1).proxied.p50Ms, 3)} / ${fmt(cell(PEER_PATH, 1).proxied.p50Ms, 3)} ms)`,
+      measured:
+        `${ratio(peer1)} (${fmt(cell(STDIO_PATH, 1).proxied.p50Ms, 3)} / ${fmt(cell(PEER_PATH, 1).proxied.p50Ms, 3)} ms); ` +
+        `the minimal HTTP-to-stdio reference ${ratio(floor1)}`,
       met: peer1 <= 0.5,
     },
     {
@@ -579,9 +638,10 @@ async function main(): Promise<void> {
   if (only === 'policies') return policiesOnly();
   if (only === 'launch') return launchSettingsOnly();
   if (only === 'memory') return memoryOnly();
+  if (only === 'stdio') return stdioOnly();
   if (only !== undefined && only !== '')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch" and "memory" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory" and "stdio" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   build();
@@ -640,11 +700,13 @@ async function main(): Promise<void> {
   const stdioProxy = await startProxy({ kind: 'stdio', command: STDIO_BACKEND }, 'supervisor');
   const stdioIdle = await stdioProxy.memory();
   const peer = await startSupergateway(STDIO_BACKEND);
+  const stdioReference = await startServer('./stdio-pipe-proxy.ts', JSON.stringify(STDIO_BACKEND));
   for (const concurrency of [1, 8, 32]) {
     rows.push(
       ...(await compare(concurrency, { target: 'stdio', command: STDIO_BACKEND }, [
         [STDIO_PATH, { target: 'http', url: stdioProxy.url }],
         [PEER_PATH, { target: 'http', url: peer.url }],
+        [STDIO_REFERENCE_PATH, { target: 'http', url: stdioReference }],
       ])),
     );
   }

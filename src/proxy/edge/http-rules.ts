@@ -44,6 +44,8 @@ const PROTECTED = new Set([
 /** The header names a Connection header lists (lower case), without the connection options. */
 export function connectionNamed(connection: string | string[] | undefined): string[] {
   if (connection === undefined) return [];
+  // The common case, on every request of a kept-alive connection: no allocations.
+  if (connection === 'keep-alive' || connection === 'close') return [];
   const text = Array.isArray(connection) ? connection.join(',') : connection;
   return text
     .split(',')

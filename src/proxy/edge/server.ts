@@ -79,7 +79,8 @@ export interface Edge {
   close(): Promise<void>;
 }
 
-function pathOf(url: string | undefined): string {
+/** The path of a request target, without the query (no URL parsing: it runs on every request). */
+export function pathOf(url: string | undefined): string {
   const raw = url ?? '/';
   const q = raw.indexOf('?');
   return q === -1 ? raw : raw.slice(0, q);

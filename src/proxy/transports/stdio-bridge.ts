@@ -11,7 +11,7 @@
 import { SSE_PATH, STREAMABLE_HTTP_PATH, clientPath, clientTransport } from '../../config/derived.js';
 import { runtimeError, errorMessage } from '../../util/errors.js';
 import type { StdioBackend, TransportOptions } from '../types.js';
-import type { HealthReport } from '../edge/server.js';
+import { pathOf, type HealthReport } from '../edge/server.js';
 import { reject } from '../pipeline/errors.js';
 import { type EdgeRequest, type TransportHandler } from '../types.js';
 import { ClientSessions } from './client/sessions.js';
@@ -47,7 +47,7 @@ export async function createStdioBridge(
   const upstream: StdioUpstream = new StdioUpstream({
     connect: () => backend.connect(),
     logger: log,
-    onMessage: (message) => mux.onUpstreamMessage(message),
+    onMessage: (message, line) => mux.onUpstreamMessage(message, line),
     onReattached: () => mux.reattached(),
     onFailed: (reason) => mux.upstreamFailed(reason),
     ...options.reattach,
@@ -95,7 +95,7 @@ export async function createStdioBridge(
 
   return {
     async handle(request: EdgeRequest): Promise<void> {
-      const path = new URL(request.req.url ?? '/', 'http://localhost').pathname;
+      const path = pathOf(request.req.url);
       if (mode === 'streamable-http') {
         if (path === STREAMABLE_HTTP_PATH) return streamable.handle(request);
       } else if (path === SSE_PATH) {

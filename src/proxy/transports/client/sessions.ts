@@ -153,12 +153,15 @@ export class ClientSessions {
    */
   async dispatch(session: BridgeSession, message: JsonRpcMessage, sink: RequestSink, ctx: MessageContext) {
     if (isRequest(message)) {
-      try {
-        await this.o.mux.ensureInitialized(session.capabilities);
-      } catch (err) {
-        if (!(err instanceof RpcFailure)) throw err;
-        sink.respond({ jsonrpc: '2.0', id: message.id, error: err.error }, err.httpStatus);
-        return;
+      // Once the server is initialized, no await: the request reaches its stdin in this turn.
+      if (this.o.mux.serverInit === undefined) {
+        try {
+          await this.o.mux.ensureInitialized(session.capabilities);
+        } catch (err) {
+          if (!(err instanceof RpcFailure)) throw err;
+          sink.respond({ jsonrpc: '2.0', id: message.id, error: err.error }, err.httpStatus);
+          return;
+        }
       }
       this.o.mux.forwardRequest(session, message, sink, ctx);
     } else if (isNotification(message)) {

@@ -12,7 +12,8 @@ import type { StdioPipes } from '../../../../mcp/stdio.js';
 export interface UpstreamOptions {
   connect(): Promise<StdioPipes>;
   logger: Logger;
-  onMessage(message: JsonRpcMessage): void;
+  /** One message from the server, with the line it was parsed from. */
+  onMessage(message: JsonRpcMessage, line: string): void;
   /** Called after a re-attach, before queued messages are written (the server may be a new process). */
   onReattached(): void;
   /** Called once when re-attaching failed for good; the upstream stays down. */
@@ -33,6 +34,8 @@ export class StdioUpstream {
   #state: State = 'reattaching';
   #queue: string[] = [];
   #retryTimer?: NodeJS.Timeout;
+  /** A write went out in this event-loop turn; later ones wait for its end (see #write). */
+  #batching = false;
   readonly #options: UpstreamOptions;
   readonly #log: Logger;
 
@@ -64,14 +67,21 @@ export class StdioUpstream {
     return false;
   }
 
-  /** Writes within one event-loop turn go out in one system call (many sessions share one pipe). */
+  /**
+   * The first write of an event-loop turn goes out at once (a lone request waits for nothing);
+   * the rest of that turn's writes go out together in one system call when the turn ends (many
+   * sessions share one pipe).
+   */
   #write(pipes: StdioPipes, line: string): void {
     const stdin = pipes.stdin;
-    if (stdin.writableCorked === 0) {
-      stdin.cork();
-      setImmediate(() => stdin.uncork());
-    }
     stdin.write(line);
+    if (this.#batching) return;
+    this.#batching = true;
+    stdin.cork();
+    setImmediate(() => {
+      this.#batching = false;
+      stdin.uncork();
+    });
   }
 
   async close(): Promise<void> {
@@ -111,7 +121,7 @@ export class StdioUpstream {
 
   #onLine(line: string): void {
     const message = tryParseJsonRpc(line);
-    if (message) this.#options.onMessage(message);
+    if (message) this.#options.onMessage(message, line);
     else
       this.#log.warn(
         { line: line.slice(0, 200) },

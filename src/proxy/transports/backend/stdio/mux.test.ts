@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeSession, Multiplexer, type RequestSink } from './mux.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../../mcp/policy.js';
+import type { MessageContext, MessagePolicy } from '../../../../mcp/policy.js';
 
 const ctx: MessageContext = {
   identity: { subject: 'local', groups: [], claims: {}, local: true },
@@ -21,7 +21,7 @@ const ctx: MessageContext = {
  * The recorder answers the era probe as a 2025-era server does (method not found), or as a
  * 2026-07-28 server when `modern`; `sent` omits it.
  */
-function setup(timeoutMs = 60_000, modern = false) {
+function setup(timeoutMs = 60_000, modern = false, policies: MessagePolicy[] = []) {
   const sent: JsonRpcMessage[] = [];
   const mux: Multiplexer = new Multiplexer({
     send: (m) => {
@@ -43,7 +43,7 @@ function setup(timeoutMs = 60_000, modern = false) {
       }
       return true;
     },
-    policies: [],
+    policies,
     requestTimeoutMs: timeoutMs,
     logger: pino({ level: 'silent' }),
   });
@@ -445,5 +445,37 @@ describe('Multiplexer', () => {
     // A 2026-07-28 server has no ping: the health check asks server/discover.
     expect(await mux.ping(500)).toHaveProperty('ms');
     expect(sent.some((m) => 'method' in m && m.method === 'ping')).toBe(false);
+  });
+
+  it('runs the response policies on the answers they need, and hands the others over at once', async () => {
+    // Like the tool filter: only tools/list answers are its business.
+    const listsOnly: MessagePolicy = {
+      name: 'lists-only',
+      needsResponse: (method) => method === 'tools/list',
+      onServerResponse: (response) => ({ ...response, result: { rewritten: true } }),
+    };
+    const { mux, last } = setup(60_000, false, [listsOnly]);
+    const a = session('a');
+    mux.addSession(a);
+    const call = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 1, method: 'tools/call' }, call.s, ctx);
+    const callAnswer = { jsonrpc: '2.0' as const, id: last().id as number, result: { content: [] } };
+    mux.onUpstreamMessage(callAnswer, JSON.stringify(callAnswer));
+    // Delivered in the same turn, untouched.
+    expect(call.responses).toEqual([{ response: { ...callAnswer, id: 1 }, status: undefined }]);
+
+    const list = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, list.s, ctx);
+    const listAnswer = { jsonrpc: '2.0' as const, id: last().id as number, result: { tools: [] } };
+    mux.onUpstreamMessage(listAnswer, JSON.stringify(listAnswer));
+    await vi.waitFor(() => expect(list.responses).toHaveLength(1));
+    expect(list.responses[0]?.response).toEqual({ jsonrpc: '2.0', id: 2, result: { rewritten: true } });
+
+    // Without the line's text (a caller that does not pass it), every answer meets the policies.
+    const untold = sink();
+    mux.forwardRequest(a, { jsonrpc: '2.0', id: 3, method: 'tools/call' }, untold.s, ctx);
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: last().id as number, result: {} });
+    await vi.waitFor(() => expect(untold.responses).toHaveLength(1));
+    expect(untold.responses[0]?.response.result).toEqual({ rewritten: true });
   });
 });

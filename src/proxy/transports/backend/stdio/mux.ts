@@ -64,6 +64,7 @@ import {
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
 import {
+  needsResponse,
   runServerPolicies,
   type ClientTransportKind,
   type MessageContext,
@@ -244,6 +245,7 @@ export class Multiplexer {
 
   /** Initializes the server if no client has yet (for stateless and 2026-07-28 requests). */
   async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
+    if (this.#initResult) return;
     if ((await this.upstreamEra()) === 'modern') return;
     await this.#upstreamInit({
       protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
@@ -544,7 +546,7 @@ export class Multiplexer {
       const failure = err instanceof InputRoundError ? err : new InputRoundError(errorMessage(err));
       response = errorAnswer(request.id, failure.message, failure.code);
     }
-    void this.#deliverResponse(
+    this.#deliverResponse(
       { upstreamId: 0, request, session, sink, ctx, interactive: false },
       legacyAnswer(response),
     );
@@ -702,13 +704,17 @@ export class Multiplexer {
   // -------------------------------------------------------------------------------------------
   // Server → client
 
-  onUpstreamMessage(message: JsonRpcMessage): void {
-    if (isResponse(message)) this.#onResponse(message);
+  /**
+   * One message from the server; `text` is the line it was parsed from. With it, an answer no
+   * policy needs reaches its client at once, as the HTTP forwarder passes such answers through.
+   */
+  onUpstreamMessage(message: JsonRpcMessage, text?: string): void {
+    if (isResponse(message)) this.#onResponse(message, text);
     else if (isRequest(message)) this.#onServerRequest(message);
     else this.#onServerNotification(message);
   }
 
-  #onResponse(response: JsonRpcResponse): void {
+  #onResponse(response: JsonRpcResponse, text: string | undefined): void {
     const pending = typeof response.id === 'number' ? this.#pending.get(response.id) : undefined;
     if (!pending) {
       this.#log.debug(
@@ -723,18 +729,37 @@ export class Multiplexer {
       return;
     }
     pending.onResponse?.(response);
-    void this.#deliverResponse(pending, { ...response, id: pending.request.id });
+    this.#deliverResponse(pending, { ...response, id: pending.request.id }, text);
   }
 
-  async #deliverResponse(pending: PendingRequest, response: JsonRpcResponse): Promise<void> {
-    let final = response;
-    if (this.#o.policies.length > 0 && pending.ctx) {
-      try {
-        final = await runServerPolicies(this.#o.policies, response, pending.request, pending.ctx);
-      } catch (err) {
-        this.#log.error({ err: errorMessage(err) }, 'a response policy failed');
-        final = this.#errorResponse(pending, { code: RPC.internalError, message: 'A proxy policy failed' });
-      }
+  /**
+   * Delivers an answer to its client. With `text` (the server's line), an answer no policy needs
+   * reaches its client at once, as the HTTP forwarder passes such answers through.
+   */
+  #deliverResponse(pending: PendingRequest, response: JsonRpcResponse, text?: string): void {
+    const policies = this.#o.policies;
+    if (
+      pending.ctx &&
+      policies.length > 0 &&
+      (text === undefined || needsResponse(policies, pending.request.method, text))
+    ) {
+      void this.#deliverThroughPolicies(pending, response, pending.ctx);
+    } else {
+      pending.sink?.respond(response);
+    }
+  }
+
+  async #deliverThroughPolicies(
+    pending: PendingRequest,
+    response: JsonRpcResponse,
+    ctx: MessageContext,
+  ): Promise<void> {
+    let final: JsonRpcResponse;
+    try {
+      final = await runServerPolicies(this.#o.policies, response, pending.request, ctx);
+    } catch (err) {
+      this.#log.error({ err: errorMessage(err) }, 'a response policy failed');
+      final = this.#errorResponse(pending, { code: RPC.internalError, message: 'A proxy policy failed' });
     }
     pending.sink?.respond(final);
   }
