@@ -25,9 +25,20 @@ export function unknownWorkload(name: string): Error {
   return usageError(`workload "${name}" does not exist ("moat list --all" shows all workloads)`);
 }
 
-/** The saved state of a workload; an unknown name is a usage error naming it. */
-export async function loadWorkload(store: WorkloadStore, name: string): Promise<Workload> {
-  const [config, status] = await Promise.all([store.readRunConfig(name), store.readStatus(name)]);
+/**
+ * The saved state of a workload; an unknown name is a usage error naming it. With `validate`
+ * false the RunConfig is taken as Moat saved it (see readSavedRunConfig): for reading only
+ * (`moat list`), which then starts without the schema library.
+ */
+export async function loadWorkload(
+  store: WorkloadStore,
+  name: string,
+  { validate = true }: { validate?: boolean } = {},
+): Promise<Workload> {
+  const [config, status] = await Promise.all([
+    validate ? store.readRunConfig(name) : store.readSavedRunConfig(name),
+    store.readStatus(name),
+  ]);
   if (!config && !status) throw unknownWorkload(name);
   return { name, config, status };
 }
