@@ -7,7 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
-import { drivers } from './drivers.js';
 import { isSupervisorProcess } from './process.js';
 import { reconcileStatus, type Observation, type ReconciledStatus, type StatusRecord } from './status.js';
 import type { WorkloadStore } from './store.js';
@@ -179,10 +178,13 @@ export async function removeWorkload(
   await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
 }
 
-/** Connects to the runtime once, on first use. */
+/**
+ * Connects to the runtime once, on first use. The drivers (container specs, ignore files) load
+ * then too: `moat list` of remote workloads never needs them.
+ */
 export function lazyRuntime(): () => Promise<ContainerRuntime> {
   let connecting: Promise<ContainerRuntime> | undefined;
-  return () => (connecting ??= drivers.connectRuntime());
+  return () => (connecting ??= import('./drivers.js').then(({ drivers }) => drivers.connectRuntime()));
 }
 
 /**
