@@ -6,15 +6,9 @@
  */
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import {
-  checkRegistryUrl,
-  configuredRegistry,
-  isUrl,
-  loadRegistry,
-  saveRegistry,
-  type RegistrySource,
-} from '../registry/index.js';
+import type { RegistrySource } from '../registry/index.js';
 import type { CliIO } from '../util/io.js';
+import { registry } from './registry.js';
 
 export function configCommand(io: CliIO): Command {
   const command = new Command('config').description("Moat's settings (config.yaml in the config directory)");
@@ -26,6 +20,7 @@ export function configCommand(io: CliIO): Command {
     .argument('<path|url>', 'a JSON file of server.json entries, or an http(s) URL serving one')
     .option('--allow-private-ip', 'allow a registry URL on a private or loopback address', false)
     .action(async (location: string, opts: { allowPrivateIp: boolean }) => {
+      const { checkRegistryUrl, isUrl, loadRegistry, saveRegistry } = await registry();
       const source: RegistrySource = {
         location: isUrl(location) ? location : resolve(location),
         allowPrivateIp: opts.allowPrivateIp,
@@ -39,7 +34,7 @@ export function configCommand(io: CliIO): Command {
     .command('get-registry')
     .description('Print the configured registry (or say that only the built-in catalog is used)')
     .action(async () => {
-      const source = await configuredRegistry();
+      const source = await (await registry()).configuredRegistry();
       if (!source) io.stdout.write('built-in catalog only (no registry set)\n');
       else
         io.stdout.write(`${source.location}${source.allowPrivateIp ? ' (private addresses allowed)' : ''}\n`);
@@ -48,7 +43,7 @@ export function configCommand(io: CliIO): Command {
     .command('unset-registry')
     .description('Stop using the registry; only the built-in catalog remains')
     .action(async () => {
-      await saveRegistry(undefined);
+      await (await registry()).saveRegistry(undefined);
       io.stderr.write('Registry unset; using the built-in catalog only\n');
     });
   return command;

@@ -2,8 +2,6 @@
 import { Command } from 'commander';
 import type { CliIO } from '../util/io.js';
 import { loadWorkload, unknownWorkload } from '../workloads/lifecycle.js';
-import { exportedRunConfig } from '../config/runconfig.js';
-import { writeRunConfigFile } from '../config/runconfig-file.js';
 import { WorkloadStore } from '../workloads/store.js';
 
 export function exportCommand(io: CliIO): Command {
@@ -14,6 +12,11 @@ export function exportCommand(io: CliIO): Command {
     .action(async (name: string, path: string) => {
       const workload = await loadWorkload(new WorkloadStore(), name);
       if (!workload.config) throw unknownWorkload(name);
+      // The schema library, loaded by the one command that needs it (`moat --help` builds them all).
+      const [{ exportedRunConfig }, { writeRunConfigFile }] = await Promise.all([
+        import('../config/runconfig.js'),
+        import('../config/runconfig-file.js'),
+      ]);
       await writeRunConfigFile(path, exportedRunConfig(workload.config));
       io.stdout.write(`Exported the run configuration of "${name}" to ${path}\n`);
     });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point of the `moat` command. */
 import { nodeVersionProblem } from './node-version.js';
+import { enableCompileCache } from './compile-cache.js';
 
 // engines says >= 22; on an older Node the command tree would fail in obscure ways.
 const tooOld = nodeVersionProblem(process.versions.node);
@@ -8,6 +9,9 @@ if (tooOld) {
   process.stderr.write(`Error: ${tooOld}\n`);
   process.exit(1);
 }
+
+// Before the command's modules load, so that they are read from the cache (or written to it).
+enableCompileCache();
 
 const args = process.argv.slice(2);
 

@@ -3,17 +3,6 @@
  * (the built-in catalog, overridden by the user's registry), as text or JSON.
  */
 import { Command, Option } from 'commander';
-import {
-  closestNames,
-  findServer,
-  loadServers,
-  moatSettings,
-  planFor,
-  shortName,
-  type DeclaredInput,
-  type RegistryServer,
-} from '../registry/index.js';
-import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 
 export type OutputFormat = 'text' | 'json';
@@ -22,85 +11,12 @@ export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(['text', 'json']).default('text');
 }
 
-/** One line per server: short name, how it runs, description. */
-export function writeServerTable(servers: readonly RegistryServer[], format: OutputFormat, io: CliIO): void {
-  if (format === 'json') {
-    io.stdout.write(`${JSON.stringify({ servers }, null, 2)}\n`);
-    return;
-  }
-  const rows = servers.map((s) => [shortName(s.name), s.name, runsAs(s), s.description]);
-  const header = ['NAME', 'FULL NAME', 'RUNS', 'DESCRIPTION'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  for (const row of [header, ...rows]) {
-    const cells = row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i] as number) : cell));
-    io.stdout.write(`${cells.join('  ')}\n`);
-  }
-}
-
-function runsAs(server: RegistryServer): string {
-  try {
-    const plan = planFor(server);
-    return plan.kind === 'package' ? (plan.target.split('://')[0] as string) : plan.kind;
-  } catch {
-    return '(not runnable)';
-  }
-}
-
-function describeInput(input: DeclaredInput): string {
-  const marks = [input.required ? 'required' : 'optional', ...(input.secret ? ['secret'] : [])];
-  const value = input.value !== undefined && !input.secret ? ` = ${input.value}` : '';
-  return `  ${input.name}${value} (${marks.join(', ')})${input.description ? `: ${input.description}` : ''}`;
-}
-
-function writeInfo(server: RegistryServer, io: CliIO): void {
-  const plan = planFor(server);
-  const settings = moatSettings(server);
-  const permissions =
-    typeof plan.permissions === 'object'
-      ? 'custom (from the registry entry)'
-      : (plan.permissions ?? 'network (default)');
-  const lines = [
-    `Name:        ${server.name}`,
-    ...(server.title ? [`Title:       ${server.title}`] : []),
-    `Description: ${server.description}`,
-    ...(server.version ? [`Version:     ${server.version}`] : []),
-    ...(server.repository?.url ? [`Repository:  ${server.repository.url}`] : []),
-    `Runs:        ${plan.target}`,
-    `Transport:   ${plan.transport}`,
-    ...(plan.kind === 'remote' ? [] : [`Permissions: ${permissions}`]),
-    ...(settings.tags?.length ? [`Tags:        ${settings.tags.join(', ')}`] : []),
-    ...(plan.args.length > 0 ? [`Arguments:   ${plan.args.join(' ')}`] : []),
-    ...(plan.missingArgs.length > 0
-      ? [`Needs:       ${plan.missingArgs.join(', ')} (give them after --)`]
-      : []),
-    ...(plan.env.length > 0 ? ['Environment:', ...plan.env.map(describeInput)] : []),
-    ...(plan.headers.length > 0 ? ['Headers:', ...plan.headers.map(describeInput)] : []),
-    ...(plan.variables.length > 0 ? ['Variables:', ...plan.variables.map(describeInput)] : []),
-    ...(plan.provenance
-      ? [
-          `Provenance:  ${Object.entries(plan.provenance)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(', ')}`,
-        ]
-      : []),
-    '',
-    `Run it:      moat run ${shortName(server.name)}`,
-  ];
-  io.stdout.write(`${lines.join('\n')}\n`);
-}
-
-/** The server a name means, or a usage error with the closest names. */
-export function requireServer(servers: readonly RegistryServer[], name: string): RegistryServer {
-  const server = findServer(servers, name);
-  if (server) return server;
-  const close = closestNames(servers, name);
-  throw usageError(
-    `no server ${JSON.stringify(name)} in the registry` +
-      (close.length > 0
-        ? `; did you mean ${close.join(', ')}?`
-        : '; see moat registry list or moat search <term>'),
-  );
-}
+/**
+ * The registry and the output helpers are loaded by the actions: `moat --help` builds every
+ * command, and the registry brings its catalog, schema and HTTP client (docs/performance.md).
+ */
+export const registry = () => import('../registry/index.js');
+export const registryOutput = () => import('./registry-output.js');
 
 export function registryCommand(io: CliIO): Command {
   const command = new Command('registry').description(
@@ -111,6 +27,7 @@ export function registryCommand(io: CliIO): Command {
     .description('List the servers of the registry')
     .addOption(formatOption())
     .action(async (opts: { format: OutputFormat }) => {
+      const [{ loadServers }, { writeServerTable }] = await Promise.all([registry(), registryOutput()]);
       writeServerTable((await loadServers()).servers, opts.format, io);
     });
   command
@@ -119,6 +36,10 @@ export function registryCommand(io: CliIO): Command {
     .argument('<name>', 'short name (fetch) or full name (io.github.modelcontextprotocol/fetch)')
     .addOption(formatOption())
     .action(async (name: string, opts: { format: OutputFormat }) => {
+      const [{ loadServers }, { requireServer, writeInfo }] = await Promise.all([
+        registry(),
+        registryOutput(),
+      ]);
       const server = requireServer((await loadServers()).servers, name);
       if (opts.format === 'json') io.stdout.write(`${JSON.stringify(server, null, 2)}\n`);
       else writeInfo(server, io);

@@ -5,8 +5,7 @@
  * from DEFAULTS (config/defaults.ts), never written here, so the help and the docs show what the
  * code uses.
  */
-import { DEFAULTS } from '../config/defaults.js';
-import { OTLP_PROTOCOL_NAMES, PROXY_MODES } from '../config/runconfig.js';
+import { DEFAULTS, OTLP_PROTOCOL_NAMES, PROXY_MODES } from '../config/defaults.js';
 import { formatDurationShort } from '../util/duration.js';
 
 export type FlagType = 'string' | 'stringArray' | 'strings' | 'int' | 'float' | 'duration' | 'bool';

@@ -16,7 +16,6 @@ import {
   unknownWorkload,
 } from '../workloads/lifecycle.js';
 import { resolveProxyPort } from '../workloads/ports.js';
-import { prepareOnTerminal, runForeground, startDetached } from '../workloads/run.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
 
@@ -46,6 +45,8 @@ function startOrRestart(io: CliIO, verb: 'start' | 'restart'): Command {
       if (opts.foreground && selected.length !== 1)
         throw usageError('--foreground starts exactly one workload');
       const runtime = lazyRuntime();
+      // Loaded here: it brings the supervisor launch and the secrets, which `moat --help` does without.
+      const { prepareOnTerminal, runForeground, startDetached } = await import('../workloads/run.js');
       await forEachWorkload(selected, io.stderr, async (name) => {
         const workload = await loadWorkload(store, name);
         if (!workload.config) throw unknownWorkload(name);

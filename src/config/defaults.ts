@@ -1,6 +1,7 @@
 /**
- * RunConfig defaults, format version and the secret-reference pattern, without the schema: the
- * proxy and the supervisor read these, and importing them must not load zod (about 5 MB resident).
+ * RunConfig defaults, format version, the secret-reference pattern and the value lists the flag
+ * table offers, without the schema: the proxy, the supervisor and `moat --help` read these, and
+ * importing them must not load zod (about 5 MB resident, and most of a command's start-up).
  * DEFAULTS is the one source of every default: the flag table, `moat run --help`, docs/cli.md and
  * the functions of derived.ts read it.
  */
@@ -11,6 +12,15 @@ export const SCHEMA_VERSION = 'v0.1.0';
 
 /** A secret reference, never a value: `NAME,target=TARGET`. */
 export const SECRET_REF = /^([^,]+),target=(.+)$/;
+
+/** What clients speak to the proxy (the RunConfig's `proxy_mode`); also a `moat run` flag's choices. */
+export const PROXY_MODES = ['streamable-http', 'sse'] as const;
+
+/**
+ * The OTLP protocols as users name them (OpenTelemetry's `OTEL_EXPORTER_OTLP_PROTOCOL` vocabulary:
+ * Moat's OTLP/HTTP exporter sends JSON); runConfigOtlpProtocol maps each to the RunConfig's.
+ */
+export const OTLP_PROTOCOL_NAMES = ['http/json', 'grpc'] as const;
 
 export const DEFAULTS = {
   host: '127.0.0.1',

@@ -3,13 +3,21 @@
  * file and webhook configuration files. Parsers take the text (the
  * caller reads the file) and report bad fields by path.
  */
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type { parse as yamlParse } from 'yaml';
 import { z } from 'zod';
 import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { DEFAULTS } from './defaults.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { describeIssues } from './issues.js';
 import { toolOverrideSchema, webhookSchema, type ToolOverride, type Webhook } from './runconfig.js';
+
+/**
+ * The YAML parser, required when a webhook file is read: `moat run` without one starts without
+ * it. yaml's Node build is CommonJS, so it loads synchronously here.
+ */
+const parseYaml = (text: string): unknown =>
+  (createRequire(import.meta.url)('yaml') as { parse: typeof yamlParse }).parse(text);
 
 function parseJson(text: string, source: string): unknown {
   try {
@@ -75,7 +83,7 @@ export function parseWebhookFiles(files: readonly { path: string; text: string }
   for (const { path, text } of files) {
     let data: unknown;
     try {
-      data = parseYaml(text) as unknown;
+      data = parseYaml(text);
     } catch (err) {
       throw usageError(`${path}: not valid YAML or JSON: ${errorMessage(err)}`);
     }

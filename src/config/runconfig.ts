@@ -8,13 +8,14 @@
  * Unknown fields are rejected (a field we do not understand must not be silently dropped).
  */
 import { z } from 'zod';
-import { SCHEMA_VERSION, SECRET_REF } from './defaults.js';
+import { OTLP_PROTOCOL_NAMES, PROXY_MODES, SCHEMA_VERSION, SECRET_REF } from './defaults.js';
 import { DURATION_FORM, isPositiveDuration } from './derived.js';
+
+export { OTLP_PROTOCOL_NAMES, PROXY_MODES };
 
 export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
-export const PROXY_MODES = ['streamable-http', 'sse'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
 
 const stringMap = z.record(z.string(), z.string());
@@ -140,11 +141,7 @@ export const tokenExchangeConfigSchema = tokenExchangeConfigFields.superRefine(
 );
 export type TokenExchangeConfig = z.infer<typeof tokenExchangeConfigSchema>;
 
-/**
- * The OTLP protocols as users name them (OpenTelemetry's `OTEL_EXPORTER_OTLP_PROTOCOL` vocabulary:
- * Moat's OTLP/HTTP exporter sends JSON), and the RunConfig's `telemetry_config.protocol` for each.
- */
-export const OTLP_PROTOCOL_NAMES = ['http/json', 'grpc'] as const;
+/** The RunConfig's `telemetry_config.protocol` for each OTLP protocol name (OTLP_PROTOCOL_NAMES). */
 export type OtlpProtocolName = (typeof OTLP_PROTOCOL_NAMES)[number];
 export function runConfigOtlpProtocol(name: OtlpProtocolName): 'http' | 'grpc' {
   return name === 'grpc' ? 'grpc' : 'http';

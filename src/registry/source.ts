@@ -10,7 +10,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { Agent, fetch } from 'undici';
 import { parseDocument } from 'yaml';
 import { publicOnlyLookup } from '../auth/inbound/idp-http.js';
 import { isPrivateAddress } from '../auth/inbound/private-address.js';
@@ -133,6 +132,8 @@ async function readRegistryFile(path: string): Promise<string> {
 
 async function fetchRegistry(source: RegistrySource): Promise<string> {
   const url = checkRegistryUrl(source.location, source.allowPrivateIp);
+  // Loaded here: only a registry set by URL is fetched, and `moat run` starts faster without it.
+  const { Agent, fetch } = await import('undici');
   const agent = new Agent({
     connect: source.allowPrivateIp
       ? {}

@@ -3,8 +3,17 @@
  * MOAT_DEBUG=true. Known secret-bearing fields are redacted wherever they appear. A terminal gets
  * readable lines; a file or pipe (a detached supervisor's log) gets JSON.
  */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger, pino as createPino } from 'pino';
 import { defaultLogFormat, formatLogRecord, type LogFormat } from './log-format.js';
+
+/**
+ * pino and its helpers are loaded when the first logger is made: a command that never logs
+ * (`moat list`, `moat --help`) starts without them (docs/performance.md, "CLI responsiveness").
+ * pino is CommonJS, so it can be required synchronously where a logger is needed.
+ */
+const requirePino = (): typeof createPino =>
+  (createRequire(import.meta.url)('pino') as { pino: typeof createPino }).pino;
 
 export const REDACT_PATHS = [
   'authorization',
@@ -25,13 +34,16 @@ export function debugFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return /^(1|true|yes)$/i.test(env.MOAT_DEBUG ?? '');
 }
 
-let root: Logger = createLogger(debugFromEnv());
+/** The process's logger, made on first use; `debugWanted` is what setDebug asked for before that. */
+let root: Logger | undefined;
+let debugWanted: boolean | undefined;
 
 export function createLogger(
   debug: boolean,
   destination: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
   format: LogFormat = defaultLogFormat(destination),
 ): Logger {
+  const pino = requirePino();
   return pino(
     {
       level: debug ? 'debug' : 'info',
@@ -48,12 +60,13 @@ function readableDestination(destination: NodeJS.WritableStream): DestinationStr
   return { write: (record: string) => destination.write(`${formatLogRecord(record.trimEnd())}\n`) };
 }
 
-export function setDebug(debug: boolean): void {
-  root.level = debug ? 'debug' : 'info';
+export function setDebug(on: boolean): void {
+  debugWanted = on;
+  if (root) root.level = on ? 'debug' : 'info';
 }
 
 export function log(): Logger {
-  return root;
+  return (root ??= createLogger(debugWanted ?? debugFromEnv()));
 }
 
 export function setLogger(logger: Logger): void {

@@ -1,5 +1,5 @@
 /**
- * XDG base directories (Linux defaults; MOAT_HOME overrides all three for tests and
+ * XDG base directories (Linux defaults; MOAT_HOME overrides them all for tests and
  * isolated installs). Layout:
  *   config  $XDG_CONFIG_HOME/moat/            config.yaml, ignore file
  *   state   $XDG_STATE_HOME/moat/runconfigs/  one RunConfig per workload
@@ -7,6 +7,7 @@
  *   data    $XDG_DATA_HOME/moat/statuses/     workload status + lock files
  *           $XDG_DATA_HOME/moat/logs/         supervisor logs
  *           $XDG_DATA_HOME/moat/secrets_encrypted
+ *   cache   $XDG_CACHE_HOME/moat/             Node's compile cache (safe to delete)
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ export interface MoatDirs {
   config: string;
   state: string;
   data: string;
+  cache: string;
   runconfigs: string;
   groups: string;
   statuses: string;
@@ -33,10 +35,12 @@ export function moatDirs(env: NodeJS.ProcessEnv = process.env): MoatDirs {
   const data = override
     ? join(override, 'data')
     : join(env.XDG_DATA_HOME || join(home, '.local/share'), 'moat');
+  const cache = override ? join(override, 'cache') : join(env.XDG_CACHE_HOME || join(home, '.cache'), 'moat');
   return {
     config,
     state,
     data,
+    cache,
     runconfigs: join(state, 'runconfigs'),
     groups: join(state, 'groups'),
     statuses: join(data, 'statuses'),

@@ -6,7 +6,6 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { errorMessage, runtimeError } from '../util/errors.js';
 import { log } from '../util/log.js';
 
@@ -39,6 +38,8 @@ const STALE_MS = 10_000;
  */
 export async function withLock<T>(lockPath: string, fn: () => Promise<T>): Promise<T> {
   await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
+  // Loaded here: reading state (`moat list`) takes no lock and starts without it.
+  const { default: lockfile } = await import('proper-lockfile');
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(lockPath, {

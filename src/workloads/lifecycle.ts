@@ -7,7 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
-import { drivers } from './drivers.js';
 import { isSupervisorProcess } from './process.js';
 import { reconcileStatus, type Observation, type ReconciledStatus, type StatusRecord } from './status.js';
 import type { WorkloadStore } from './store.js';
@@ -25,9 +24,20 @@ export function unknownWorkload(name: string): Error {
   return usageError(`workload "${name}" does not exist ("moat list --all" shows all workloads)`);
 }
 
-/** The saved state of a workload; an unknown name is a usage error naming it. */
-export async function loadWorkload(store: WorkloadStore, name: string): Promise<Workload> {
-  const [config, status] = await Promise.all([store.readRunConfig(name), store.readStatus(name)]);
+/**
+ * The saved state of a workload; an unknown name is a usage error naming it. With `validate`
+ * false the RunConfig is taken as Moat saved it (see readSavedRunConfig): for reading only
+ * (`moat list`), which then starts without the schema library.
+ */
+export async function loadWorkload(
+  store: WorkloadStore,
+  name: string,
+  { validate = true }: { validate?: boolean } = {},
+): Promise<Workload> {
+  const [config, status] = await Promise.all([
+    validate ? store.readRunConfig(name) : store.readSavedRunConfig(name),
+    store.readStatus(name),
+  ]);
   if (!config && !status) throw unknownWorkload(name);
   return { name, config, status };
 }
@@ -168,10 +178,13 @@ export async function removeWorkload(
   await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
 }
 
-/** Connects to the runtime once, on first use. */
+/**
+ * Connects to the runtime once, on first use. The drivers (container specs, ignore files) load
+ * then too: `moat list` of remote workloads never needs them.
+ */
 export function lazyRuntime(): () => Promise<ContainerRuntime> {
   let connecting: Promise<ContainerRuntime> | undefined;
-  return () => (connecting ??= drivers.connectRuntime());
+  return () => (connecting ??= import('./drivers.js').then(({ drivers }) => drivers.connectRuntime()));
 }
 
 /**

@@ -90,7 +90,9 @@ interface Unreadable {
 /** A workload whose state cannot be read is still listed (status unknown, with the reason), never hidden. */
 async function loadForList(store: WorkloadStore, name: string): Promise<Workload | Unreadable | undefined> {
   try {
-    return await loadWorkload(store, name);
+    // Listing shows the RunConfig as saved (normalized by the schema when it was written); the
+    // commands that start a workload validate it again.
+    return await loadWorkload(store, name, { validate: false });
   } catch (err) {
     // Removed meanwhile by another moat process: nothing to show.
     if (!(await store.workloadNames()).includes(name)) return undefined;

@@ -23,10 +23,8 @@ import { configuresInboundAuth } from '../auth/inbound/settings.js';
 import { isLoopbackHost } from '../util/net.js';
 import { effectiveProfile, isolationDropped } from '../runtime/container-spec.js';
 import { overlaysForSpec, overlaysReport } from '../runtime/overlays.js';
-import { checkImageVerification } from '../runtime/verify/policy.js';
 import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { collectMounts } from '../runtime/permissions.js';
-import { buildProtocolImage, requestFromRunConfig } from '../runtime/build/build.js';
 import { imageProgressDisplay } from '../runtime/progress.js';
 import { lazyRuntime } from './lifecycle.js';
 import { assertValidName, sanitizeWorkloadName } from './names.js';
@@ -84,6 +82,8 @@ export async function runWorkload(
  */
 async function withBuiltImage(config: RunConfig, io: CliIO): Promise<RunConfig> {
   if (config.protocol_target === undefined || config.remote_url) return config;
+  // Loaded here, like the image verification below: a remote workload or a plain image needs neither.
+  const { buildProtocolImage, requestFromRunConfig } = await import('../runtime/build/build.js');
   const request = requestFromRunConfig(config.protocol_target, config.runtime_config);
   const display = imageProgressDisplay(io.stderr);
   try {
@@ -106,6 +106,7 @@ async function withVerifiedImage(
   io: CliIO,
 ): Promise<RunConfig> {
   if (config.remote_url) return config;
+  const { checkImageVerification } = await import('../runtime/verify/policy.js');
   const image = await checkImageVerification({
     image: config.image,
     mode: config.image_verification ?? DEFAULTS.imageVerification,

@@ -58,9 +58,10 @@ export class WorkloadStore {
   }
 
   /**
-   * The saved RunConfig as written, for the supervisor: `moat run` and `moat start` validate it
-   * just before they start one, and the schema library would otherwise stay resident for the
-   * workload's whole life. Only its version and name are checked.
+   * The saved RunConfig as written, for the supervisor and `moat list`: `moat run` and `moat
+   * start` validate it just before they start one, and the schema library would otherwise stay
+   * resident for the workload's whole life (or be loaded by every `moat list`). Only its version
+   * and name are checked.
    */
   async readSavedRunConfig(name: string): Promise<RunConfig | undefined> {
     const path = this.runConfigPath(name);

@@ -10,9 +10,15 @@ import { deleteFlagSecrets } from '../../secrets/refs.js';
 import { usesSecrets } from '../../secrets/workload.js';
 import { errorMessage } from '../../util/errors.js';
 import { log } from '../../util/log.js';
-import { createUpstreamAuth, forgetRemoteAuth, type RemoteAuthStatus } from './upstream-auth.js';
+import type { RemoteAuthStatus } from './upstream-auth.js';
 import { remoteOAuthRequested } from './oauth-settings.js';
 import type { UpstreamAuth } from './types.js';
+
+/**
+ * The upstream auth module, loaded when a workload's auth is made or forgotten: it brings the
+ * OAuth client (openid-client, jose), which `moat run` of a workload without OAuth does without.
+ */
+const upstreamAuth = () => import('./upstream-auth.js');
 
 export interface WorkloadAuthOptions {
   /** May a browser login start (foreground runs, or the terminal before detaching)? */
@@ -28,6 +34,7 @@ export async function workloadUpstreamAuth(
   config: RunConfig,
   options: WorkloadAuthOptions,
 ): Promise<UpstreamAuth | undefined> {
+  const { createUpstreamAuth } = await upstreamAuth();
   return createUpstreamAuth(config, {
     secrets: options.secrets ?? (await openSecretsProvider()),
     interactive: options.interactive,
@@ -48,6 +55,7 @@ export async function loginBeforeDetach(
   notify?: (message: string) => void,
 ): Promise<void> {
   if (!remoteOAuthRequested(config)) return;
+  const { createUpstreamAuth } = await upstreamAuth();
   await createUpstreamAuth(config, { secrets, interactive: true, notify });
 }
 
@@ -61,7 +69,7 @@ export async function forgetWorkloadSecrets(config: RunConfig, secrets?: Secrets
   try {
     const provider = secrets ?? (await openSecretsProvider());
     await deleteFlagSecrets(provider, config.name);
-    await forgetRemoteAuth(provider, config.name);
+    await (await upstreamAuth()).forgetRemoteAuth(provider, config.name);
   } catch (err) {
     log().warn(
       { workload: config.name, err: errorMessage(err) },
