@@ -272,12 +272,14 @@ interface Variant {
 
 /**
  * HTTP forwarder variants (launch settings, builds) under the raw load, interleaved in the same
- * rounds at concurrency 1, 8 and 32: the rows, and each variant's memory idle and after the load.
+ * rounds at concurrency 1, 8 and 32, then stopped: the rows, and each variant's memory idle, after
+ * the load and (with `quietMs`) that long after it.
  */
 async function loadVariants(
   backendUrl: string,
   variants: Variant[],
-): Promise<{ rows: Row[]; idle: Memory[]; after: Memory[] }> {
+  quietMs?: number,
+): Promise<{ rows: Row[]; idle: Memory[]; after: Memory[]; quiet: Memory[] }> {
   const memories = async () => {
     const out: Memory[] = [];
     for (const { proxy } of variants) out.push(await proxy.memory());
@@ -289,7 +291,16 @@ async function loadVariants(
     const targets = variants.map((v): [string, object] => [v.path, { target: 'http', url: v.proxy.url }]);
     rows.push(...(await compare(concurrency, { target: 'http', url: backendUrl }, targets)));
   }
-  return { rows, idle, after: await memories() };
+  const after = await memories();
+  if (quietMs !== undefined) await sleep(quietMs);
+  const quiet = quietMs !== undefined ? await memories() : [];
+  await Promise.all(variants.map((v) => v.proxy.stop()));
+  return { rows, idle, after, quiet };
+}
+
+/** The start of a subset's report: when and where it ran, and its rows. */
+function reportHead(loadAtStart: number[], rows: Row[]): string[] {
+  return [measuredLine(loadAtStart), '', ...rowTable(rows), ''];
 }
 
 /** Throughput of one variant's rows against another's, per concurrency. */
@@ -318,12 +329,8 @@ async function launchSettingsOnly(): Promise<void> {
     },
   ];
   const { rows, idle, after } = await loadVariants(backendUrl, variants);
-  await Promise.all(variants.map((v) => v.proxy.stop()));
   const lines = [
-    measuredLine(loadAtStart),
-    '',
-    ...rowTable(rows),
-    '',
+    ...reportHead(loadAtStart, rows),
     '| proxy | idle RSS | RSS after the load |',
     '|---|---|---|',
     ...variants.map(
@@ -352,16 +359,9 @@ async function memoryOnly(): Promise<void> {
     const proxy = await startProxy(backend, 'supervisor', {}, baselineDist);
     variants.push({ path: `${RAW_PATH}, baseline build`, proxy });
   }
-  const { rows, idle, after } = await loadVariants(backendUrl, variants);
-  await sleep(QUIET_MS);
-  const quiet: Memory[] = [];
-  for (const { proxy } of variants) quiet.push(await proxy.memory());
-  await Promise.all(variants.map((v) => v.proxy.stop()));
+  const { rows, idle, after, quiet } = await loadVariants(backendUrl, variants, QUIET_MS);
   const lines = [
-    measuredLine(loadAtStart),
-    '',
-    ...rowTable(rows),
-    '',
+    ...reportHead(loadAtStart, rows),
     `| proxy (after GC) | idle RSS | RSS after the load | RSS ${QUIET_MS / 1000} s later, idle meanwhile |`,
     '|---|---|---|---|',
     ...variants.map(

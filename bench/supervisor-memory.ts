@@ -1,7 +1,8 @@
 /**
  * The memory of the real thing: `moat run` (detached) of a stdio MCP server in a Podman
- * container, then the supervisor process's resident memory read from /proc, idle after start and
- * after some calls through its proxy. `node --import tsx bench/supervisor-memory.ts` (needs
+ * container, then the supervisor process's resident memory read from /proc, idle after start,
+ * after some calls through its proxy, and a quiet minute later (what the product gives back by
+ * itself: no GC is forced here). `node --import tsx bench/supervisor-memory.ts` (needs
  * Podman; builds dist/ first with `npm run build`). Runs on its own Podman API service and
  * MOAT_HOME (bench/moat-on-podman.ts). Prints a Markdown table.
  */
@@ -42,6 +43,8 @@ await withMoatOnPodman(async (moat, home) => {
   await callTools(url, 1000);
   await sleep(3000);
   const after = residentMb(pid);
+  await sleep(60_000);
+  const quiet = residentMb(pid);
   const mb = (n: number) => `${n.toFixed(1)} MB`;
   process.stdout.write(
     [
@@ -51,6 +54,7 @@ await withMoatOnPodman(async (moat, home) => {
       '|---|---|---|',
       `| idle, 3 s after start | ${mb(idle.rss)} | ${mb(idle.peak)} |`,
       `| after 1000 tools/call through the proxy | ${mb(after.rss)} | ${mb(after.peak)} |`,
+      `| 60 s later, idle meanwhile | ${mb(quiet.rss)} | ${mb(quiet.peak)} |`,
       '',
     ].join('\n'),
   );

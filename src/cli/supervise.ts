@@ -17,7 +17,9 @@ import { WorkloadStore } from '../workloads/store.js';
 import { superviseWorkload } from '../workloads/supervisor.js';
 import { runUntilStopped } from './exit.js';
 
-const USAGE = `usage: moat supervise [${SUPERVISE_FOREGROUND} [${SUPERVISE_REMOVE_AFTER}]] <name> (internal: moat run and moat start use it)`;
+const USAGE =
+  `usage: moat supervise <name>, or moat supervise ${SUPERVISE_FOREGROUND} [${SUPERVISE_REMOVE_AFTER}] <name> ` +
+  '(internal: moat run and moat start use it)';
 
 interface SuperviseArgs {
   name: string;

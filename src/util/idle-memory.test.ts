@@ -1,3 +1,5 @@
+import { createServer, request, Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startIdleMemoryReducer } from './idle-memory.js';
 
@@ -46,6 +48,46 @@ describe('startIdleMemoryReducer', () => {
       expect(reductions).toHaveLength(1);
     } finally {
       stop();
+    }
+  });
+
+  it('waits while requests keep coming, however little CPU they take, and reduces once they stop', async () => {
+    const server = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true });
+    const reductions: Array<{ rssBefore: number; rssAfter: number }> = [];
+    let traffic = true;
+    const oneRequest = () =>
+      new Promise<void>((resolve, reject) => {
+        request({ port, host: '127.0.0.1', agent }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end();
+      });
+    // One request at a time with pauses: the event loop is mostly idle, but I/O never stops.
+    const client = (async () => {
+      while (traffic) {
+        await oneRequest();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    churn();
+    const stop = startIdleMemoryReducer({
+      intervalMs: 100,
+      growthBytes: 1,
+      onReduce: (r) => reductions.push(r),
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(reductions).toEqual([]);
+      traffic = false;
+      await client;
+      await nextReduction(reductions, 30_000);
+      expect(reductions.length).toBeGreaterThan(0);
+    } finally {
+      stop();
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -5,11 +5,13 @@
  * at GCs, and an idle process makes none, so it runs only after its watchdog (about 100 s after
  * the last GC, and later still while anything allocates a little).
  *
- * Every check interval, when the event loop was idle for the whole interval and RSS is at least
- * `growthBytes` above the lowest it has been since the last reduction (or the start), one full
- * memory-reducing GC runs: V8's "last resort" collection, which compacts the heap, shrinks the
- * young generation and releases pooled pages. Nothing runs per request: the check is one timer.
- * At most once per busy period, since RSS must grow again before the next one.
+ * Every check interval, when the process handled (almost) no I/O during the whole interval and RSS
+ * is at least `growthBytes` above the lowest it has been since the last reduction (or the start),
+ * one full memory-reducing GC runs: V8's "last resort" collection, which compacts the heap,
+ * shrinks the young generation and releases pooled pages. Idleness is counted in libuv's I/O
+ * events, not in event-loop utilization: a proxy under light load waits on its peers most of the
+ * time and looks idle by utilization. Nothing runs per request: the check is one timer. At most
+ * once per busy period, since RSS must grow again before the next one.
  */
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -21,8 +23,8 @@ export interface IdleMemoryOptions {
   intervalMs?: number;
   /** RSS growth above the low mark that makes an idle interval reduce memory (default 8 MB). */
   growthBytes?: number;
-  /** The event loop counts as idle below this utilization over an interval (default 0.05). */
-  idleUtilization?: number;
+  /** An interval counts as idle with at most this many I/O events per second (default 5: a health probe or two). */
+  idleEventsPerSecond?: number;
   /** Told about each reduction (RSS before and after, in bytes). */
   onReduce?: (reduction: { rssBefore: number; rssAfter: number }) => void;
 }
@@ -50,28 +52,36 @@ function memoryReducingGc(): GcFunction {
   return lastResortGc;
 }
 
-/** Starts the checks; the returned function stops them. The timer never keeps the process alive. */
+/** libuv's count of I/O events handled so far (Node 22.8 and later). */
+function ioEvents(): number | undefined {
+  return (performance.nodeTiming as { uvMetricsInfo?: { events: number } }).uvMetricsInfo?.events;
+}
+
+/**
+ * Starts the checks; the returned function stops them. The timer never keeps the process alive.
+ * A Node without libuv's metrics (before 22.8) cannot tell idle from busy: nothing starts there.
+ */
 export function startIdleMemoryReducer(options: IdleMemoryOptions = {}): () => void {
+  if (ioEvents() === undefined) return () => undefined;
+  const intervalMs = options.intervalMs ?? 10_000;
   const growth = options.growthBytes ?? 8 * 1024 * 1024;
-  const idle = options.idleUtilization ?? 0.05;
+  const idleEvents = ((options.idleEventsPerSecond ?? 5) * intervalMs) / 1000;
   let low = process.memoryUsage.rss();
-  let previous = performance.eventLoopUtilization();
+  let eventsBefore = ioEvents() ?? 0;
   const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const utilization = performance.eventLoopUtilization(now, previous).utilization;
-    previous = now;
+    const events = ioEvents() ?? 0;
+    const idle = events - eventsBefore <= idleEvents;
+    eventsBefore = events;
     const rss = process.memoryUsage.rss();
-    if (utilization >= idle || rss < low + growth) {
+    if (!idle || rss < low + growth) {
       low = Math.min(low, rss);
       return;
     }
     memoryReducingGc()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     low = process.memoryUsage.rss();
-    // The GC itself is not the next interval's work: measuring starts after it.
-    previous = performance.eventLoopUtilization();
     log().debug({ rssBefore: rss, rssAfter: low }, 'idle after a busy period: heap memory given back');
     options.onReduce?.({ rssBefore: rss, rssAfter: low });
-  }, options.intervalMs ?? 10_000);
+  }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
 }

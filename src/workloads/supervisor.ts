@@ -3,7 +3,8 @@
  * the container (none for a remote URL), records every status change, restarts a crashed
  * container with bounded exponential backoff, and on stop (abort signal: SIGTERM, Ctrl-C or
  * `moat stop`) closes the proxy and stops the container. Detached workloads run this in a
- * background `moat supervise <name>` process; `moat run -f` runs it in-process.
+ * background `moat supervise <name>` process; `moat run -f` becomes such a process in place
+ * (`moat supervise --foreground`, see run.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clientTransport } from '../config/derived.js';

@@ -119,7 +119,14 @@ describe('moat run (built binary)', () => {
   });
 
   it('moat supervise (internal) needs exactly one name, and is not in the help', async () => {
-    for (const args of [['supervise'], ['supervise', 'a', 'b'], ['supervise', '--debug']]) {
+    for (const args of [
+      ['supervise'],
+      ['supervise', 'a', 'b'],
+      ['supervise', '--debug'],
+      ['supervise', '--foreground'],
+      ['supervise', '--remove-after', 'a'],
+      ['supervise', '--foreground', 'a', '--remove-after'],
+    ]) {
       const result = await moat(home, args);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('usage: moat supervise <name>');
