@@ -4,13 +4,14 @@
  * sessions: a router in the client's `fetch` (a stand-in for a load balancer that spreads requests
  * without affinity) sends every POST carrying a JSON-RPC response to replica B and everything else
  * to replica A. The question (an `input_required` round turned into `elicitation/create`) is asked
- * on A's POST stream, the client's answer lands on B, and B hands it to A through Redis.
+ * on A's POST stream, the client's answer lands on B, and B hands it to A through Redis. The
+ * session's GET stream may be held by either replica: it listens with the stored subscriptions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startModernOnlyBackend, type ModernBackend } from '../../support/modern-backends.js';
+import { startModernOnlyBackend, WATCHED, type ModernBackend } from '../../support/modern-backends.js';
 import { testConfig } from '../../support/proxy-harness.js';
 import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
@@ -132,6 +133,35 @@ describe('the reverse direction across two proxy replicas sharing Redis, without
     expect(own.status).toBe(202);
     expect(await readRest(reader)).toContain('asked:Mine?:ours');
     await Promise.all([owner.close(), other.close()]);
+  });
+
+  it("serves the session's GET stream on another replica, with the subscriptions stored in the session", async () => {
+    const { client, sessionId } = await connectSplit();
+    // Subscribed through A (stored in Redis); B has seen nothing of this session yet.
+    await client.subscribeResource({ uri: WATCHED });
+    const stream = await fetch(`${b.url}/mcp`, {
+      headers: { ...headersFor(sessionId), accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let seen = '';
+    // B's listen at the backend opens asynchronously: notify until the update arrives (bounded).
+    // One read at a time: a read left behind by the timeout would swallow the chunk it gets.
+    let reading = reader.read();
+    for (let i = 0; i < 50 && !seen.includes('notifications/resources/updated'); i++) {
+      backend.resourceUpdated(WATCHED);
+      const chunk = await Promise.race([
+        reading,
+        new Promise<undefined>((resolve) => setTimeout(resolve, 100)),
+      ]);
+      if (chunk === undefined) continue;
+      if (chunk.value) seen += Buffer.from(chunk.value).toString('utf8');
+      if (chunk.done) break;
+      reading = reader.read();
+    }
+    expect(seen).toContain(`"uri":"${WATCHED}"`);
+    await reader.cancel();
+    await client.close();
   });
 
   it('refuses, without waiting, an answer whose asking replica is gone', async () => {
