@@ -152,7 +152,7 @@ describe('the reverse direction across two proxy replicas sharing Redis, without
       backend.resourceUpdated(WATCHED);
       const chunk = await Promise.race([
         reading,
-        new Promise<undefined>((resolve) => setTimeout(resolve, 100)),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100)),
       ]);
       if (chunk === undefined) continue;
       if (chunk.value) seen += Buffer.from(chunk.value).toString('utf8');
