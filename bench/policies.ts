@@ -8,8 +8,9 @@
  *     audit to a file, a tool filter, and telemetry (OTLP traces at sampling 0.1 and metrics,
  *     exported to run.ts's OTLP/HTTP sink, which reads and drops every export);
  *   - each of those policies alone, so a regression points at its cause (raw cells);
- *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack run by
- *     that build too, in the same rounds: the before/after comparison on a loaded machine.
+ *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack and no
+ *     policies run by that build too, in the same rounds: the before/after comparison on a loaded
+ *     machine.
  * Every row is a ratio to direct in the same interleaved rounds (run.ts's `compare`).
  */
 import { randomUUID } from 'node:crypto';
@@ -106,6 +107,7 @@ const RAW = 'streamable HTTP (Moat)';
 const SDK = 'streamable HTTP, MCP SDK client and server (Moat)';
 const FULL = 'full policy stack';
 const BASELINE = `${FULL}, baseline build`;
+const NONE_BASELINE = 'no policies, baseline build';
 
 export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
   const idp = await startJwksServer();
@@ -134,7 +136,10 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
     };
     await add('', {}, false);
     await add(`, ${FULL}`, full(), true);
-    if (baselineDist) await add(`, ${BASELINE}`, full(), true, baselineDist);
+    if (baselineDist) {
+      await add(`, ${BASELINE}`, full(), true, baselineDist);
+      await add(`, ${NONE_BASELINE}`, {}, false, baselineDist);
+    }
     if (onePolicyCells)
       for (const policy of POLICIES) await add(`, ${policy} only`, configs()[policy], policy === 'JWT');
     const rows: Row[] = [];
@@ -181,6 +186,12 @@ function report(kit: BenchKit, rows: Row[], withBaseline: boolean): PolicyBench 
     });
   }
   for (const c of [1, 32]) {
+    if (withBaseline)
+      targets.push({
+        target: `no policies, raw, concurrency ${c}: this build vs the baseline build`,
+        measured: `${fmt(ratio(RAW, c) / ratio(`${RAW}, ${NONE_BASELINE}`, c), 3)}× of the baseline build`,
+        met: undefined,
+      });
     targets.push({
       target: `OTel on (sampling 0.1) vs off, raw, concurrency ${c}`,
       measured: `${fmt(ratio(`${RAW}, OTel 0.1 only`, c) / ratio(RAW, c), 3)}× of telemetry off`,

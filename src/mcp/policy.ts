@@ -67,6 +67,11 @@ export interface MessagePolicy {
    * through unparsed.
    */
   needsResponse?(method: string, text: string | Buffer): boolean;
+  /**
+   * Acts on 2026-07-28 (stateless) requests only: a transport that tells the eras apart per
+   * request leaves it out for 2025-era ones, so a chain of such policies costs those nothing.
+   */
+  readonly statelessOnly?: boolean;
 }
 
 /** The outcome of a whole chain: the message to forward, or the first denial and who made it. */

@@ -99,12 +99,10 @@ export async function startProxy(
   try {
     sessions = options.sessions ?? (await createSessionStore(config, { logger }));
     if (!options.sessions) owned.push(() => sessions.close());
-    let inputBroker = options.inputBroker;
-    if (!inputBroker) {
-      const mrtr = createMrtr(config, { logger });
-      owned.push(() => mrtr.close());
-      inputBroker = mrtr.broker;
-    }
+    // Lazy: Redis is connected only when a round or a client's answer crosses replicas.
+    const mrtr = createMrtr(config, { logger });
+    owned.push(() => mrtr.close());
+    const inputBroker = options.inputBroker ?? mrtr.broker;
     const transportOptions: TransportOptions = {
       config,
       policies: chain.policies,
@@ -119,7 +117,7 @@ export async function startProxy(
     const upstreamAuth = options.upstreamAuth ?? chain.upstreamAuth;
     handler =
       backend.kind === 'http'
-        ? httpHandler(backend, { ...transportOptions, upstreamAuth })
+        ? httpHandler(backend, { ...transportOptions, upstreamAuth, answerRelay: mrtr.relay })
         : await createStdioBridge(backend, transportOptions);
   } catch (err) {
     await closeOwned();

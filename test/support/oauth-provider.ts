@@ -26,6 +26,12 @@ export interface OAuthProviderOptions {
   registration?: boolean;
   /** Scopes of every resource server, space-separated (default "mcp:tools"). */
   resourceScope?: string;
+  /**
+   * Advertise client ID metadata documents (CIMD) yet refuse a URL client id at the authorization
+   * endpoint, redirecting `invalid_client` back to a loopback redirect URI (as a CIMD server that
+   * read the document, and so trusts its redirect URI, would). oidc-provider has no CIMD itself.
+   */
+  refuseCimd?: boolean;
 }
 
 export interface TestOAuthProvider {
@@ -143,6 +149,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
         getResourceServerInfo: (_ctx, resource) => resourceInfo(resource),
       },
     },
+    ...(options.refuseCimd ? refusingCimd(issuer) : {}),
     // Refresh tokens for every client allowed the grant (not only with offline_access).
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
@@ -239,6 +246,34 @@ export async function startOAuthProvider(options: OAuthProviderOptions = {}): Pr
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The provider settings of `refuseCimd`: the metadata flag, and the refusal sent back to the client. */
+function refusingCimd(issuer: string) {
+  return {
+    discovery: { client_id_metadata_document_supported: true },
+    renderError: (
+      ctx: { query: Record<string, unknown>; redirect(url: string): void },
+      out: { error: string },
+    ) => {
+      const { client_id: clientId, redirect_uri: redirectUri, state } = ctx.query;
+      const refusedUrlClient =
+        out.error === 'invalid_client' && typeof clientId === 'string' && clientId.startsWith('https://');
+      if (
+        !refusedUrlClient ||
+        typeof redirectUri !== 'string' ||
+        !redirectUri.startsWith('http://127.0.0.1:')
+      ) {
+        throw new Error(`unexpected authorization error ${out.error}`);
+      }
+      const back = new URL(redirectUri);
+      back.searchParams.set('error', 'invalid_client');
+      back.searchParams.set('error_description', 'client ID metadata documents are not accepted here');
+      if (typeof state === 'string') back.searchParams.set('state', state);
+      back.searchParams.set('iss', issuer);
+      ctx.redirect(back.href);
+    },
   };
 }
 

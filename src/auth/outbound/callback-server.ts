@@ -55,6 +55,8 @@ export async function startCallbackServer(port: number): Promise<CallbackServer>
       pending.reject(
         runtimeError(
           `the authorization server refused the login: ${error}${description ? ` (${description})` : ''}`,
+          // The OAuth error code, for a caller that reacts to it (a refused CIMD client id).
+          { cause: { error } },
         ),
       );
       return;

@@ -170,13 +170,13 @@ export async function discoverAuthorizationServer(
       throw runtimeError(`cannot reach the authorization server ${issuer}: ${(err as Error).message}`);
     }
     if (!metadata || typeof metadata !== 'object') continue;
-    // RFC 8414 §3.3: the issuer must be the one asked for. A 2025-03-26 server (its own authorization
-    // server, found at its origin) may name a path below that origin instead.
-    const sameIssuer = stripSlash(metadata.issuer) === stripSlash(issuer);
+    // RFC 8414 §3.3: the issuer must be identical to the one asked for (no trailing-slash or case
+    // leniency: tokens and registrations are keyed by it). A 2025-03-26 server (its own
+    // authorization server, found at its origin) may name a path below that origin instead.
     const legacyOk = options.legacy === true && sameOrigin(metadata.issuer, issuer);
-    if (!sameIssuer && !legacyOk) {
+    if (metadata.issuer !== issuer && !legacyOk) {
       throw runtimeError(
-        `the authorization server metadata at ${url} names issuer ${JSON.stringify(metadata.issuer)}, not ${issuer}; refused`,
+        `the authorization server metadata at ${url} names issuer ${JSON.stringify(metadata.issuer)}, but it was fetched for issuer ${JSON.stringify(issuer)}; RFC 8414 §3.3 requires them to be identical: refused`,
       );
     }
     return { metadata, oidc };
@@ -190,10 +190,6 @@ function sameOrigin(a: unknown, b: string): boolean {
   } catch {
     return false;
   }
-}
-
-function stripSlash(url: unknown): string {
-  return typeof url === 'string' ? url.replace(/\/+$/, '') : '';
 }
 
 /** 2025-03-26 fallback: no metadata anywhere, so the default endpoints at the server's origin. */

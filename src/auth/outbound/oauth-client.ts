@@ -20,6 +20,8 @@ export interface ClientCredentials {
   redirectUris?: string[];
   /** Given by the user (flags), not learned from this issuer. */
   configured?: boolean;
+  /** Registered because the issuer refused our client ID metadata document (see token-store.ts). */
+  cimdRefused?: boolean;
 }
 
 /** The token-endpoint authentication to use (or ask for in a registration), from what the server supports. */
@@ -40,13 +42,17 @@ export async function existingClient(
   metadata: AuthorizationServerMetadata,
   store: OAuthStore,
 ): Promise<ClientCredentials | undefined> {
+  const stored = await store.registration(metadata.issuer);
   if (settings.clientMetadataUrl) {
+    const supported = metadata.client_id_metadata_document_supported === true;
     // A metadata document cannot hold a shared secret: the client is public (PKCE protects the code).
-    if (metadata.client_id_metadata_document_supported === true)
+    if (supported && stored?.cimdRefused !== true)
       return { clientId: settings.clientMetadataUrl, method: 'none', configured: true };
     log().info(
       { workload: settings.workload, issuer: metadata.issuer },
-      'the authorization server does not support client ID metadata documents; using a client ID or registration instead',
+      supported
+        ? 'the authorization server refused our client ID metadata document before; using a client ID or registration instead'
+        : 'the authorization server does not support client ID metadata documents; using a client ID or registration instead',
     );
   }
   if (settings.clientId) {
@@ -57,7 +63,6 @@ export async function existingClient(
       configured: true,
     };
   }
-  const stored = await store.registration(metadata.issuer);
   if (!stored) return undefined;
   const expired = stored.client_secret_expires_at
     ? stored.client_secret_expires_at * 1000 <= Date.now()
@@ -71,6 +76,7 @@ export function clientFromRegistration(registration: ClientRegistration): Client
     clientSecret: registration.client_secret,
     method: registration.token_endpoint_auth_method,
     redirectUris: registration.redirect_uris,
+    ...(registration.cimdRefused === true ? { cimdRefused: true } : {}),
   };
 }
 

@@ -223,8 +223,37 @@ export class RemoteOAuth {
     return this.loggingIn;
   }
 
-  /** Runs the browser login (authorization code + PKCE S256) and stores the tokens. */
+  /**
+   * Runs the browser login (authorization code + PKCE S256) and stores the tokens. An
+   * authorization server that advertises client ID metadata documents yet refuses ours (at the
+   * authorize or token step) gets one more login with a dynamic registration, which is stored
+   * marked so, and so remembered for that issuer (oauth-client.ts).
+   */
   async login(): Promise<void> {
+    try {
+      try {
+        await this.loginAttempt();
+      } catch (err) {
+        const code = oauthErrorCode(err);
+        const usedCimd = this.client?.clientId === this.settings.clientMetadataUrl;
+        if (!usedCimd || code === undefined || !CLIENT_REFUSALS.has(code)) throw err;
+        log().warn(
+          { workload: this.settings.workload, issuer: this.server.metadata.issuer, error: code },
+          'the authorization server refused our client ID metadata document as client_id; falling back to dynamic client registration, remembered for this issuer',
+        );
+        this.client = undefined;
+        this.config = undefined;
+        await this.loginAttempt(true);
+      }
+      this.reauthReason = undefined;
+      this.setStatus({ state: 'authenticated' });
+    } catch (err) {
+      this.markReauth(isMoatError(err) ? err.message : String(err));
+      throw err;
+    }
+  }
+
+  private async loginAttempt(cimdRefused = false): Promise<void> {
     const callback = await startCallbackServer(this.settings.callbackPort);
     try {
       // A registered client must list this redirect URI; register (again) when it does not.
@@ -232,14 +261,16 @@ export class RemoteOAuth {
         !this.client ||
         (this.client.redirectUris && !this.client.redirectUris.includes(callback.redirectUri))
       ) {
-        const registration = await registerClient(
+        const registered = await registerClient(
           this.settings,
           this.server.metadata,
           this.fetch,
           callback.redirectUri,
         );
-        await this.deps.store.saveRegistration(registration);
-        this.useClient(clientFromRegistration(registration));
+        // A new registration (another redirect URI) keeps the issuer's refusal of our document.
+        const marked = cimdRefused || this.client?.cimdRefused === true;
+        await this.deps.store.saveRegistration(marked ? { ...registered, cimdRefused: true } : registered);
+        this.useClient(clientFromRegistration(registered));
       }
       const config = this.config!;
       const verifier = oidc.randomPKCECodeVerifier();
@@ -278,11 +309,6 @@ export class RemoteOAuth {
         ),
       );
       await this.saveTokens(response);
-      this.reauthReason = undefined;
-      this.setStatus({ state: 'authenticated' });
-    } catch (err) {
-      this.markReauth(isMoatError(err) ? err.message : String(err));
-      throw err;
     } finally {
       await callback.close();
     }
@@ -401,6 +427,23 @@ export class RemoteOAuth {
   }
 }
 
+/** The OAuth error code behind a failed login step (the error itself or what it wraps). */
+function oauthErrorCode(err: unknown): string | undefined {
+  for (let at = err, depth = 0; at !== undefined && depth < 3; at = (at as Error).cause, depth++) {
+    const code =
+      oauthErrorOf(at)?.error ??
+      (at instanceof oidc.AuthorizationResponseError ? at.error : undefined) ??
+      (typeof at === 'object' && at !== null && typeof (at as { error?: unknown }).error === 'string'
+        ? (at as { error: string }).error
+        : undefined);
+    if (code) return code;
+  }
+  return undefined;
+}
+
+/** How an authorization server refuses a client id it does not accept (here: a CIMD URL). */
+const CLIENT_REFUSALS = new Set(['invalid_client', 'unauthorized_client']);
+
 /** The OAuth error of a token-endpoint answer: in the JSON body, or (for a 401) in its WWW-Authenticate challenge. */
 function oauthErrorOf(err: unknown): { error: string; error_description?: string } | undefined {
   if (err instanceof oidc.ResponseBodyError) return err;
@@ -418,11 +461,14 @@ export function describeOAuthError(err: unknown, what: string, issuer: string): 
   if (oauthError) {
     const hint = oauthError.error === 'invalid_client' ? ': check the client ID and secret' : '';
     const description = oauthError.error_description ? ` (${oauthError.error_description})` : '';
-    return runtimeError(`${issuer} refused to ${what}: ${oauthError.error}${description}${hint}`);
+    return runtimeError(`${issuer} refused to ${what}: ${oauthError.error}${description}${hint}`, {
+      cause: err,
+    });
   }
   if (err instanceof oidc.AuthorizationResponseError) {
     return runtimeError(
       `${issuer} refused the login: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`,
+      { cause: err },
     );
   }
   return runtimeError(`cannot ${what} at ${issuer}: ${(err as Error).message}`);

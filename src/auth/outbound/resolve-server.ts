@@ -116,11 +116,12 @@ export async function resolveServer(
 }
 
 async function authorizationServerMetadata(
-  named: string,
+  issuer: string,
   remoteUrl: string,
   fetchImpl: Fetch,
 ): Promise<AuthorizationServerMetadata> {
-  const issuer = checkDiscoveredUrl(named, remoteUrl, 'authorization server').href;
+  // Checked as a URL, asked for as written: its metadata must name this very string (RFC 8414 §3.3).
+  checkDiscoveredUrl(issuer, remoteUrl, 'authorization server');
   const metadata = (await discoverAuthorizationServer(issuer, fetchImpl))?.metadata;
   if (!metadata)
     throw runtimeError(`no OAuth metadata found for the authorization server ${issuer} of ${remoteUrl}`);
@@ -140,15 +141,10 @@ export async function movedAuthorizationServer(
   if (!server.issuerFromResource) return undefined;
   const named = (await fetchResourceMetadata(remoteUrl, challenge, fetchImpl)).metadata
     ?.authorization_servers?.[0];
-  if (!named || sameIssuer(named, server.metadata.issuer)) return undefined;
+  if (!named || named === server.metadata.issuer) return undefined;
   const metadata = await authorizationServerMetadata(named, remoteUrl, fetchImpl);
   checkEndpoints(metadata, remoteUrl);
   return metadata;
-}
-
-/** The issuer named in the resource metadata and the one its metadata states (which discovery checked). */
-function sameIssuer(named: string, issuer: string): boolean {
-  return named.replace(/\/+$/, '') === issuer.replace(/\/+$/, '');
 }
 
 /** RFC 9728 §3.3: the metadata must describe this server; otherwise a token could be sent elsewhere. */

@@ -21,6 +21,11 @@ export interface ClientRegistration {
   client_secret_expires_at?: number;
   registration_access_token?: string;
   registration_client_uri?: string;
+  /**
+   * Made because this issuer refused our client ID metadata document although it advertises
+   * support: the next logins there use this registration, not the document.
+   */
+  cimdRefused?: boolean;
 }
 
 export interface StoredTokens {

@@ -5,6 +5,8 @@
  * 2026-07-28 `tools/call` whose headers disagree with its arguments with HTTP 400 and -32020, the
  * answer the revision prescribes, before any policy or the server acts on the call. A call to a
  * tool this process has not seen listed passes unchecked (the server checks its own headers).
+ * The HTTP forwarder leaves it out for 2025-era requests (`statelessOnly`), whose lists then teach
+ * it nothing.
  */
 import { isRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { ALLOW, type MessagePolicy } from '../../mcp/policy.js';
@@ -38,6 +40,8 @@ export function createParamHeaderPolicy(): MessagePolicy {
 
   return {
     name: PARAM_HEADER_POLICY,
+    // Over HTTP, 2025-era requests skip it (no cost to them); it then learns from 2026-07-28 lists.
+    statelessOnly: true,
     needsResponse: (method) => method === 'tools/list',
     onServerResponse(response, request) {
       if (request.method === 'tools/list') learn(response);

@@ -14,6 +14,7 @@ import { errorMessage, runtimeError } from '../../util/errors.js';
 import { withTimeout } from '../../util/timeout.js';
 import type { RedisClient } from '../sessions/redis.js';
 import { MrtrBroker, type StateBacking } from './broker.js';
+import type { RoundRelay } from './relay.js';
 import { MemorySingleUse, RedisSingleUse } from './single-use.js';
 import { RequestStateCodec, STATE_KEY_BYTES } from './state.js';
 
@@ -21,6 +22,11 @@ export { MrtrBroker } from './broker.js';
 
 export interface Mrtr {
   broker: MrtrBroker;
+  /**
+   * The hand-over between replicas (Redis session store; undefined without it), connected on
+   * first use: the reverse direction's client answers travel by it too (era/reverse/).
+   */
+  relay: () => Promise<RoundRelay | undefined>;
   close(): Promise<void>;
 }
 
@@ -84,22 +90,24 @@ export function createMrtr(
       },
     });
   };
+  // A failed connection is tried again on the next request, not remembered.
+  const madeBacking = () =>
+    (backing ??= makeBacking().catch((err: unknown) => {
+      backing = undefined;
+      throw runtimeError(`the request state store is unavailable: ${errorMessage(err)}`, {
+        httpStatus: 503,
+        cause: err,
+      });
+    }));
   const broker = new MrtrBroker({
-    // A failed connection is tried again on the next request, not remembered.
-    backing: () =>
-      (backing ??= makeBacking().catch((err: unknown) => {
-        backing = undefined;
-        throw runtimeError(`the request state store is unavailable: ${errorMessage(err)}`, {
-          httpStatus: 503,
-          cause: err,
-        });
-      })),
+    backing: madeBacking,
     ttlMs: requestStateTtlMs(config),
     timeoutMs: upstreamTimeoutMs(config),
     logger: options.logger,
   });
   return {
     broker,
+    relay: async () => (redis ? (await madeBacking()).relay : undefined),
     close: async () => {
       broker.close();
       const made = await backing?.catch(() => undefined);

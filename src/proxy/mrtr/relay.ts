@@ -6,6 +6,8 @@
  * channel (PUBLISH says how many listened: none means no replica holds the round any more), and
  * waits, bounded, for the holder's answer on `out`: the next round or the final result. The round
  * id is single use (consumed before forwarding), so one retry at most is ever forwarded per round.
+ * The same hand-over carries other one-shot payloads to the process waiting for them: a 2025-era
+ * client's answer to a server→client request (era/reverse/input-rounds.ts), under its own ids.
  */
 import type { Logger } from 'pino';
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
@@ -19,16 +21,19 @@ export interface RetryInputs {
   capabilities: Record<string, unknown>;
 }
 
-/** Serves a forwarded retry: the answer for the client (its `id` is set by the replica that got it). */
-export type ServeRetry = (inputs: RetryInputs) => Promise<JsonRpcResponse>;
+/**
+ * Serves a payload handed over from another replica (a retry's inputs by default): the answer for
+ * the client (its `id` is set by the replica that got it).
+ */
+export type ServeRetry<T = RetryInputs> = (payload: T) => Promise<JsonRpcResponse>;
 
 export interface RoundRelay {
-  /** Serves the retry of round `id` when it lands on another replica; resolves once listening. */
-  listen(id: string, serve: ServeRetry): Promise<void>;
-  /** Stops listening for round `id` (it expired, or was resumed here). */
+  /** Serves the payload for `id` (once) when it lands on another replica; resolves once listening. */
+  listen<T = RetryInputs>(id: string, serve: ServeRetry<T>): Promise<void>;
+  /** Stops listening for `id` (it expired, or was resumed here). */
   stop(id: string): void;
-  /** Hands a retry to the replica holding round `id`; undefined when no replica holds it. */
-  forward(id: string, inputs: RetryInputs, timeoutMs: number): Promise<JsonRpcResponse | undefined>;
+  /** Hands a payload to the replica listening for `id`; undefined when no replica listens. */
+  forward<T = RetryInputs>(id: string, payload: T, timeoutMs: number): Promise<JsonRpcResponse | undefined>;
   close(): Promise<void>;
 }
 
@@ -68,7 +73,7 @@ export class RedisRoundRelay implements RoundRelay {
     return withTimeout(command, this.#commandTimeoutMs, 'Redis');
   }
 
-  async listen(id: string, serve: ServeRetry): Promise<void> {
+  async listen<T = RetryInputs>(id: string, serve: ServeRetry<T>): Promise<void> {
     const inChannel = `${this.#prefix}in:${id}`;
     const outChannel = `${this.#prefix}out:${id}`;
     await this.#bounded(
@@ -86,9 +91,9 @@ export class RedisRoundRelay implements RoundRelay {
     );
   }
 
-  async #serve(message: string, serve: ServeRetry): Promise<JsonRpcResponse> {
+  async #serve<T>(message: string, serve: ServeRetry<T>): Promise<JsonRpcResponse> {
     try {
-      return await serve(JSON.parse(message) as RetryInputs);
+      return await serve(JSON.parse(message) as T);
     } catch (err) {
       return {
         jsonrpc: '2.0',
@@ -102,7 +107,11 @@ export class RedisRoundRelay implements RoundRelay {
     this.#subscriber.unsubscribe(`${this.#prefix}in:${id}`).catch(() => {});
   }
 
-  async forward(id: string, inputs: RetryInputs, timeoutMs: number): Promise<JsonRpcResponse | undefined> {
+  async forward<T = RetryInputs>(
+    id: string,
+    payload: T,
+    timeoutMs: number,
+  ): Promise<JsonRpcResponse | undefined> {
     const outChannel = `${this.#prefix}out:${id}`;
     let answered: (answer: JsonRpcResponse) => void = () => {};
     const answer = new Promise<JsonRpcResponse>((resolve) => (answered = resolve));
@@ -111,7 +120,7 @@ export class RedisRoundRelay implements RoundRelay {
     );
     try {
       const listeners = await this.#bounded(
-        this.#publisher.publish(`${this.#prefix}in:${id}`, JSON.stringify(inputs)),
+        this.#publisher.publish(`${this.#prefix}in:${id}`, JSON.stringify(payload)),
       );
       if (listeners === 0) return undefined;
       return await withTimeout(answer, timeoutMs, 'the proxy replica holding this request').catch(

@@ -17,7 +17,7 @@ import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-
 import { freePort } from '../../support/ports.js';
 import {
   remoteAuthRunConfig,
-  startProtectedServer,
+  startServerTrusting,
   whoami,
   type ProtectedServer,
 } from './protected-server.js';
@@ -75,12 +75,7 @@ beforeAll(async () => {
   first = await startOAuthProvider();
   second = await startOAuthProvider();
   current = first;
-  remote = await startProtectedServer({
-    issuer: first.issuer,
-    scopes: ['mcp:tools'],
-    check: async (authorization, resource) =>
-      (await current.verify((authorization ?? '').replace(/^Bearer\s+/i, ''), resource)).sub,
-  });
+  remote = await startServerTrusting(() => current);
 });
 
 afterAll(async () => {

@@ -174,6 +174,19 @@ export async function whoami(
   }
 }
 
+/**
+ * A protected MCP server that takes the tokens of `provider()` for the scope `mcp:tools` (asked per
+ * request, so a test may switch providers) and names its issuer in its metadata.
+ */
+export function startServerTrusting(provider: () => TestOAuthProvider): Promise<ProtectedServer> {
+  return startProtectedServer({
+    issuer: provider().issuer,
+    scopes: ['mcp:tools'],
+    check: async (authorization, resource) =>
+      (await provider().verify((authorization ?? '').replace(/^Bearer\s+/i, ''), resource)).sub,
+  });
+}
+
 /** The RunConfig of `moat run <remoteUrl> --remote-auth --remote-auth-skip-browser` plus `auth`. */
 export function remoteAuthRunConfig(
   remoteUrl: string,

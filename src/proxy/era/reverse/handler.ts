@@ -29,7 +29,8 @@ import { inspectsResponses, runServerPolicies, type MessageContext } from '../..
 import { errorMessage } from '../../../util/errors.js';
 import { isStatelessRevision } from '../../edge/protocol.js';
 import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
-import { ProxyRejection, rpcErrorBody, sessionNotFound } from '../../pipeline/errors.js';
+import type { RoundRelay } from '../../mrtr/relay.js';
+import { ProxyRejection, reject, rpcErrorBody, sessionNotFound } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { ownerFields } from '../../sessions/binding.js';
 import {
@@ -77,6 +78,8 @@ const SESSION_ERA = 'modern-backend';
 
 export interface ModernBackendOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
+  /** Hands a client's answer to the replica that asked (Redis session store); none: this process only. */
+  answerRelay?: () => Promise<RoundRelay | undefined>;
 }
 
 interface SessionView {
@@ -107,7 +110,7 @@ export function withModernBackendSessions(
 ): HttpForwarder {
   const logger: Logger = options.logger;
   const client = new UpstreamClient(options.upstreamAuth);
-  const pending = new PendingClientAnswers();
+  const pending = new PendingClientAnswers(options.answerRelay);
   const streams = new SessionStreams();
   const store = { options };
   /** What the backend is, once known: a 2026-only server, or one the forwarder serves. */
@@ -368,12 +371,28 @@ export function withModernBackendSessions(
     }
   }
 
+  /** A client's answer to a question of ours, wherever it waits; a failing relay refuses it. */
+  async function deliverAnswer(sessionId: string, answer: JsonRpcResponse): Promise<boolean> {
+    try {
+      return await pending.deliver(sessionId, answer, options.upstreamTimeoutMs);
+    } catch (err) {
+      logger.warn({ err: errorMessage(err) }, 'could not hand a client answer to another proxy replica');
+      return false;
+    }
+  }
+
   async function post(request: EdgeRequest, view: SessionView): Promise<void> {
     const sessionId = view.record.id;
     const message = await policed(request, sessionId);
     if (isResponse(message)) {
-      if (!pending.answer(sessionId, message))
-        logger.debug({ id: message.id }, 'an answer no request here waits for');
+      if (!(await deliverAnswer(sessionId, message))) {
+        throw reject(
+          400,
+          RPC.invalidRequest,
+          'No request waits for this answer: it ended, timed out, or the proxy replica that asked went away',
+          { id: message.id },
+        );
+      }
       request.res.writeHead(202).end();
       return;
     }

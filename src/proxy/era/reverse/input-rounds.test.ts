@@ -45,17 +45,20 @@ describe('input rounds for a 2025-era client', () => {
 
   it('hands an answer only to the session that was asked', async () => {
     const pending = new PendingClientAnswers();
-    let sent: JsonRpcRequest | undefined;
+    let sent: (request: JsonRpcRequest) => void = () => {};
+    const asked = new Promise<JsonRpcRequest>((resolve) => (sent = resolve));
     const waiting = pending.ask(
       's1',
       'roots/list',
       undefined,
-      (r) => ((sent = r), true),
+      (r) => (sent(r), true),
       new AbortController().signal,
     );
-    const id = sent?.id ?? '';
+    const { id } = await asked;
     expect(pending.answer('s2', { jsonrpc: '2.0', id, result: {} })).toBe(false);
-    expect(pending.answer('s1', { jsonrpc: '2.0', id, result: { roots: [] } })).toBe(true);
+    // Without a relay (no Redis), an answer nothing here waits for is not delivered anywhere.
+    expect(await pending.deliver('s2', { jsonrpc: '2.0', id, result: {} }, 1000)).toBe(false);
+    expect(await pending.deliver('s1', { jsonrpc: '2.0', id, result: { roots: [] } }, 1000)).toBe(true);
     await expect(waiting).resolves.toMatchObject({ result: { roots: [] } });
   });
 

@@ -3,11 +3,14 @@
  * request the backend embeds becomes a server→client request on the stream of the client's POST
  * (elicitation, sampling, roots, only of kinds the client declared at `initialize`); the client's
  * answers become the retry's `inputResponses`. The client POSTs each answer as a JSON-RPC response
- * to this process, which holds the waiting request (sessions that answer through another replica
- * are not served: the wait ends with the upstream timeout).
+ * to the proxy; when it lands on another replica than the one that asked (no sticky sessions,
+ * Redis session store), that replica hands it over through the MRTR relay (mrtr/relay.ts). Every
+ * wait is bounded by the upstream timeout; an answer no replica waits for is refused.
  */
 import { randomUUID } from 'node:crypto';
 import { RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { errorMessage } from '../../../util/errors.js';
+import type { RoundRelay } from '../../mrtr/relay.js';
 import type { ClientFacts } from './wire.js';
 
 /** Rounds one client request may take before the proxy gives up (the backend keeps asking). */
@@ -35,19 +38,68 @@ interface Waiting {
   resolve(response: JsonRpcResponse): void;
 }
 
-/** The server→client requests this process sent and waits on, by the id it gave them. */
+/** What a replica that got a client's answer hands the replica that asked (mrtr/relay.ts). */
+interface HandedAnswer {
+  response: JsonRpcResponse;
+}
+
+/** Ids of the server→client requests the proxy makes; any other id answers nothing of ours. */
+const ASK_ID_PREFIX = 'moat-input-';
+
+/** The relay channel of one question: bound to its session, so another session's answer finds no one. */
+const channelOf = (sessionId: string, id: string): string => `answer:${sessionId}:${id}`;
+
+const ACK: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: {} };
+
+/**
+ * The server→client requests this process sent and waits on, by the id it gave them. With a
+ * relay (Redis), each question is also listened for across replicas while it waits, so the
+ * client's answer may land on any replica of the workload.
+ */
 export class PendingClientAnswers {
   readonly #waiting = new Map<JsonRpcId, Waiting>();
+  readonly #relay: () => Promise<RoundRelay | undefined>;
+
+  constructor(relay: () => Promise<RoundRelay | undefined> = () => Promise.resolve(undefined)) {
+    this.#relay = relay;
+  }
 
   /** Sends a request through `send` and waits for its answer (bounded by `signal`). */
-  ask(
+  async ask(
     sessionId: string,
     method: string,
     params: unknown,
     send: (request: JsonRpcRequest) => boolean,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
-    const id = `moat-input-${randomUUID()}`;
+    const id = `${ASK_ID_PREFIX}${randomUUID()}`;
+    const channel = channelOf(sessionId, id);
+    const answer = this.#wait(id, sessionId, signal);
+    answer.catch(() => {}); // awaited below; a rejection while listening is not unhandled
+    let relay: RoundRelay | undefined;
+    try {
+      try {
+        relay = await this.#relay();
+        // Listening before the question is out: its answer cannot outrun the listener.
+        await relay?.listen<HandedAnswer>(channel, ({ response }) =>
+          Promise.resolve(this.answer(sessionId, response) ? ACK : notWaiting(response.id)),
+        );
+      } catch (err) {
+        throw new InputRoundError(
+          `The question could not be shared with the other proxy replicas: ${errorMessage(err)}`,
+        );
+      }
+      const request: JsonRpcRequest = { jsonrpc: '2.0', id, method };
+      if (typeof params === 'object' && params !== null) request.params = params as Record<string, unknown>;
+      if (!send(request)) throw new InputRoundError('the client closed the stream the question was asked on');
+      return await answer;
+    } finally {
+      this.#waiting.delete(id);
+      relay?.stop(channel);
+    }
+  }
+
+  #wait(id: string, sessionId: string, signal: AbortSignal): Promise<JsonRpcResponse> {
     return new Promise((resolve, rejectAsk) => {
       const stop = (): void => {
         this.#waiting.delete(id);
@@ -67,13 +119,6 @@ export class PendingClientAnswers {
           resolve(response);
         },
       });
-      const request: JsonRpcRequest = { jsonrpc: '2.0', id, method };
-      if (typeof params === 'object' && params !== null) request.params = params as Record<string, unknown>;
-      if (!send(request)) {
-        signal.removeEventListener('abort', stop);
-        this.#waiting.delete(id);
-        rejectAsk(new InputRoundError('the client closed the stream the question was asked on'));
-      }
     });
   }
 
@@ -84,6 +129,30 @@ export class PendingClientAnswers {
     waiting.resolve(response);
     return true;
   }
+
+  /**
+   * Hands the client's answer to the request waiting for it, here or on the replica that asked
+   * (bounded by `timeoutMs`); false when no request of the session waits for it anywhere.
+   */
+  async deliver(sessionId: string, response: JsonRpcResponse, timeoutMs: number): Promise<boolean> {
+    if (this.answer(sessionId, response)) return true;
+    if (typeof response.id !== 'string' || !response.id.startsWith(ASK_ID_PREFIX)) return false;
+    const relay = await this.#relay();
+    const ack = await relay?.forward<HandedAnswer>(
+      channelOf(sessionId, response.id),
+      { response },
+      timeoutMs,
+    );
+    return ack !== undefined && ack.error === undefined;
+  }
+}
+
+function notWaiting(id: JsonRpcId | null): JsonRpcResponse {
+  return {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: RPC.invalidRequest, message: `no request waits for the answer ${String(id)}` },
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -6,7 +6,7 @@ import { errorMessage, isMoatError } from '../../../../util/errors.js';
 import type { PendingRequests } from './pending.js';
 import type { UpstreamClient } from './upstream-client.js';
 import { RPC } from '../../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../../mcp/policy.js';
+import type { MessageContext, MessagePolicy } from '../../../../mcp/policy.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { ownedBy } from '../../../sessions/binding.js';
 import { BRIDGE_SESSION_PREFIX } from '../../../bridge/backend-sessions.js';
@@ -19,6 +19,8 @@ export interface ForwarderContext {
   pending: PendingRequests;
   /** Some policy rewrites server responses, so responses must be parsed. */
   inspectsResponses: boolean;
+  /** The policies for a 2025-era request (without the `statelessOnly` ones), and whether they inspect answers. */
+  sessionEra: { policies: readonly MessagePolicy[]; inspectsResponses: boolean };
 }
 
 export function messageContext(

@@ -44,7 +44,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../../../../mcp/jsonrpc.js';
-import { inspectsResponses, needsResponse } from '../../../../mcp/policy.js';
+import { inspectsResponses, needsResponse, type MessagePolicy } from '../../../../mcp/policy.js';
 import { ownerFields } from '../../../sessions/binding.js';
 
 export interface HttpForwarderOptions extends TransportOptions {
@@ -65,6 +65,7 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
     client: new UpstreamClient(options.upstreamAuth),
     pending: new PendingRequests(),
     inspectsResponses: inspectsResponses(options.policies),
+    sessionEra: sessionEraPolicies(options.policies),
   };
   const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
   // 2026-07-28 clients of a 2025-era streamable-HTTP server are bridged (era-bridge.ts).
@@ -83,15 +84,28 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
   };
 }
 
+function sessionEraPolicies(all: readonly MessagePolicy[]): ForwarderContext['sessionEra'] {
+  const policies = all.filter((p) => p.statelessOnly !== true);
+  return { policies, inspectsResponses: inspectsResponses(policies) };
+}
+
+/** A 2025-era request skips the policies that only 2026-07-28 requests need. */
+function policiesFor(fc: ForwarderContext, stateless: boolean): ForwarderContext['sessionEra'] {
+  return stateless
+    ? { policies: fc.options.policies, inspectsResponses: fc.inspectsResponses }
+    : fc.sessionEra;
+}
+
 /** Parses the message and runs the client policies; returns what to send upstream. */
 async function applyPolicies(
   fc: ForwarderContext,
+  policies: readonly MessagePolicy[],
   request: EdgeRequest,
   sessionId: string | undefined,
 ): Promise<{ message: JsonRpcMessage; body: Buffer }> {
   const received = await readMessage(request);
   const ctx = messageContext(fc, request, sessionId);
-  const { message, rewritten } = await applyClientPolicies(fc.options.policies, received, ctx, request);
+  const { message, rewritten } = await applyClientPolicies(policies, received, ctx, request);
   const body = rewritten ? Buffer.from(JSON.stringify(message)) : await request.readBody();
   return { message, body };
 }
@@ -105,6 +119,7 @@ async function forwardStreamable(
   if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
   const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
+  const { policies, inspectsResponses: inspects } = policiesFor(fc, stateless);
 
   let session: SessionRecord | undefined;
   const clientSessionId = stateless ? undefined : headerValue(req.headers, 'mcp-session-id');
@@ -120,11 +135,11 @@ async function forwardStreamable(
   let message: JsonRpcMessage | undefined;
   if (method === 'POST') {
     // Every POST is checked as one JSON-RPC message (readMessage), policies or not.
-    if (fc.options.policies.length > 0) ({ message, body } = await applyPolicies(fc, request, session?.id));
+    if (policies.length > 0) ({ message, body } = await applyPolicies(fc, policies, request, session?.id));
     else [message, body] = await Promise.all([readMessage(request), request.readBody()]);
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
-  if (sentRequest && session && fc.inspectsResponses) fc.pending.add(session.id, sentRequest);
+  if (sentRequest && session && inspects) fc.pending.add(session.id, sentRequest);
 
   const headers = upstreamHeaders(req.headers, {
     remote: fc.backend.remote,
@@ -210,12 +225,12 @@ async function exchange(
   const contentType = headerValue(upstream.headers, 'content-type') ?? '';
   const isSse = contentType.startsWith('text/event-stream');
   const isJson = contentType.startsWith('application/json');
-  const side: ServerSide | undefined = fc.inspectsResponses
+  const { policies, inspectsResponses: inspects } = policiesFor(fc, stateless);
+  const side: ServerSide | undefined = inspects
     ? {
-        policies: fc.options.policies,
+        policies,
         // The answer to a request this POST carried is parsed only when some policy needs it.
-        needed: (text) =>
-          sentRequest === undefined || needsResponse(fc.options.policies, sentRequest.method, text),
+        needed: (text) => sentRequest === undefined || needsResponse(policies, sentRequest.method, text),
         ctx: messageContext(fc, request, session?.id),
         lookup: (id) => {
           if (sentRequest && sentRequest.id === id) {
