@@ -144,10 +144,11 @@ export async function createTelemetry(
         {
           kind: SpanKind.SERVER,
           startTime: summary.started,
-          attributes: {
-            ...spanAttributes(summary, error, settings.useLegacyAttributes),
-            ...settings.environmentAttributes,
-          },
+          // A fresh object: the environment attributes go into it rather than into a copy.
+          attributes: Object.assign(
+            spanAttributes(summary, error, settings.useLegacyAttributes),
+            settings.environmentAttributes,
+          ),
         },
         parent,
       ),
