@@ -383,22 +383,41 @@ async function telemetryOnly(): Promise<void> {
   const offProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor');
   const otlp = await startOtlpSink();
   const otelProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor', OTEL_CONFIG(otlp.url));
+  // MOAT_BENCH_BASELINE=<dist/ of another build>: that build's off and on cells in the same rounds.
+  const baselineDist = process.env.MOAT_BENCH_BASELINE;
+  const baseline = baselineDist
+    ? await Promise.all([
+        startProxy({ kind: 'http', url: backendUrl }, 'supervisor', {}, baselineDist),
+        startProxy({ kind: 'http', url: backendUrl }, 'supervisor', OTEL_CONFIG(otlp.url), baselineDist),
+      ])
+    : [];
+  const paths = [
+    RAW_PATH,
+    OTEL_PATH,
+    ...baseline.map((_, i) => `${[RAW_PATH, OTEL_PATH][i]}, baseline build`),
+  ];
+  const proxies = [offProxy, otelProxy, ...baseline];
   const rows: Row[] = [];
   for (const concurrency of [1, 32]) {
     rows.push(
-      ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
-        [RAW_PATH, { target: 'http', url: offProxy.url }],
-        [OTEL_PATH, { target: 'http', url: otelProxy.url }],
-      ])),
+      ...(await compare(
+        concurrency,
+        { target: 'http', url: backendUrl },
+        proxies.map((p, i) => [paths[i]!, { target: 'http', url: p.url }]),
+      )),
     );
   }
-  await Promise.all([offProxy.stop(), otelProxy.stop()]);
+  await Promise.all(proxies.map((p) => p.stop()));
   await otlp.close();
   const lines = [measuredLine(loadAtStart), '', ...rowTable(rows), ''];
   for (const concurrency of [1, 32]) {
     const cell = (path: string) => rows.find((r) => r.path === path && r.concurrency === concurrency)!;
-    const ratio = cell(OTEL_PATH).proxied.rps / cell(RAW_PATH).proxied.rps;
-    lines.push(`OTel on (sampling 0.1) vs off, throughput at concurrency ${concurrency}: ${fmt(ratio, 3)}×`);
+    const ratio = (suffix: string) =>
+      fmt(cell(`${OTEL_PATH}${suffix}`).proxied.rps / cell(`${RAW_PATH}${suffix}`).proxied.rps, 3);
+    lines.push(
+      `OTel on (sampling 0.1) vs off, throughput at concurrency ${concurrency}: ${ratio('')}×` +
+        (baselineDist ? `; baseline build ${ratio(', baseline build')}×` : ''),
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

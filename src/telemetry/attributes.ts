@@ -55,6 +55,16 @@ export function protocolVersion(summary: ExchangeSummary): string | undefined {
   return summary.record.requestedProtocolVersion;
 }
 
+/**
+ * A string naming the operation-duration series of an exchange: the values metricAttributes
+ * reads, so equal keys mean equal attributes (NUL cannot occur in them as JSON strings do).
+ */
+export function metricKey(summary: ExchangeSummary, error: string | undefined): string {
+  const { method, target } = summary.record;
+  const named = method !== undefined && NAMED_TARGET[method] !== undefined;
+  return `${method ?? summary.httpMethod}\u0000${named ? (target ?? '') : ''}\u0000${error ?? ''}\u0000${protocolVersion(summary) ?? ''}\u0000${summary.httpVersion ?? ''}`;
+}
+
 /** The attributes of the operation-duration metric: low cardinality only. */
 export function metricAttributes(summary: ExchangeSummary, error: string | undefined): Attributes {
   const { method, target } = summary.record;

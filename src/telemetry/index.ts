@@ -7,7 +7,13 @@
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InstrumentType,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type MetricReader,
+} from '@opentelemetry/sdk-metrics';
 import {
   BatchSpanProcessor,
   ParentBasedSampler,
@@ -15,13 +21,12 @@ import {
   TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
-import { parseTraceParent } from '@opentelemetry/core';
 import type { Logger } from 'pino';
 import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
 import { errorMessage } from '../util/errors.js';
 import { metricExporter, traceExporter } from './otlp.js';
 import { errorType, outcomeResponses, spanAttributes, spanName } from './attributes.js';
-import { proxyMetrics, type ProxyMetrics } from './metrics.js';
+import { durationHistogram, proxyMetrics, type ProxyMetrics } from './metrics.js';
 import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
 import type { TelemetrySettings } from './settings.js';
 import {
@@ -29,6 +34,8 @@ import {
   isSampled,
   parentContext,
   PresetIdGenerator,
+  spanIds,
+  tracedAs,
   tracePropagation,
   type TracePropagation,
 } from './trace-context.js';
@@ -52,6 +59,9 @@ export interface Telemetry {
   /** Flushes what is pending and stops exporting. */
   close(): Promise<void>;
 }
+
+/** The instrumentation scope of Moat's spans and metrics. */
+const SCOPE = 'moat';
 
 export interface TelemetryOptions {
   logger: Logger;
@@ -87,35 +97,46 @@ export async function createTelemetry(
         }),
       ],
     });
-    tracer = tracerProvider.getTracer('moat');
+    tracer = tracerProvider.getTracer(SCOPE);
     propagation = tracePropagation(sampler);
   }
 
   const readers: MetricReader[] = [];
+  const duration = durationHistogram(SCOPE);
   if (settings.metrics) {
+    const exporter = await metricExporter(settings.metrics);
+    const temporality =
+      exporter.selectAggregationTemporality?.(InstrumentType.HISTOGRAM) ?? AggregationTemporality.CUMULATIVE;
     readers.push(
       new PeriodicExportingMetricReader({
-        exporter: await metricExporter(settings.metrics),
+        exporter,
         exportIntervalMillis: options.metricExportIntervalMs ?? 60_000,
+        metricProducers: [duration.producer(temporality)],
       }),
     );
   }
   let prometheus: PrometheusExporter | undefined;
   if (settings.prometheus) {
-    prometheus = new PrometheusExporter({ preventServerStart: true });
+    prometheus = new PrometheusExporter({
+      preventServerStart: true,
+      metricProducers: [duration.producer(AggregationTemporality.CUMULATIVE)],
+    });
     readers.push(prometheus);
   }
   const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
-  const metrics: ProxyMetrics | undefined = meterProvider && proxyMetrics(meterProvider.getMeter('moat'));
+  const metrics: ProxyMetrics | undefined =
+    meterProvider && proxyMetrics(meterProvider.getMeter(SCOPE), duration);
   const metricsHandler: MetricsHandler | undefined =
     prometheus && ((req, res) => prometheus.getMetricsRequestHandler(req, res));
 
   function recordSpan(summary: ExchangeSummary, error: string | undefined): void {
     const { record } = summary;
     if (!tracer || !sampler || record.method === undefined) return;
+    // Chosen before forwarding (record.traceparent, in the format this module wrote) or now: an
+    // unsampled span returns here, before any context or attribute is built.
+    if (record.traceparent !== undefined && !tracedAs(record.traceparent)) return;
     const parent = parentContext(record, summary);
-    const chosen =
-      (record.traceparent && parseTraceParent(record.traceparent)) || chooseSpan(sampler, parent, ids);
+    const chosen = record.traceparent ? spanIds(record.traceparent) : chooseSpan(sampler, parent, ids);
     if (!isSampled(chosen)) return;
     const span = ids.withIds(chosen, () =>
       tracer.startSpan(
@@ -123,10 +144,11 @@ export async function createTelemetry(
         {
           kind: SpanKind.SERVER,
           startTime: summary.started,
-          attributes: {
-            ...spanAttributes(summary, error, settings.useLegacyAttributes),
-            ...settings.environmentAttributes,
-          },
+          // A fresh object: the environment attributes go into it rather than into a copy.
+          attributes: Object.assign(
+            spanAttributes(summary, error, settings.useLegacyAttributes),
+            settings.environmentAttributes,
+          ),
         },
         parent,
       ),

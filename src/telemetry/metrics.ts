@@ -2,9 +2,10 @@
  * The proxy's metrics, recorded from exchange summaries: the MCP conventions' operation duration,
  * policy denials, upstream errors and open sessions.
  */
-import type { Meter } from '@opentelemetry/api';
+import { ValueType, type Meter } from '@opentelemetry/api';
 import type { ExchangeSummary } from '../mcp/exchange.js';
-import { metricAttributes } from './attributes.js';
+import { metricAttributes, metricKey } from './attributes.js';
+import { DurationHistogram } from './duration-histogram.js';
 
 /** Bucket bounds of the MCP conventions' duration histograms (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -13,13 +14,22 @@ export interface ProxyMetrics {
   record(summary: ExchangeSummary, error: string | undefined): void;
 }
 
-export function proxyMetrics(meter: Meter): ProxyMetrics {
-  const duration = meter.createHistogram('mcp.server.operation.duration', {
-    unit: 's',
-    description:
-      'MCP request or notification duration as observed by the proxy, from receipt to the end of the answer',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  });
+/** The operation-duration histogram, which the metric readers collect as a producer. */
+export function durationHistogram(scope: string): DurationHistogram {
+  return new DurationHistogram(
+    {
+      name: 'mcp.server.operation.duration',
+      unit: 's',
+      description:
+        'MCP request or notification duration as observed by the proxy, from receipt to the end of the answer',
+      valueType: ValueType.DOUBLE,
+    },
+    DURATION_BUCKETS,
+    scope,
+  );
+}
+
+export function proxyMetrics(meter: Meter, duration: DurationHistogram): ProxyMetrics {
   const denials = meter.createCounter('moat.policy.denials', {
     description: 'MCP messages a policy refused, by policy',
   });
@@ -34,7 +44,9 @@ export function proxyMetrics(meter: Meter): ProxyMetrics {
     record(summary, error) {
       const { record } = summary;
       if (record.method !== undefined) {
-        duration.record((summary.ended - summary.started) / 1000, metricAttributes(summary, error));
+        duration.record((summary.ended - summary.started) / 1000, metricKey(summary, error), () =>
+          metricAttributes(summary, error),
+        );
       }
       if (record.deniedBy !== undefined) {
         denials.add(1, {

@@ -1,4 +1,4 @@
-import { TraceFlags, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -8,7 +8,15 @@ import {
 import { describe, expect, it } from 'vitest';
 import { recordMessage, type ExchangeRecord } from '../mcp/exchange.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
-import { chooseSpan, isSampled, parentContext, tracePropagation } from './trace-context.js';
+import {
+  chooseSpan,
+  formatTraceparent,
+  isSampled,
+  parentContext,
+  spanIds,
+  tracedAs,
+  tracePropagation,
+} from './trace-context.js';
 
 const CLIENT_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const META_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -84,5 +92,30 @@ describe('propagation to the backend', () => {
     );
     expect(out.message).toBeUndefined();
     expect(out.headers.traceparent).toBeDefined();
+  });
+});
+
+describe('a traceparent this module wrote', () => {
+  it('is read back by position: the same IDs and sampling decision', () => {
+    const ids = new RandomIdGenerator();
+    for (const sampler of [new AlwaysOnSampler(), new AlwaysOffSampler()]) {
+      const chosen = chooseSpan(
+        sampler,
+        trace.setSpanContext(
+          ROOT_CONTEXT,
+          trace
+            .wrapSpanContext({
+              traceId: CLIENT_TRACE,
+              spanId: 'b7ad6b7169203331',
+              traceFlags: TraceFlags.SAMPLED,
+            })
+            .spanContext(),
+        ),
+        ids,
+      );
+      const written = formatTraceparent(chosen);
+      expect(spanIds(written)).toEqual(chosen);
+      expect(tracedAs(written)).toBe(isSampled(chosen));
+    }
   });
 });

@@ -45,10 +45,13 @@ export type SpanIds = Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>;
  * same decision the SDK makes when it starts a span with these IDs (the samplers are
  * deterministic), so nothing is built for a span that will not be recorded.
  */
+const NO_ATTRIBUTES = Object.freeze({});
+const NO_LINKS: [] = [];
+
 export function chooseSpan(sampler: Sampler, parent: Context, ids: IdGenerator): SpanIds {
   const traceId = trace.getSpanContext(parent)?.traceId ?? ids.generateTraceId();
   const sampled =
-    sampler.shouldSample(parent, traceId, '', SpanKind.SERVER, {}, []).decision ===
+    sampler.shouldSample(parent, traceId, '', SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision ===
     SamplingDecision.RECORD_AND_SAMPLED;
   return {
     traceId,
@@ -63,6 +66,20 @@ export function isSampled(ids: SpanIds): boolean {
 
 export function formatTraceparent(ctx: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>): string {
   return `00-${ctx.traceId}-${ctx.spanId}-${ctx.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
+}
+
+/** Whether a `traceparent` formatTraceparent wrote is sampled, read from its flags alone. */
+export function tracedAs(traceparent: string): boolean {
+  return traceparent.endsWith('01');
+}
+
+/** The IDs in a `traceparent` formatTraceparent wrote (fixed positions, no validation needed). */
+export function spanIds(traceparent: string): SpanIds {
+  return {
+    traceId: traceparent.slice(3, 35),
+    spanId: traceparent.slice(36, 52),
+    traceFlags: tracedAs(traceparent) ? TraceFlags.SAMPLED : TraceFlags.NONE,
+  };
 }
 
 /** Gives the SDK preset IDs for the next span it starts, random ones otherwise. */
@@ -109,15 +126,20 @@ export function tracePropagation(sampler: Sampler): TracePropagation {
   const ids = new RandomIdGenerator();
   return {
     outgoing(record, headers, message) {
-      const parent = parentContext(record, {
-        ...(typeof headers.traceparent === 'string' ? { traceparent: headers.traceparent } : {}),
-        ...(typeof headers.tracestate === 'string' ? { tracestate: headers.tracestate } : {}),
-      });
+      const { traceparent: incoming, tracestate } = headers;
+      // Most requests carry no context: a new root without building one.
+      const parent =
+        record.metaTraceContext === undefined && typeof incoming !== 'string'
+          ? ROOT_CONTEXT
+          : parentContext(record, {
+              ...(typeof incoming === 'string' ? { traceparent: incoming } : {}),
+              ...(typeof tracestate === 'string' ? { tracestate } : {}),
+            });
       const span = chooseSpan(sampler, parent, ids);
       const traceparent = formatTraceparent(span);
       record.traceparent = traceparent;
-      const tracestate = trace.getSpanContext(parent)?.traceState?.serialize();
-      const context: Record<string, string> = { traceparent, ...(tracestate ? { tracestate } : {}) };
+      const state = trace.getSpanContext(parent)?.traceState?.serialize();
+      const context: Record<string, string> = state ? { traceparent, tracestate: state } : { traceparent };
       const traced = message && isSampled(span) ? withMeta(message, context) : undefined;
       return { headers: context, ...(traced ? { message: traced } : {}) };
     },
