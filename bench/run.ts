@@ -520,7 +520,7 @@ function memoryTable(m: MemoryReport): string[] {
   const session = (label: string, x: { rss: number; heap: number }) =>
     `| per idle session, ${label} (${SESSIONS} sessions) | ${fmt(x.heap / 1024)} KB heap, ${fmt(x.rss / 1024)} KB RSS |`;
   return [
-    `| memory (proxy process, after GC; launched with ${PROXY_NODE_FLAGS.join(' ')}, MALLOC_ARENA_MAX=${PROXY_ENV_DEFAULTS.MALLOC_ARENA_MAX}) | value |`,
+    `| memory (proxy process, after GC; launched with ${PROXY_NODE_FLAGS.join(' ')}, MALLOC_ARENA_MAX=${PROXY_ENV_DEFAULTS.MALLOC_ARENA_MAX}, MALLOC_MMAP_THRESHOLD_=${PROXY_ENV_DEFAULTS.MALLOC_MMAP_THRESHOLD_}) | value |`,
     '|---|---|',
     row('idle RSS after start, as `moat supervise` runs it (HTTP backend)', m.idle),
     row('idle RSS after start, as `moat supervise` runs it (stdio backend)', m.stdioIdle),

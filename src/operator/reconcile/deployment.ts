@@ -1,6 +1,6 @@
 /**
  * The proxy Deployment: one `moat` container running `moat proxy --config` on the RunConfig
- * ConfigMap with the proxy launch settings in its env (NODE_OPTIONS, MALLOC_ARENA_MAX), secrets as
+ * ConfigMap with the proxy launch settings in its env (NODE_OPTIONS, MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_), secrets as
  * `secretKeyRef` env, CA bundles as non-optional volumes (a missing Secret
  * or key keeps the pod in ContainerCreating rather than starting without verification), hardened
  * security contexts, and checksums on the pod template so a config or secret change rolls pods.

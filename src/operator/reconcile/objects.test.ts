@@ -97,6 +97,7 @@ describe('desiredObjects for a minimal proxy', () => {
     expect(c.env).toEqual([
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
       { name: 'MALLOC_ARENA_MAX', value: '2' },
+      { name: 'MALLOC_MMAP_THRESHOLD_', value: '32768' },
       { name: 'HOME', value: '/tmp' },
       { name: 'MOAT_HOME', value: '/tmp/moat' },
       { name: 'MOAT_SECRETS_PROVIDER', value: 'environment' },

@@ -166,6 +166,7 @@ describe('MCPRemoteProxy: create', () => {
       expect.arrayContaining([
         { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
         { name: 'MALLOC_ARENA_MAX', value: '2' },
+        { name: 'MALLOC_MMAP_THRESHOLD_', value: '32768' },
       ]),
     );
     const runConfig = runConfigSchema.parse(
