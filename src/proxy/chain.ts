@@ -56,8 +56,8 @@ import { authenticationMiddleware } from './edge/authentication.js';
 import type { EdgeRoute } from './edge/server.js';
 import { writeJsonRpcError } from './pipeline/errors.js';
 import { responseTap } from './pipeline/response-tap.js';
-import { answersDifferPerPrincipal, createCacheScopePolicy } from './era/cache-scope.js';
-import { createParamHeaderPolicy } from './era/param-header-policy.js';
+import { answersDifferPerPrincipal, createCacheScopePolicy } from './eras/revision/cache-scope.js';
+import { createParamHeaderPolicy } from './eras/revision/param-header-policy.js';
 import { createToolFilter } from './pipeline/tool-filter.js';
 import type { EdgeMiddleware } from './types.js';
 

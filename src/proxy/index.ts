@@ -24,8 +24,8 @@ import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
 import { createHttpForwarder } from './transports/backend/http/forwarder.js';
-import { withModernBackendSessions, type ModernBackendOptions } from './era/reverse/handler.js';
-import type { InputBroker } from './bridge/seam.js';
+import { withModernBackendSessions, type ModernBackendOptions } from './eras/reverse/handler.js';
+import type { InputBroker } from './eras/forward/seam.js';
 import { createMrtr } from './mrtr/index.js';
 import type { BackendSpec, HttpBackend, SessionStore, TransportHandler, TransportOptions } from './types.js';
 
@@ -46,7 +46,7 @@ export interface ProxyOptions {
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
   sessions?: SessionStore;
   /**
-   * Carries backend input requests of bridged 2026-07-28 requests to clients (bridge/seam.ts);
+   * Carries backend input requests of bridged 2026-07-28 requests to clients (eras/forward/seam.ts);
    * default: the MRTR broker (mrtr/), with states and rounds shared through the session store's Redis.
    */
   inputBroker?: InputBroker;
@@ -67,7 +67,7 @@ const DEFAULT_KEEP_ALIVE_MS = 25_000;
 
 /**
  * The HTTP forwarder; for a streamable-HTTP backend with sessions (not `--stateless`), wrapped to
- * serve 2025-era clients itself when the backend speaks only 2026-07-28 (era/reverse/).
+ * serve 2025-era clients itself when the backend speaks only 2026-07-28 (eras/reverse/).
  */
 function httpHandler(backend: HttpBackend, options: ModernBackendOptions) {
   const forwarder = createHttpForwarder(backend, options);

@@ -1,5 +1,5 @@
 /**
- * Multi round-trip requests (MRTR) for bridged calls: the InputBroker of bridge/seam.ts. When a
+ * Multi round-trip requests (MRTR) for bridged calls: the InputBroker of eras/forward/seam.ts. When a
  * 2025-era backend asks for input during a 2026-07-28 client's `tools/call`, `prompts/get` or
  * `resources/read`, the client gets an InputRequiredResult with a sealed `requestState`
  * (state.ts) while the backend's request stays open here. The client's retry (offered to
@@ -13,8 +13,8 @@ import type { Logger } from 'pino';
 import type { Identity } from '../../mcp/identity.js';
 import { RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { errorMessage } from '../../util/errors.js';
-import type { BackendInputRequest, BridgedCall, InputBroker } from '../bridge/seam.js';
-import { clientCapabilitiesOf } from '../bridge/translate.js';
+import type { BackendInputRequest, BridgedCall, InputBroker } from '../eras/forward/seam.js';
+import { clientCapabilitiesOf } from '../eras/forward/translate.js';
 import { ProxyRejection, reject } from '../pipeline/errors.js';
 import { principalOf } from '../sessions/binding.js';
 import { Flight, type RoundOutcome } from './flight.js';

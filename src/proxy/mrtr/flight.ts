@@ -8,7 +8,7 @@
  * whose key matches what the backend asks answers it at once.
  */
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../bridge/seam.js';
+import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../eras/forward/seam.js';
 import { embeddedRequest, inputKey, missingCapability, undeclaredError } from './inputs.js';
 
 /** How long a round waits for further input requests after one arrived. */

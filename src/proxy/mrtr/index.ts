@@ -24,7 +24,7 @@ export interface Mrtr {
   broker: MrtrBroker;
   /**
    * The hand-over between replicas (Redis session store; undefined without it), connected on
-   * first use: the reverse direction's client answers travel by it too (era/reverse/).
+   * first use: the reverse direction's client answers travel by it too (eras/reverse/).
    */
   relay: () => Promise<RoundRelay | undefined>;
   close(): Promise<void>;

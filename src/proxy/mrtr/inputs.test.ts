@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BackendInputRequest } from '../bridge/seam.js';
+import type { BackendInputRequest } from '../eras/forward/seam.js';
 import { embeddedRequest, inputKey, missingCapability } from './inputs.js';
 
 const elicit = (params: Record<string, unknown> = {}): BackendInputRequest => ({

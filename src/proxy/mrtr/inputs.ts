@@ -5,7 +5,7 @@
  * instead, as a 2025 client without the capability would answer.
  */
 import { RPC, type JsonRpcError } from '../../mcp/jsonrpc.js';
-import type { BackendInputRequest } from '../bridge/seam.js';
+import type { BackendInputRequest } from '../eras/forward/seam.js';
 
 /** The capability each input kind needs. */
 const CAPABILITY: Record<BackendInputRequest['method'], string> = {

@@ -7,7 +7,7 @@
  * waits, bounded, for the holder's answer on `out`: the next round or the final result. The round
  * id is single use (consumed before forwarding), so one retry at most is ever forwarded per round.
  * The same hand-over carries other one-shot payloads to the process waiting for them: a 2025-era
- * client's answer to a server→client request (era/reverse/input-rounds.ts), under its own ids.
+ * client's answer to a server→client request (eras/reverse/input-rounds.ts), under its own ids.
  */
 import type { Logger } from 'pino';
 import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';

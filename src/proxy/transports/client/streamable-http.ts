@@ -18,8 +18,8 @@ import type { ClientSessions } from './sessions.js';
 import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
-import type { BackendEra } from '../../bridge/era.js';
-import { checkEnvelope, hasModernEnvelope } from '../../bridge/envelope.js';
+import type { BackendEra } from '../../eras/probe.js';
+import { checkEnvelope, hasModernEnvelope } from '../../eras/forward/envelope.js';
 import {
   isRequest,
   RPC,

@@ -9,7 +9,7 @@ import { RPC } from '../../../../mcp/jsonrpc.js';
 import type { MessageContext, MessagePolicy } from '../../../../mcp/policy.js';
 import type { Identity } from '../../../../mcp/identity.js';
 import { ownedBy } from '../../../sessions/binding.js';
-import { BRIDGE_SESSION_PREFIX } from '../../../bridge/backend-sessions.js';
+import { BRIDGE_SESSION_PREFIX } from '../../../eras/forward/backend-sessions.js';
 import { messageContext as requestContext } from '../../../pipeline/client-policies.js';
 
 export interface ForwarderContext {

@@ -29,13 +29,13 @@ import {
   LEGACY_REVISION,
   MODERN_REVISION,
   type BackendEra,
-} from '../../../bridge/era.js';
+} from '../../../eras/probe.js';
 import {
   BackendSessions,
   bridgeSessionId,
   type BackendSession,
   type BackendSessionOpener,
-} from '../../../bridge/backend-sessions.js';
+} from '../../../eras/forward/backend-sessions.js';
 import {
   clientCapabilitiesOf,
   isDroppedNotification,
@@ -45,10 +45,10 @@ import {
   requestedLogLevel,
   toLegacyRequest,
   toModernResponse,
-} from '../../../bridge/translate.js';
-import { asInputRequest, QueuedCall } from '../../../bridge/seam.js';
-import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope, hasModernEnvelope } from '../../../bridge/envelope.js';
+} from '../../../eras/forward/translate.js';
+import { asInputRequest, QueuedCall } from '../../../eras/forward/seam.js';
+import { localAnswer } from '../../../eras/forward/local.js';
+import { checkEnvelope, hasModernEnvelope } from '../../../eras/forward/envelope.js';
 import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { EdgeRequest } from '../../../types.js';
 import { SseWriter, startEventStream } from '../../sse.js';
-import type { BackendSession } from '../../../bridge/backend-sessions.js';
+import type { BackendSession } from '../../../eras/forward/backend-sessions.js';
 import {
   acknowledgement,
   filterAccepts,
@@ -18,7 +18,7 @@ import {
   listenClosed,
   stamped,
   type ListenFilter,
-} from '../../../bridge/listen.js';
+} from '../../../eras/forward/listen.js';
 import { messagesOf } from './backend-messages.js';
 import { discard, type UpstreamResponse } from './upstream-client.js';
 import { errorMessage } from '../../../../util/errors.js';

@@ -11,19 +11,19 @@ import { acceptsOf, PostSink } from '../../client/streamable-http.js';
 import type { ClientSessions } from '../../client/sessions.js';
 import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { serveStdioListen } from './era-listen.js';
-import type { BackendEra } from '../../../bridge/era.js';
+import type { BackendEra } from '../../../eras/probe.js';
 import { errorMessage } from '../../../../util/errors.js';
-import { localAnswer } from '../../../bridge/local.js';
-import { checkEnvelope, httpStatusOfError } from '../../../bridge/envelope.js';
+import { localAnswer } from '../../../eras/forward/local.js';
+import { checkEnvelope, httpStatusOfError } from '../../../eras/forward/envelope.js';
 import { protocolVersionOf } from '../../../edge/protocol.js';
-import { asInputRequest, QueuedCall, type InputBroker } from '../../../bridge/seam.js';
+import { asInputRequest, QueuedCall, type InputBroker } from '../../../eras/forward/seam.js';
 import {
   clientCapabilitiesOf,
   LOG_LEVELS,
   requestedLogLevel,
   toLegacyRequest,
   toModernResponse,
-} from '../../../bridge/translate.js';
+} from '../../../eras/forward/translate.js';
 import {
   isRequest,
   isResponse,

@@ -14,7 +14,7 @@ import {
   isEmptyFilter,
   listenClosed,
   stamped,
-} from '../../../bridge/listen.js';
+} from '../../../eras/forward/listen.js';
 import { isNotification, type JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 import type { MessageContext } from '../../../../mcp/policy.js';
 

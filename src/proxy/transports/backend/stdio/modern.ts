@@ -7,8 +7,8 @@
  * dropped, never guessed. Unstamped change notifications from a 2026 server reach no one.
  */
 import type { JsonRpcId, JsonRpcNotification } from '../../../../mcp/jsonrpc.js';
-import { META } from '../../../bridge/era.js';
-import type { ListenFilter } from '../../../bridge/listen.js';
+import { META } from '../../../eras/probe.js';
+import type { ListenFilter } from '../../../eras/forward/listen.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

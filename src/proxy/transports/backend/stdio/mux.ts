@@ -30,9 +30,9 @@
  */
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../http/deadline.js';
-import { LOG_LEVELS } from '../../../bridge/translate.js';
-import { discoverProbe, eraOfDiscoverAnswer, type BackendEra } from '../../../bridge/era.js';
-import { hasModernEnvelope } from '../../../bridge/envelope.js';
+import { LOG_LEVELS } from '../../../eras/forward/translate.js';
+import { discoverProbe, eraOfDiscoverAnswer, type BackendEra } from '../../../eras/probe.js';
+import { hasModernEnvelope } from '../../../eras/forward/envelope.js';
 import {
   errorAnswer,
   initializeAnswer,
@@ -41,14 +41,14 @@ import {
   negotiatedRevision,
   withEnvelope,
   type ClientFacts,
-} from '../../../era/reverse/wire.js';
+} from '../../../eras/reverse/wire.js';
 import {
   askClient,
   InputRoundError,
   MAX_INPUT_ROUNDS,
   PendingClientAnswers,
   retryRequest,
-} from '../../../era/reverse/input-rounds.js';
+} from '../../../eras/reverse/input-rounds.js';
 import { legacyListenFilter, ListenRoutes, subscriptionIdOf } from './modern.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {

@@ -8,9 +8,9 @@
  * The HTTP forwarder leaves it out for 2025-era requests (`statelessOnly`), whose lists then teach
  * it nothing.
  */
-import { isRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import { ALLOW, type MessagePolicy } from '../../mcp/policy.js';
-import { isStatelessRevision } from '../edge/protocol.js';
+import { isRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { ALLOW, type MessagePolicy } from '../../../mcp/policy.js';
+import { isStatelessRevision } from '../../edge/protocol.js';
 import { paramHeaderDeclarations, paramHeaderProblem, type ParamHeaderDeclaration } from './param-headers.js';
 
 export const PARAM_HEADER_POLICY = 'param-headers';

@@ -18,14 +18,14 @@
  * The backend is initialized with `broker.capabilities` (the input kinds the broker can carry);
  * without a broker Moat declares none, so a 2025 server never asks for input it cannot get.
  */
-import type { Identity } from '../../mcp/identity.js';
+import type { Identity } from '../../../mcp/identity.js';
 import {
   RPC,
   type JsonRpcError,
   type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../../mcp/jsonrpc.js';
+} from '../../../mcp/jsonrpc.js';
 
 /** A server→client request the backend sent while a bridged request was in flight. */
 export interface BackendInputRequest {

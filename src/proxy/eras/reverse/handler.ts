@@ -49,8 +49,12 @@ import {
 } from '../../transports/backend/http/upstream-client.js';
 import { SseWriter, startEventStream } from '../../transports/sse.js';
 import type { EdgeRequest, HttpBackend, SessionRecord, TransportOptions } from '../../types.js';
-import { paramHeaderDeclarations, paramHeadersFor, type ParamHeaderDeclaration } from '../param-headers.js';
-import { speaksModernRevision } from '../../bridge/era.js';
+import {
+  paramHeaderDeclarations,
+  paramHeadersFor,
+  type ParamHeaderDeclaration,
+} from '../revision/param-headers.js';
+import { speaksModernRevision } from '../probe.js';
 import { BrokenAnswer, callBackend } from './backend-call.js';
 import {
   askClient,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Identity } from '../../mcp/identity.js';
-import { MemorySessionStore } from '../sessions/memory.js';
+import type { Identity } from '../../../mcp/identity.js';
+import { MemorySessionStore } from '../../sessions/memory.js';
 import {
   BackendSessions,
   BRIDGE_SESSION_PREFIX,
@@ -8,7 +8,7 @@ import {
   type BackendSessionOpener,
 } from './backend-sessions.js';
 import { envelopeRefusal, hasModernEnvelope } from './envelope.js';
-import { EraCache, eraOfDiscoverAnswer } from './era.js';
+import { EraCache, eraOfDiscoverAnswer } from '../probe.js';
 import { acknowledgement, filterAccepts, honoredFilter, stamped } from './listen.js';
 import { QueuedCall, type InputBroker } from './seam.js';
 import { discoverResult, logPasses, toLegacyRequest, toModernResponse } from './translate.js';

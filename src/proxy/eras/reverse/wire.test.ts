@@ -7,7 +7,7 @@ import {
   standardHeaders,
   withEnvelope,
 } from './wire.js';
-import { speaksModernRevision } from '../../bridge/era.js';
+import { speaksModernRevision } from '../probe.js';
 
 describe('the 2026-07-28 wire for a 2025-era session', () => {
   it('adds the envelope, keeping the client’s own _meta (the proxy’s keys win)', () => {

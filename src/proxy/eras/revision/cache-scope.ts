@@ -7,9 +7,9 @@
  * one principal must not be. `ttlMs` is never changed (never lengthened), and `"private"` is never
  * widened. Policies that treat every caller alike (tool filter, pinning) keep `"public"`.
  */
-import type { RunConfig } from '../../config/runconfig.js';
-import type { JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import type { MessagePolicy } from '../../mcp/policy.js';
+import type { RunConfig } from '../../../config/runconfig.js';
+import type { JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import type { MessagePolicy } from '../../../mcp/policy.js';
 
 export const CACHE_SCOPE_POLICY = 'cache-scope';
 

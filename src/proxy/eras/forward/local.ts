@@ -1,6 +1,6 @@
 /** The bridged requests Moat answers itself, the same for every backend transport. */
-import type { Identity } from '../../mcp/identity.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../mcp/jsonrpc.js';
+import type { Identity } from '../../../mcp/identity.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import type { InputBroker } from './seam.js';
 import { discoverResult } from './translate.js';
 

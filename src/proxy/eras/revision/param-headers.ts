@@ -4,7 +4,7 @@
  * (Base64 in `=?base64?…?=` when not plain ASCII), so HTTP infrastructure can route on it. The
  * header is only safe to route on when it equals the body, which is what this module checks.
  */
-import { RPC, type JsonRpcError } from '../../mcp/jsonrpc.js';
+import { RPC, type JsonRpcError } from '../../../mcp/jsonrpc.js';
 
 export interface ParamHeaderDeclaration {
   /** The property path inside `arguments` (a chain of `properties` keys). */

@@ -7,9 +7,9 @@
  * their ids start with `bridge:`, which no client-facing session id does.
  */
 import { createHash } from 'node:crypto';
-import type { Identity } from '../../mcp/identity.js';
-import { ownerFields, principalOf } from '../sessions/binding.js';
-import type { SessionRecord, SessionStore } from '../types.js';
+import type { Identity } from '../../../mcp/identity.js';
+import { ownerFields, principalOf } from '../../sessions/binding.js';
+import type { SessionRecord, SessionStore } from '../../types.js';
 
 export const BRIDGE_SESSION_PREFIX = 'bridge:';
 

@@ -4,9 +4,9 @@
  * `subscriptionId` stamp every notification on it carries. The transports map the filter onto
  * `resources/subscribe` and the server's list_changed / resources/updated notifications.
  */
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import { RPC } from '../../mcp/jsonrpc.js';
-import { META } from './era.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { RPC } from '../../../mcp/jsonrpc.js';
+import { META } from '../probe.js';
 
 export interface ListenFilter {
   toolsListChanged?: true;

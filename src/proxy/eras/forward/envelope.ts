@@ -5,9 +5,9 @@
  * request `_meta` envelope that is missing, names another revision, or disagrees with the
  * `MCP-Protocol-Version` header.
  */
-import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest } from '../../mcp/jsonrpc.js';
-import { reject, type ProxyRejection } from '../pipeline/errors.js';
-import { META, MODERN_REVISION } from './era.js';
+import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import { reject, type ProxyRejection } from '../../pipeline/errors.js';
+import { META, MODERN_REVISION } from '../probe.js';
 
 const MODERN_METHODS = new Set([
   'tools/call',

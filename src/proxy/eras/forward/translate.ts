@@ -2,8 +2,8 @@
  * The 2026-07-28 ⇄ 2025-11-25 translation of single messages: what a bridged request looks like
  * to a 2025-era server, and what its answers look like to the 2026-07-28 client. Pure functions.
  */
-import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import { LEGACY_REVISION, META, MODERN_REVISION } from './era.js';
+import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { LEGACY_REVISION, META, MODERN_REVISION } from '../probe.js';
 
 /** Results that carry the 2026-07-28 caching fields (`ttlMs`, `cacheScope`). */
 const CACHEABLE = new Set([
