@@ -5,61 +5,53 @@
  * dynamic client registration once, logs in with it, and remembers for that issuer: the next
  * workload goes straight to the stored registration, never to the refused document again.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamAuth } from '../../../src/auth/outbound/upstream-auth.js';
-import { registrationSecretName } from '../../../src/auth/outbound/token-store.js';
-import type { Identity } from '../../../src/mcp/identity.js';
-import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
+import type { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import {
+  headlessBrowser,
+  localSubject,
   remoteAuthRunConfig,
+  scratchSecrets,
   startServerTrusting,
-  whoami,
+  storedRegistration,
   type ProtectedServer,
 } from './protected-server.js';
 
-const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
 const METADATA_URL = 'https://client.example.test/moat.json';
 
-let dir: string;
+let scratch: Awaited<ReturnType<typeof scratchSecrets>>;
+let secrets: EncryptedSecretsProvider;
 let op: TestOAuthProvider;
 let remote: ProtectedServer;
-let secrets: EncryptedSecretsProvider;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'moat-cimd-'));
-  secrets = new EncryptedSecretsProvider(join(dir, 'secrets_encrypted'), () => Promise.resolve('pw'));
+  scratch = await scratchSecrets('moat-cimd-');
+  secrets = scratch.secrets;
   op = await startOAuthProvider({ refuseCimd: true });
   remote = await startServerTrusting(() => op);
 });
 afterAll(async () => {
   await remote?.close();
   await op?.close();
-  await rm(dir, { recursive: true, force: true });
+  await scratch?.remove();
 });
 
 /** Starts a workload's outbound auth; its "browser" logs in as `user`; returns the client ids used. */
 async function start(workload: string, user: string) {
-  const clientIds: Array<string | null> = [];
-  const logins: Array<Promise<{ status: number; body: string }>> = [];
+  const browser = headlessBrowser((url) => op.login(url, user));
   const config = remoteAuthRunConfig(remote.url, workload, {
     client_metadata_url: METADATA_URL,
     callback_port: await freePort(),
   });
-  const auth = await createUpstreamAuth(config, {
-    secrets,
-    notify: (message: string) => {
-      const url = /https?:\/\/\S+$/.exec(message)?.[0];
-      if (!url) return;
-      clientIds.push(new URL(url).searchParams.get('client_id'));
-      logins.push(op.login(url, user));
-    },
-  });
-  return { auth: auth!, clientIds, logins: await Promise.all(logins) };
+  const auth = await createUpstreamAuth(config, { secrets, notify: browser.notify });
+  return {
+    auth,
+    clientIds: browser.urls.map((url) => url.searchParams.get('client_id')),
+    logins: await Promise.all(browser.logins),
+  };
 }
 
 describe('a client ID metadata document the authorization server refuses', () => {
@@ -79,11 +71,8 @@ describe('a client ID metadata document the authorization server refuses', () =>
     expect(clientIds).toHaveLength(2);
     expect(clientIds[1]).not.toBe(METADATA_URL);
     expect(op.counts.registrations).toBe(before + 1);
-    expect((await whoami(remote.url, () => auth.headers(local))).subject).toBe('alice');
-    const stored = JSON.parse((await secrets.get(registrationSecretName(op.issuer))) ?? '{}') as Record<
-      string,
-      unknown
-    >;
+    expect(await localSubject(remote.url, auth)).toBe('alice');
+    const stored = await storedRegistration(secrets, op.issuer);
     expect(stored).toMatchObject({ issuer: op.issuer, client_id: clientIds[1], cimdRefused: true });
   });
 
@@ -92,12 +81,9 @@ describe('a client ID metadata document the authorization server refuses', () =>
     const { auth, clientIds } = await start('cimd-second', 'bob');
     expect(clientIds).toHaveLength(1);
     expect(clientIds[0]).not.toBe(METADATA_URL);
-    expect((await whoami(remote.url, () => auth.headers(local))).subject).toBe('bob');
+    expect(await localSubject(remote.url, auth)).toBe('bob');
     // The new registration still carries the refusal, so a third workload skips the document too.
-    const stored = JSON.parse((await secrets.get(registrationSecretName(op.issuer))) ?? '{}') as Record<
-      string,
-      unknown
-    >;
+    const stored = await storedRegistration(secrets, op.issuer);
     expect(stored).toMatchObject({ client_id: clientIds[0], cimdRefused: true });
   });
 });

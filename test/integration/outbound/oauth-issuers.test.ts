@@ -5,27 +5,25 @@
  * another authorization server gets a new client and login there, the first server's tokens are
  * neither sent to the second nor overwritten).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../../src/config/runconfig.js';
 import { createUpstreamAuth } from '../../../src/auth/outbound/upstream-auth.js';
-import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
-import { registrationSecretName, tokensSecretName } from '../../../src/auth/outbound/token-store.js';
+import type { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
+import { tokensSecretName } from '../../../src/auth/outbound/token-store.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.js';
 import { freePort } from '../../support/ports.js';
 import {
+  headlessBrowser,
+  localCaller,
+  localSubject,
   remoteAuthRunConfig,
+  scratchSecrets,
   startServerTrusting,
-  whoami,
+  storedRegistration,
   type ProtectedServer,
 } from './protected-server.js';
-import type { Identity } from '../../../src/mcp/identity.js';
 
-const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
-
-let dir: string;
+let scratch: Awaited<ReturnType<typeof scratchSecrets>>;
 let secrets: EncryptedSecretsProvider;
 let first: TestOAuthProvider;
 let second: TestOAuthProvider;
@@ -37,24 +35,10 @@ function config(name: string, callbackPort: number): RunConfig {
   return remoteAuthRunConfig(remote.url, name, { timeout: 30e9, callback_port: callbackPort });
 }
 
-/** Deps whose "browser" logs in at whatever provider the login URL names. */
-function browser(user: string, login: (url: string) => Promise<{ status: number; body: string }>) {
-  const logins: Array<Promise<{ status: number; body: string }>> = [];
-  const urls: URL[] = [];
-  return {
-    logins,
-    urls,
-    deps: {
-      secrets,
-      notify: (message: string) => {
-        const url = /https?:\/\/\S+$/.exec(message)?.[0];
-        if (!url) return;
-        urls.push(new URL(url));
-        logins.push(login(url));
-      },
-    },
-    user,
-  };
+/** Deps whose "browser" logs in with `login` (at whatever provider the login URL names). */
+function browser(login: Parameters<typeof headlessBrowser>[0]) {
+  const headless = headlessBrowser(login);
+  return { ...headless, deps: { secrets, notify: headless.notify } };
 }
 
 const atProvider = (url: string, user: string) =>
@@ -70,8 +54,8 @@ function storedTokens(workload: string, provider: TestOAuthProvider): Promise<st
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'moat-issuers-'));
-  secrets = new EncryptedSecretsProvider(join(dir, 'secrets_encrypted'), () => Promise.resolve('pw'));
+  scratch = await scratchSecrets('moat-issuers-');
+  secrets = scratch.secrets;
   first = await startOAuthProvider();
   second = await startOAuthProvider();
   current = first;
@@ -82,7 +66,7 @@ afterAll(async () => {
   await remote?.close();
   await first?.close();
   await second?.close();
-  await rm(dir, { recursive: true, force: true });
+  await scratch?.remove();
 });
 
 describe('RFC 9207: the authorization response names its issuer', () => {
@@ -92,14 +76,14 @@ describe('RFC 9207: the authorization response names its issuer', () => {
     };
     expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
     let iss: string | null = null;
-    const h = browser('alice', (url) =>
+    const h = browser((url) =>
       first.login(url, 'alice', {
         rewriteCallback: (callback) => ((iss = callback.searchParams.get('iss')), callback),
       }),
     );
     const auth = await createUpstreamAuth(config('iss-ok', await freePort()), h.deps);
     expect(iss).toBe(first.issuer);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+    expect(await localSubject(remote.url, auth)).toBe('alice');
   });
 
   it('refuses a mix-up: a code from another server (its own iss) is never redeemed anywhere', async () => {
@@ -119,7 +103,7 @@ describe('RFC 9207: the authorization response names its issuer', () => {
     ).json()) as { client_id: string };
     const before = { first: first.counts.tokenRequests, second: second.counts.tokenRequests };
     // The user's browser is steered to the attacker's server with Moat's state and PKCE challenge.
-    const h = browser('alice', (url) => {
+    const h = browser((url) => {
       const steered = new URL(url);
       const attacker = new URL(`${second.issuer}${steered.pathname}${steered.search}`);
       attacker.searchParams.set('client_id', attackerClient.client_id);
@@ -137,7 +121,7 @@ describe('RFC 9207: the authorization response names its issuer', () => {
 
   it('refuses a response without iss from a server that announces it', async () => {
     const before = first.counts.tokenRequests;
-    const h = browser('alice', (url) =>
+    const h = browser((url) =>
       first.login(url, 'alice', {
         rewriteCallback: (callback) => (callback.searchParams.delete('iss'), callback),
       }),
@@ -153,14 +137,12 @@ describe('tokens are kept per issuer', () => {
   it('follows a remote to another authorization server without handing it the first one’s client or tokens', async () => {
     movedTo(first);
     const port = await freePort();
-    const h = browser('dana', (url) => atProvider(url, 'dana'));
+    const h = browser((url) => atProvider(url, 'dana'));
     const auth = await createUpstreamAuth(config('moving', port), { ...h.deps, autoLogin: true });
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('dana');
+    expect(await localSubject(remote.url, auth)).toBe('dana');
     const firstTokens = await storedTokens('moving', first);
-    const firstClient = JSON.parse((await secrets.get(registrationSecretName(first.issuer)))!) as {
-      client_id: string;
-    };
-    const firstToken = (await auth!.headers(local)).Authorization!;
+    const firstClient = await storedRegistration(secrets, first.issuer);
+    const firstToken = (await auth!.headers(localCaller)).Authorization!;
 
     // The remote now names the second server and refuses the first one's tokens.
     movedTo(second);
@@ -176,20 +158,20 @@ describe('tokens are kept per issuer', () => {
     expect(second.counts.refreshes + second.counts.refreshErrors).toBe(0);
     expect(h.urls.at(-1)!.origin).toBe(second.issuer);
     expect(h.urls.at(-1)!.searchParams.get('client_id')).not.toBe(firstClient.client_id);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('dana');
+    expect(await localSubject(remote.url, auth)).toBe('dana');
     // The first server's tokens are untouched; the second's are stored beside them.
     expect(await storedTokens('moving', first)).toBe(firstTokens);
     expect(JSON.parse((await storedTokens('moving', second))!)).toMatchObject({ issuer: second.issuer });
 
     // A restart at either server uses that server's own tokens: no login anywhere.
     const codes = first.counts.authorizationCodes + second.counts.authorizationCodes;
-    const atSecond = browser('dana', (url) => atProvider(url, 'dana'));
+    const atSecond = browser((url) => atProvider(url, 'dana'));
     const again = await createUpstreamAuth(config('moving', port), atSecond.deps);
-    expect((await whoami(remote.url, () => again!.headers(local))).subject).toBe('dana');
+    expect(await localSubject(remote.url, again)).toBe('dana');
     movedTo(first);
-    const atFirst = browser('dana', (url) => atProvider(url, 'dana'));
+    const atFirst = browser((url) => atProvider(url, 'dana'));
     const back = await createUpstreamAuth(config('moving', port), atFirst.deps);
-    expect((await whoami(remote.url, () => back!.headers(local))).subject).toBe('dana');
+    expect(await localSubject(remote.url, back)).toBe('dana');
     expect(atSecond.logins.length + atFirst.logins.length).toBe(0);
     expect(first.counts.authorizationCodes + second.counts.authorizationCodes).toBe(codes);
   });

@@ -26,15 +26,15 @@ import {
 import { freePort } from '../../support/ports.js';
 import { INIT_BODY, MCP_HEADERS, memoryLogger } from '../../support/proxy-harness.js';
 import {
+  headlessBrowser,
+  localCaller,
+  localSubject,
   remoteAuthRunConfig,
   startProtectedServer,
   tokenFrom,
   whoami,
   type ProtectedServer,
 } from './protected-server.js';
-import type { Identity } from '../../../src/mcp/identity.js';
-
-const local: Identity = { subject: 'local', groups: [], claims: {}, local: true };
 
 let dir: string;
 let op: TestOAuthProvider;
@@ -47,22 +47,16 @@ function config(name: string, auth: NonNullable<RunConfigInput['remote_auth_conf
 
 /** Deps whose "browser" is the provider's headless login; records logins and status changes. */
 function harness(options: { now?: () => number; user?: string; provider?: TestOAuthProvider } = {}) {
-  const logins: Array<Promise<{ status: number; body: string }>> = [];
   const statuses: RemoteAuthStatus[] = [];
-  const urls: URL[] = [];
+  const browser = headlessBrowser((url) => (options.provider ?? op).login(url, options.user ?? 'alice'));
   return {
-    logins,
+    logins: browser.logins,
     statuses,
-    urls,
+    urls: browser.urls,
     deps: {
       secrets,
       now: options.now,
-      notify: (message: string) => {
-        const url = /https?:\/\/\S+$/.exec(message)?.[0];
-        if (!url) return;
-        urls.push(new URL(url));
-        logins.push((options.provider ?? op).login(url, options.user ?? 'alice'));
-      },
+      notify: browser.notify,
       onStatus: (s: RemoteAuthStatus) => statuses.push(s),
     },
   };
@@ -102,7 +96,7 @@ describe('OAuth to a remote MCP server', () => {
     expect(op.counts.registrations).toBe(1);
     expect(op.counts.authorizationCodes).toBe(1);
     expect(first.statuses).toEqual([{ state: 'authenticated' }]);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+    expect(await localSubject(remote.url, auth)).toBe('alice');
 
     // What is stored: a registration for the issuer and the workload's tokens, both encrypted.
     expect(await secrets.get(registrationSecretName(op.issuer))).toContain('"client_id"');
@@ -121,7 +115,7 @@ describe('OAuth to a remote MCP server', () => {
     expect(second.logins).toHaveLength(0);
     expect(op.counts.registrations).toBe(1);
     expect(op.counts.authorizationCodes).toBe(1);
-    expect((await whoami(remote.url, () => again!.headers(local))).subject).toBe('alice');
+    expect(await localSubject(remote.url, again)).toBe('alice');
 
     // Another workload (or a forgotten one) logs in again but reuses the issuer's registration.
     await forgetRemoteAuth(secrets, 'oauth-a');
@@ -130,7 +124,7 @@ describe('OAuth to a remote MCP server', () => {
     expect(third.logins).toHaveLength(1);
     expect(op.counts.registrations).toBe(1);
     expect(op.counts.authorizationCodes).toBe(2);
-    expect((await whoami(remote.url, () => fresh!.headers(local))).subject).toBe('bob');
+    expect(await localSubject(remote.url, fresh)).toBe('bob');
   });
 
   it('refreshes before expiry, after a restart with an expired token, and on an upstream 401', async () => {
@@ -139,14 +133,14 @@ describe('OAuth to a remote MCP server', () => {
     const now = () => Date.now() + offset;
     const first = harness({ now });
     const auth = await createUpstreamAuth(config('oauth-refresh', { callback_port: port }), first.deps);
-    const before = (await auth!.headers(local)).Authorization;
+    const before = (await auth!.headers(localCaller)).Authorization;
     const refreshes = op.counts.refreshes;
 
     offset = 599_000; // inside the one-minute margin of the 600 s token
-    const after = (await auth!.headers(local)).Authorization;
+    const after = (await auth!.headers(localCaller)).Authorization;
     expect(op.counts.refreshes).toBe(refreshes + 1);
     expect(after).not.toBe(before);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+    expect(await localSubject(remote.url, auth)).toBe('alice');
 
     // A restart with the stored token already expired: refreshed at start, no login.
     offset = 2 * 599_000;
@@ -160,14 +154,14 @@ describe('OAuth to a remote MCP server', () => {
     expect(restart.statuses).toEqual([{ state: 'authenticated' }]);
 
     // The remote stops accepting the current token: a 401 triggers one refresh and the retry works.
-    const current = (await restarted!.headers(local)).Authorization!;
+    const current = (await restarted!.headers(localCaller)).Authorization!;
     remote.reject.add(current.slice('Bearer '.length));
     const denied = await fetch(remote.url, { method: 'POST', headers: { authorization: current } });
     expect(denied.status).toBe(401);
     expect(await restarted!.onUnauthorized!(denied.headers.get('www-authenticate') ?? undefined)).toBe(true);
     expect(op.counts.refreshes).toBe(refreshes + 3);
-    expect((await restarted!.headers(local)).Authorization).not.toBe(current);
-    expect((await whoami(remote.url, () => restarted!.headers(local))).subject).toBe('alice');
+    expect((await restarted!.headers(localCaller)).Authorization).not.toBe(current);
+    expect(await localSubject(remote.url, restarted)).toBe('alice');
   });
 
   it('reports that a new login is needed once, instead of retrying a refused refresh token', async () => {
@@ -179,10 +173,10 @@ describe('OAuth to a remote MCP server', () => {
 
     offset = 600_000;
     const errors = op.counts.refreshErrors;
-    await expect(auth!.headers(local)).rejects.toThrow(
+    await expect(auth!.headers(localCaller)).rejects.toThrow(
       /needs a new OAuth login .*run: moat restart oauth-revoked/,
     );
-    await expect(auth!.headers(local)).rejects.toThrow(/needs a new OAuth login/);
+    await expect(auth!.headers(localCaller)).rejects.toThrow(/needs a new OAuth login/);
     expect(await auth!.onUnauthorized!(undefined)).toBe(false);
     expect(op.counts.refreshErrors).toBe(errors + 1);
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required']);
@@ -223,7 +217,7 @@ describe('OAuth to a remote MCP server', () => {
     await revokeRefreshToken('oauth-relogin');
     const codes = op.counts.authorizationCodes;
     offset = 600_000;
-    await expect(auth!.headers(local)).rejects.toThrow(/needs a new OAuth login/);
+    await expect(auth!.headers(localCaller)).rejects.toThrow(/needs a new OAuth login/);
     await vi.waitFor(() => expect(h.logins).toHaveLength(2), { timeout: 30_000 });
     expect((await h.logins[1])!.status).toBe(200);
     offset = 0;
@@ -232,7 +226,7 @@ describe('OAuth to a remote MCP server', () => {
     });
     expect(h.statuses.map((s) => s.state)).toEqual(['authenticated', 'reauth_required', 'authenticated']);
     expect(op.counts.authorizationCodes).toBe(codes + 1);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('erin');
+    expect(await localSubject(remote.url, auth)).toBe('erin');
   });
 
   it('steps up the scope on a 403 insufficient_scope through the real proxy, in the foreground', async () => {
@@ -287,7 +281,7 @@ describe('OAuth to a remote MCP server', () => {
       const cfg = remoteAuthRunConfig(lazy.url, 'oauth-lazy', { callback_port: await freePort() });
       const auth = await createUpstreamAuth(cfg, { ...foreground.deps, autoLogin: true });
       expect(foreground.logins).toHaveLength(0);
-      expect(await auth!.headers(local)).toEqual({});
+      expect(await auth!.headers(localCaller)).toEqual({});
       const proxy = await startProxy(
         cfg,
         { kind: 'http', url: lazy.url, transport: 'streamable-http', remote: true },
@@ -322,7 +316,7 @@ describe('OAuth to a remote MCP server', () => {
     );
     expect(h.urls[0]!.searchParams.get('scope')).toBe('openid profile email');
     expect(h.urls[0]!.searchParams.get('resource')).toBe(remote.url);
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('alice');
+    expect(await localSubject(remote.url, auth)).toBe('alice');
   });
 });
 
@@ -394,7 +388,7 @@ describe('OAuth bad inputs', () => {
     const auth = await pending;
     expect(wrongState!.status).toBe(400);
     expect(await wrongState!.text()).toContain('state parameter does not match');
-    expect((await whoami(remote.url, () => auth!.headers(local))).subject).toBe('carol');
+    expect(await localSubject(remote.url, auth)).toBe('carol');
   });
 
   it('times out when nobody logs in, naming the flag, with the scope under --remote-auth-scope-param-name', async () => {

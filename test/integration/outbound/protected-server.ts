@@ -3,7 +3,10 @@
  * resource-server check: it serves RFC 9728 metadata naming the test provider, answers 401 with
  * `WWW-Authenticate: Bearer resource_metadata=...` without a valid token, and records the headers
  * of every request. Its `whoami` tool returns the token's subject and the headers it was sent.
+ * Also what the outbound auth tests share around it: the local caller, a scratch secrets store,
+ * and a headless "browser" for logins.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -12,12 +15,18 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestOAuthProvider } from '../../support/oauth-provider.js';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../../src/config/runconfig.js';
+import type { UpstreamAuth } from '../../../src/auth/outbound/types.js';
+import { registrationSecretName } from '../../../src/auth/outbound/token-store.js';
+import type { Identity } from '../../../src/mcp/identity.js';
+import { EncryptedSecretsProvider } from '../../../src/secrets/encrypted.js';
 
 export interface ProtectedServer {
   /** The MCP endpoint (…/mcp); also the RFC 8707 resource. */
@@ -202,4 +211,55 @@ export function remoteAuthRunConfig(
     port: 0,
     remote_auth_config: { enabled: true, skip_browser: true, timeout: 60e9, ...auth },
   });
+}
+
+/** The caller of a local `moat run` (no inbound auth): whom outbound credentials are asked for. */
+export const localCaller: Identity = { subject: 'local', groups: [], claims: {}, local: true };
+
+/** The subject the server at `url` sees when `auth` adds its headers for the local caller. */
+export async function localSubject(url: string, auth: UpstreamAuth | undefined): Promise<string> {
+  if (!auth) throw new Error('no outbound auth was configured');
+  return (await whoami(url, () => auth.headers(localCaller))).subject;
+}
+
+/** A scratch directory holding an encrypted secrets store; `remove()` deletes both. */
+export async function scratchSecrets(
+  prefix: string,
+): Promise<{ dir: string; secrets: EncryptedSecretsProvider; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const secrets = new EncryptedSecretsProvider(join(dir, 'secrets_encrypted'), () => Promise.resolve('pw'));
+  return { dir, secrets, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The client registration stored for `issuer`, parsed ({} when there is none). */
+export async function storedRegistration(
+  secrets: EncryptedSecretsProvider,
+  issuer: string,
+): Promise<Record<string, unknown>> {
+  return JSON.parse((await secrets.get(registrationSecretName(issuer))) ?? '{}') as Record<string, unknown>;
+}
+
+type LoginResult = Awaited<ReturnType<TestOAuthProvider['login']>>;
+
+/**
+ * A `notify` for outbound auth whose "browser" is `login`: it takes the login URL Moat prints,
+ * opens it with `login`, and records the URLs and the logins' outcomes in order.
+ */
+export function headlessBrowser(login: (url: string) => Promise<LoginResult>): {
+  urls: URL[];
+  logins: Array<Promise<LoginResult>>;
+  notify: (message: string) => void;
+} {
+  const urls: URL[] = [];
+  const logins: Array<Promise<LoginResult>> = [];
+  return {
+    urls,
+    logins,
+    notify: (message) => {
+      const url = /https?:\/\/\S+$/.exec(message)?.[0];
+      if (!url) return;
+      urls.push(new URL(url));
+      logins.push(login(url));
+    },
+  };
 }
