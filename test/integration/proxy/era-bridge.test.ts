@@ -25,8 +25,7 @@ import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
-import { startRedis, type RedisServer } from '../../support/redis.js';
-import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
+import { startRedisReplicas, type ProxyProcess, type RedisReplicas } from '../../support/proxy-processes.js';
 
 const MODERN = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -498,25 +497,17 @@ describe('era bridge: principals (OIDC), policies and audit', () => {
 });
 
 describe('era bridge: two proxy processes sharing one Redis', () => {
-  let redis: RedisServer;
   let backend: HttpBackendServer;
+  let pair: RedisReplicas | undefined;
   let replicas: ProxyProcess[] = [];
   beforeAll(async () => {
-    redis = await startRedis();
     backend = await startV1StreamableBackend();
-    const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
-    const spec = {
-      kind: 'http' as const,
-      url: backend.url,
-      transport: 'streamable-http' as const,
-      remote: false,
-    };
-    replicas = await Promise.all([startProxyProcess(config, spec), startProxyProcess(config, spec)]);
+    pair = await startRedisReplicas(backend.url);
+    replicas = [pair.a, pair.b];
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(replicas.map((p) => stopProxyProcess(p)));
+    await pair?.stop();
     await backend?.close();
-    await redis?.stop();
   });
 
   it('uses the one backend session of a principal from every replica', async () => {

@@ -12,26 +12,26 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startModernOnlyBackend, WATCHED, type ModernBackend } from '../../support/modern-backends.js';
-import { testConfig } from '../../support/proxy-harness.js';
-import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
-import { startRedis, type RedisServer } from '../../support/redis.js';
+import {
+  startRedisReplicas,
+  stopProxyProcess,
+  type ProxyProcess,
+  type RedisReplicas,
+} from '../../support/proxy-processes.js';
 
-let redis: RedisServer;
 let backend: ModernBackend;
+let replicas: RedisReplicas;
 let a: ProxyProcess;
 let b: ProxyProcess;
 
 beforeAll(async () => {
-  [redis, backend] = await Promise.all([startRedis(), startModernOnlyBackend()]);
-  // One workload, two replicas: the same RunConfig (name included) for both.
-  const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
-  const spec = { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false } as const;
-  [a, b] = await Promise.all([startProxyProcess(config, spec), startProxyProcess(config, spec)]);
+  backend = await startModernOnlyBackend();
+  replicas = await startRedisReplicas(backend.url);
+  ({ a, b } = replicas);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([stopProxyProcess(a), stopProxyProcess(b)]);
+  await replicas?.stop();
   await backend?.close();
-  await redis?.stop();
 });
 
 /** Is this request body a JSON-RPC response (a client's answer to a server→client request)? */

@@ -8,28 +8,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { accept, sendModern } from '../../support/mrtr-client.js';
-import { testConfig } from '../../support/proxy-harness.js';
-import { startProxyProcess, stopProxyProcess, type ProxyProcess } from '../../support/proxy-processes.js';
-import { startRedis, type RedisServer } from '../../support/redis.js';
+import {
+  startRedisReplicas,
+  stopProxyProcess,
+  type ProxyProcess,
+  type RedisReplicas,
+} from '../../support/proxy-processes.js';
 
 const TOOL = 'test_input_required_result_multi_round';
 
 describe('MRTR across two proxy processes sharing Redis', () => {
-  let redis: RedisServer;
   let fixture: HttpFixture;
+  let replicas: RedisReplicas;
   let a: ProxyProcess;
   let b: ProxyProcess;
   beforeAll(async () => {
-    [redis, fixture] = await Promise.all([startRedis(), httpFixture()]);
-    // One workload, two replicas: the same RunConfig (name included) for both.
-    const config = testConfig({ scaling_config: { session_redis: { address: redis.address } } });
-    const backend = { kind: 'http', url: fixture.url, transport: 'streamable-http', remote: false } as const;
-    [a, b] = await Promise.all([startProxyProcess(config, backend), startProxyProcess(config, backend)]);
+    fixture = await httpFixture();
+    replicas = await startRedisReplicas(fixture.url);
+    ({ a, b } = replicas);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([stopProxyProcess(a), stopProxyProcess(b)]);
+    await replicas?.stop();
     await fixture?.stop();
-    await redis?.stop();
   });
 
   const call = (replica: ProxyProcess, params: Record<string, unknown>) =>
