@@ -1,7 +1,7 @@
 /**
  * The era bridge for HTTP backends: a 2026-07-28 request (stateless, `MCP-Protocol-Version:
  * 2026-07-28`) to a streamable-HTTP server that speaks 2025-11-25. Moat runs the request on the
- * caller's backend session (one per principal, bridge/backend-sessions.ts), answers what 2026
+ * caller's backend session (one per principal, eras/forward/backend-sessions.ts), answers what 2026
  * removed or added itself (`server/discover`, `ping`, `logging/setLevel`, `subscriptions/listen`)
  * and returns the server's answers in 2026 shape. Client policies see the request as the client
  * sent it; response policies see the server's answer before it is reshaped.

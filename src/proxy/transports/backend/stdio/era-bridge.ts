@@ -103,7 +103,7 @@ export class StdioEraBridge {
   async handle(request: EdgeRequest, message: JsonRpcMessage): Promise<void> {
     checkEnvelope(message, protocolVersionOf(request.req));
     const accepts = acceptsOf(request);
-    // Capabilities stay unknown to the multiplexer: the call checks them (bridge/seam.ts).
+    // Capabilities stay unknown to the multiplexer: the call checks them (eras/forward/seam.ts).
     const session = new BridgeSession('', 'streamable-http', true);
     // 2026-07-28: log messages only for a request that asked for a level.
     session.logLevel = LOG_LEVELS.length;
