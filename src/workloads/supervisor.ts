@@ -124,13 +124,7 @@ async function superviseRemote(
   });
   try {
     const context = `proxying to ${config.remote_url}`;
-    await record({
-      status: 'running',
-      context,
-      url: proxy.endpoint,
-      port: proxy.port,
-      ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
-    });
+    await record(running(proxy, context));
     log().info({ workload: config.name, url: proxy.endpoint, remote: config.remote_url }, 'workload running');
     options.onReady?.(proxy.endpoint, proxy.metricsUrl);
     await watchRemote(new URL('/health', proxy.endpoint).href, record, context, options.signal);
@@ -258,14 +252,7 @@ async function superviseContainer(
       }
       if (proxy) {
         const context = attempt === 0 ? 'server running' : `server running again after ${attempt} restart(s)`;
-        await record({
-          status: 'running',
-          context,
-          url: proxy.endpoint,
-          port: proxy.port,
-          ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
-          restarts: attempt,
-        });
+        await record({ ...running(proxy, context), restarts: attempt });
         log().info(
           { workload: config.name, url: proxy.endpoint, container: containerId },
           'workload running',
@@ -429,4 +416,15 @@ async function answersHttp(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The status change that says the workload is running behind `proxy`. */
+function running(proxy: RunningProxy, context: string): StatusChange {
+  return {
+    status: 'running',
+    context,
+    url: proxy.endpoint,
+    port: proxy.port,
+    ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
+  };
 }
