@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
+import type { OidcConfig } from '../../src/config/runconfig.js';
 
 export interface TestUser {
   id: string;
@@ -44,6 +45,17 @@ export interface TestOidcProvider {
   /** Number of introspection requests so far. */
   introspections(): number;
   close(): Promise<void>;
+}
+
+/** The RunConfig `oidc_config` that trusts `idp`'s JWT access tokens (on loopback, over plain HTTP). */
+export function oidcConfigFor(idp: TestOidcProvider, extra: OidcConfig = {}): OidcConfig {
+  return {
+    Issuer: idp.issuer,
+    Audience: idp.jwtResource,
+    InsecureAllowHTTP: true,
+    AllowPrivateIP: true,
+    ...extra,
+  };
 }
 
 const SECRET = 'test-secret-not-a-real-one';

@@ -23,7 +23,7 @@ import { memoryLogger, messagesOf, post, streamReader, testConfig } from '../../
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { WATCHED_URI } from '../../fixtures/conformance/server.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import type { AuditEvent } from '../../../src/audit/event.js';
 import { startRedisReplicas, type ProxyProcess, type RedisReplicas } from '../../support/proxy-processes.js';
 
@@ -412,12 +412,7 @@ describe('era bridge: principals (OIDC), policies and audit', () => {
     auditFile = join(dir, 'audit.log');
     backend = await startV1StreamableBackend();
     const config = testConfig({
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
+      oidc_config: oidcConfigFor(idp),
       authz_config: {
         version: '1.0',
         type: 'cedarv1',

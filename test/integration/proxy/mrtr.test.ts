@@ -19,7 +19,7 @@ import type { BackendSpec } from '../../../src/proxy/types.js';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { accept, MODERN, sendModern, type MrtrAnswer } from '../../support/mrtr-client.js';
 import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
 import { testTempDir } from '../../support/temp-dir.js';
@@ -49,12 +49,7 @@ async function moat(
   const auditFile = join(dir, `audit-${nextId++}.log`);
   const spec: BackendSpec = { kind: 'http', url: fixture.url, transport: 'streamable-http', remote: false };
   const config = testConfig({
-    oidc_config: {
-      Issuer: idp.issuer,
-      Audience: idp.jwtResource,
-      InsecureAllowHTTP: true,
-      AllowPrivateIP: true,
-    },
+    oidc_config: oidcConfigFor(idp),
     audit_config: { component: 'mrtr', logFile: auditFile },
     ...extra,
   });

@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { FIXTURE_2026_MAIN } from '../../fixtures/conformance/spawn.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { accept, MODERN, sendModern } from '../../support/mrtr-client.js';
 import { streamReader } from '../../support/proxy-harness.js';
 import { testTempDir } from '../../support/temp-dir.js';
@@ -40,12 +40,7 @@ beforeAll(async () => {
   moat = await moatInFrontOf(
     'stdio',
     {
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
+      oidc_config: oidcConfigFor(idp),
       audit_config: { component: 'stdio-modern', logFile: auditFile },
     },
     { fixtureMain: FIXTURE_2026_MAIN },

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
 
 const AUTHZ = {
@@ -36,12 +36,7 @@ afterAll(async () => {
 });
 
 const oidc = () => ({
-  oidc_config: {
-    Issuer: idp.issuer,
-    Audience: idp.jwtResource,
-    InsecureAllowHTTP: true,
-    AllowPrivateIP: true,
-  },
+  oidc_config: oidcConfigFor(idp),
   authz_config: AUTHZ,
 });
 

@@ -20,7 +20,7 @@ import {
   TokenValidator,
   type TokenValidatorOptions,
 } from '../../../src/auth/inbound/token-validator.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { makeCertificates } from '../../support/redis.js';
 
 let idp: TestOidcProvider;
@@ -184,12 +184,7 @@ describe('JWT validation with discovery', () => {
     const tokenFile = join(dir, 'jwks-token');
     await writeFile(tokenFile, 'jwks-secret-123\n');
     const resolved = await resolveInboundAuth({
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
+      oidc_config: oidcConfigFor(idp),
       jwks_auth_token_file: tokenFile,
     });
     const seen = idp.idpAuthorizations().length;

@@ -21,7 +21,7 @@ import {
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
 import { stdioFixture } from '../../fixtures/conformance/spawn.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
 
 const AUTHZ = {
@@ -69,12 +69,7 @@ async function startStack(
   const auditFile = join(dir, `audit-${Math.random().toString(36).slice(2)}.log`);
   const config = testConfig({
     transport,
-    oidc_config: {
-      Issuer: idp.issuer,
-      Audience: idp.jwtResource,
-      InsecureAllowHTTP: true,
-      AllowPrivateIP: true,
-    },
+    oidc_config: oidcConfigFor(idp),
     authz_config: AUTHZ,
     audit_config: { component: 'wx', logFile: auditFile },
     ...overrides,
@@ -288,13 +283,7 @@ describe('forwarded headers and required scopes', () => {
   beforeAll(async () => {
     s = await startStack('streamable-http', {
       trust_proxy_headers: true,
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-        Scopes: ['mcp:admin'],
-      },
+      oidc_config: oidcConfigFor(idp, { Scopes: ['mcp:admin'] }),
     });
   });
   afterAll(() => stopStack(s));
@@ -444,12 +433,7 @@ describe('Cedar and OIDC in front of a stdio server (the bridge)', () => {
     const auditFile = join(dir, 'stdio-audit.log');
     const config = testConfig({
       transport: 'stdio',
-      oidc_config: {
-        Issuer: idp.issuer,
-        Audience: idp.jwtResource,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
+      oidc_config: oidcConfigFor(idp),
       authz_config: {
         type: 'cedarv1',
         cedar: {

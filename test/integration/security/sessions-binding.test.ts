@@ -9,7 +9,7 @@ import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { INIT_BODY, memoryLogger, messageOfAnswer, post, testConfig } from '../../support/proxy-harness.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 
@@ -29,12 +29,7 @@ afterAll(async () => {
 });
 
 const oidc = (): Partial<RunConfigInput> => ({
-  oidc_config: {
-    Issuer: idp.issuer,
-    Audience: idp.jwtResource,
-    InsecureAllowHTTP: true,
-    AllowPrivateIP: true,
-  },
+  oidc_config: oidcConfigFor(idp),
 });
 
 const as = (user: string, sessionId?: string): Record<string, string> => ({

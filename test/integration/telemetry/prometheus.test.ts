@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryConfig } from '../../../src/config/runconfig.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcConfigFor, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 import { startPrometheus, type PrometheusServer } from '../../support/prometheus.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
 import { startTracedBackend, type TracedBackend } from './traced-backend.js';
@@ -102,12 +102,7 @@ describe('/metrics on the transport port', () => {
     const proxy = await proxyWith(
       {},
       {
-        oidc_config: {
-          Issuer: idp.issuer,
-          Audience: idp.jwtResource,
-          InsecureAllowHTTP: true,
-          AllowPrivateIP: true,
-        },
+        oidc_config: oidcConfigFor(idp),
       },
     );
     const token = await idp.token('alice');
