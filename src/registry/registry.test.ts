@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MoatError } from '../util/errors.js';
+import { usageErrorOf } from '../../test/support/usage-error.js';
 import { catalogServers } from './index.js';
 import { closestNames, editDistance, findServer, mergeRegistries, searchServers } from './lookup.js';
 import { fillPlaceholders, placeholdersIn, planFor } from './plan.js';
@@ -17,17 +17,6 @@ function withPackage(
   extra: object = {},
 ): RegistryServer {
   return server(name, { packages: [{ registryType, identifier, transport: { type: 'stdio' }, ...extra }] });
-}
-
-function usageMessage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(MoatError);
-    expect((err as MoatError).exitCode).toBe(2);
-    return (err as Error).message;
-  }
-  throw new Error('expected a usage error');
 }
 
 describe('registry documents', () => {
@@ -51,13 +40,13 @@ describe('registry documents', () => {
         },
       ],
     };
-    expect(usageMessage(() => parseRegistryDocument(bad, 'reg.json'))).toMatch(
+    expect(usageErrorOf(() => parseRegistryDocument(bad, 'reg.json'))).toMatch(
       /^invalid registry reg\.json: field servers\[1\]\.packages\[0\]\.transport\.type: .*stdio.*streamable-http.*sse/,
     );
     expect(
-      usageMessage(() => parseRegistryDocument({ servers: [{ name: 'fetch', description: 'x' }] }, 'r')),
+      usageErrorOf(() => parseRegistryDocument({ servers: [{ name: 'fetch', description: 'x' }] }, 'r')),
     ).toMatch(/field servers\[0\]\.name: expected reverse-DNS namespace\/name/);
-    expect(usageMessage(() => parseRegistryDocument([], 'r'))).toContain('"servers" array');
+    expect(usageErrorOf(() => parseRegistryDocument([], 'r'))).toContain('"servers" array');
     const extension = {
       servers: [
         {
@@ -67,14 +56,14 @@ describe('registry documents', () => {
         },
       ],
     };
-    expect(usageMessage(() => parseRegistryDocument(extension, 'r'))).toContain(
+    expect(usageErrorOf(() => parseRegistryDocument(extension, 'r'))).toContain(
       'unknown field servers[0]._meta',
     );
   });
 
   it('refuses a name listed twice', () => {
     const entry = { name: 'io.example/a', description: 'A' };
-    expect(usageMessage(() => parseRegistryDocument({ servers: [entry, entry] }, 'r'))).toContain(
+    expect(usageErrorOf(() => parseRegistryDocument({ servers: [entry, entry] }, 'r'))).toContain(
       'listed twice',
     );
   });
@@ -105,7 +94,7 @@ describe('lookup, merge and search', () => {
     expect(findServer(servers, 'time')?.name).toBe('io.a/time');
     expect(findServer(servers, 'io.b/fetch')?.name).toBe('io.b/fetch');
     expect(findServer(servers, 'nothing')).toBeUndefined();
-    expect(usageMessage(() => findServer(servers, 'fetch'))).toContain(
+    expect(usageErrorOf(() => findServer(servers, 'fetch'))).toContain(
       'io.a/fetch, io.b/fetch; use the full name',
     );
   });
@@ -234,7 +223,7 @@ describe('run plans', () => {
         },
       ],
     };
-    expect(usageMessage(() => parseRegistryDocument(doc, 'r.json'))).toContain(
+    expect(usageErrorOf(() => parseRegistryDocument(doc, 'r.json'))).toContain(
       `servers[0]._meta.${PUBLISHER_META}.${MOAT_META}.provenance`,
     );
   });
@@ -261,7 +250,7 @@ describe('run plans', () => {
     const mount = withPackage('io.x/m', 'oci', 'ghcr.io/x/m:1', {
       runtimeArguments: [{ type: 'named', name: '--mount', value: 'type=bind,src=/,dst=/host' }],
     });
-    expect(usageMessage(() => planFor(mount))).toMatch(
+    expect(usageErrorOf(() => planFor(mount))).toMatch(
       /^registry server io\.x\/m: the runtime argument "--mount" "type=bind,src=\/,dst=\/host" cannot be applied; moat maps only -e\/--env NAME=VALUE/,
     );
   });
@@ -297,7 +286,7 @@ describe('run plans', () => {
     expect(planFor(header({ variables: { tenant: { default: 't1' } } })).variables).toEqual([
       { name: 'tenant', required: false, secret: false, value: 't1' },
     ]);
-    expect(usageMessage(() => planFor(header({})))).toBe(
+    expect(usageErrorOf(() => planFor(header({})))).toBe(
       'registry server io.x/h: X-Tenant uses the placeholder {tenant}, which its variables do not declare',
     );
   });
@@ -307,7 +296,7 @@ describe('run plans', () => {
     expect(fillPlaceholders('{home}/data:{home}', values, 'here')).toBe('/srv/data:/srv');
     expect(fillPlaceholders('no {placeholders here', values, 'here')).toBe('no {placeholders here');
     expect(placeholdersIn('{a}-{b_2}-{3x}')).toEqual(['a', 'b_2']);
-    expect(usageMessage(() => fillPlaceholders('{home}{user}', values, 'argument X'))).toBe(
+    expect(usageErrorOf(() => fillPlaceholders('{home}{user}', values, 'argument X'))).toBe(
       'argument X: no value for the placeholder {user}',
     );
   });
@@ -316,7 +305,7 @@ describe('run plans', () => {
     const nuget = server('io.x/n', {
       packages: [{ registryType: 'nuget', identifier: 'N', transport: { type: 'stdio' } }],
     });
-    expect(usageMessage(() => planFor(nuget))).toBe(
+    expect(usageErrorOf(() => planFor(nuget))).toBe(
       'registry server io.x/n has only nuget packages; moat runs packages of type oci, npm, pypi and remotes',
     );
   });

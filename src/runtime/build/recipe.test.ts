@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MoatError } from '../../util/errors.js';
+import { usageErrorOf } from '../../../test/support/usage-error.js';
 import { baseImages, checkRequest, parseProtocolTarget, splitVersion } from './recipe.js';
-
-function usage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(MoatError);
-    expect((err as MoatError).exitCode).toBe(2);
-    return (err as Error).message;
-  }
-  throw new Error('expected a usage error');
-}
 
 describe('checkRequest', () => {
   it('accepts the package shapes of each ecosystem', () => {
@@ -28,27 +17,27 @@ describe('checkRequest', () => {
   });
 
   it('refuses packages with shell characters, naming the target and the allowed shape', () => {
-    expect(usage(() => checkRequest({ scheme: 'npx', pkg: 'x; rm -rf /' }))).toBe(
+    expect(usageErrorOf(() => checkRequest({ scheme: 'npx', pkg: 'x; rm -rf /' }))).toBe(
       'target npx://x; rm -rf /: not a valid npm package name (allowed: [@scope/]name[@version])',
     );
-    expect(usage(() => checkRequest({ scheme: 'uvx', pkg: 'a$(id)' }))).toContain('PyPI package');
+    expect(usageErrorOf(() => checkRequest({ scheme: 'uvx', pkg: 'a$(id)' }))).toContain('PyPI package');
   });
 
   it('--build-with: uvx only (spec §7), PEP 508 specifiers only', () => {
-    expect(usage(() => checkRequest({ scheme: 'npx', pkg: 'p', buildWith: ['x'] }))).toBe(
+    expect(usageErrorOf(() => checkRequest({ scheme: 'npx', pkg: 'p', buildWith: ['x'] }))).toBe(
       '--build-with is only supported for uvx:// targets (a PEP 508 constraint); npx:// has no constraint support',
     );
-    expect(usage(() => checkRequest({ scheme: 'uvx', pkg: 'p', buildWith: ["x'; id"] }))).toContain(
+    expect(usageErrorOf(() => checkRequest({ scheme: 'uvx', pkg: 'p', buildWith: ["x'; id"] }))).toContain(
       'not a PEP 508 requirement',
     );
     expect(() => checkRequest({ scheme: 'uvx', pkg: 'p', buildWith: ['httpx>=0.27,<1'] })).not.toThrow();
   });
 
   it('--runtime-add-package: OS package names only; --ca-cert: PEM only', () => {
-    expect(usage(() => checkRequest({ scheme: 'go', pkg: 'a/b', additionalPackages: ['a b'] }))).toContain(
-      '--runtime-add-package "a b"',
-    );
-    expect(usage(() => checkRequest({ scheme: 'go', pkg: 'a/b', caCertPem: 'hello' }))).toBe(
+    expect(
+      usageErrorOf(() => checkRequest({ scheme: 'go', pkg: 'a/b', additionalPackages: ['a b'] })),
+    ).toContain('--runtime-add-package "a b"');
+    expect(usageErrorOf(() => checkRequest({ scheme: 'go', pkg: 'a/b', caCertPem: 'hello' }))).toBe(
       '--ca-cert: the file holds no PEM certificate (-----BEGIN CERTIFICATE-----)',
     );
   });
@@ -71,7 +60,7 @@ describe('baseImages', () => {
       builder: 'g:1',
       runtime: 'r:1',
     });
-    expect(usage(() => baseImages('go', 'Not An Image', {}))).toContain('--runtime-image');
+    expect(usageErrorOf(() => baseImages('go', 'Not An Image', {}))).toContain('--runtime-image');
   });
 });
 
