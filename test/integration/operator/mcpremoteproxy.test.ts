@@ -37,6 +37,7 @@ import {
   startTestOperator,
   type OperatorUnderTest,
 } from '../../support/moat-operator.js';
+import type { Condition } from '../../../src/operator/crd/schema-parts.js';
 
 const WAIT_MS = 20_000;
 let env: OperatorUnderTest;
@@ -49,12 +50,6 @@ afterAll(async () => {
   await env?.operator.stop();
 });
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface ProxyStatus {
   phase?: string;
   message?: string;

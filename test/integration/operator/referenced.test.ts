@@ -19,6 +19,7 @@ import {
 import type { ResourceType } from '../../../src/operator/controller/resource.js';
 import { adminClient, eventually } from '../../support/kube-controller.js';
 import { loggedErrors, startTestOperator, type OperatorUnderTest } from '../../support/moat-operator.js';
+import type { Condition } from '../../../src/operator/crd/schema-parts.js';
 
 const WAIT_MS = 20_000;
 let env: OperatorUnderTest;
@@ -31,12 +32,6 @@ afterAll(async () => {
   await env?.operator.stop();
 });
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface Status {
   phase?: string;
   configHash?: string;
