@@ -24,32 +24,19 @@
  * - The server's era is probed first, with `server/discover` (bounded): a 2025-era server is
  *   initialized as above. A 2026-07-28 server is never initialized (that would pin a dual-era
  *   server to its 2025 mode): 2026 requests pass through as sent, and 2025-era sessions are served
- *   in the other direction (era/reverse's wire: `initialize` from discover, the `_meta` envelope
+ *   in the other direction (eras/reverse's wire: `initialize` from discover, the `_meta` envelope
  *   on each request, `input_required` rounds as server→client requests, subscriptions on one
- *   `subscriptions/listen` of the proxy's own). See stdio/modern.ts for the listen routing.
+ *   `subscriptions/listen` of the proxy's own): that code is in modern-upstream.ts.
  */
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../http/deadline.js';
 import { LOG_LEVELS } from '../../../eras/forward/translate.js';
 import { discoverProbe, eraOfDiscoverAnswer, type BackendEra } from '../../../eras/probe.js';
 import { hasModernEnvelope } from '../../../eras/forward/envelope.js';
-import {
-  errorAnswer,
-  initializeAnswer,
-  isInputRequired,
-  legacyAnswer,
-  negotiatedRevision,
-  withEnvelope,
-  type ClientFacts,
-} from '../../../eras/reverse/wire.js';
-import {
-  askClient,
-  InputRoundError,
-  MAX_INPUT_ROUNDS,
-  PendingClientAnswers,
-  retryRequest,
-} from '../../../eras/reverse/input-rounds.js';
-import { legacyListenFilter, ListenRoutes, subscriptionIdOf } from './modern.js';
+import { initializeAnswer, negotiatedRevision } from '../../../eras/reverse/wire.js';
+import { subscriptionIdOf } from './modern.js';
+import { ModernUpstream } from './modern-upstream.js';
+import { Subscribers } from './subscribers.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   idKey,
@@ -107,7 +94,7 @@ export class BridgeSession {
   ) {}
 }
 
-interface PendingRequest {
+export interface PendingRequest {
   upstreamId: number;
   /** The request as the client sent it (after client policies), original id. */
   request: JsonRpcRequest;
@@ -178,7 +165,7 @@ export class Multiplexer {
   readonly #progress = new Map<string, PendingRequest>();
   readonly #serverRequests = new Map<string, BridgeSession>();
   readonly #sessions = new Set<BridgeSession>();
-  readonly #subscribers = new Map<string, Set<BridgeSession>>();
+  readonly #subscribers = new Subscribers();
   /** Sessions with interactive requests in flight, and how many (attribution must not scan every session). */
   readonly #busy = new Map<BridgeSession, number>();
   /** Busy sessions whose request waits for its client's MRTR retry (see `waitForClient`). */
@@ -191,12 +178,8 @@ export class Multiplexer {
   #knownEra?: BackendEra;
   /** The server's `server/discover` result, when it speaks 2026-07-28. */
   #discovered?: Record<string, unknown>;
-  /** Open `subscriptions/listen` requests at a 2026 server, by upstream id. */
-  readonly #listens = new ListenRoutes<PendingRequest>();
-  /** The proxy's own listen for its 2025-era sessions' list changes and subscriptions. */
-  #legacyListen?: PendingRequest;
-  /** Server→client requests the proxy asks 2025-era clients for a 2026 server's input rounds. */
-  readonly #clientAnswers = new PendingClientAnswers();
+  /** Listens and 2025-era sessions at a 2026-07-28 server. */
+  readonly #modern: ModernUpstream;
   /** Rank of the log level last set on the server. */
   #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
@@ -205,6 +188,20 @@ export class Multiplexer {
   constructor(options: MultiplexerOptions) {
     this.#o = options;
     this.#log = options.logger;
+    this.#modern = new ModernUpstream({
+      log: options.logger,
+      requestTimeoutMs: options.requestTimeoutMs,
+      sessions: this.#sessions,
+      subscribers: this.#subscribers,
+      nextId: () => this.#nextId++,
+      write: (message) => options.send(message),
+      start: (pending, outgoing) => this.#start(pending, outgoing),
+      finish: (pending) => this.#finish(pending),
+      send: (session, request, sink, ctx) => this.#send(session, request, sink, ctx),
+      deliverRelated: (session, pending, message, sink) =>
+        this.#deliverRelated(session, pending, message, sink),
+      deliverResponse: (pending, response) => this.#deliverResponse(pending, response),
+    });
   }
 
   get sessionCount(): number {
@@ -224,7 +221,7 @@ export class Multiplexer {
    */
   async initialize(request: JsonRpcRequest): Promise<Record<string, unknown>> {
     if ((await this.upstreamEra()) === 'modern') {
-      this.#openLegacyListen();
+      this.#modern.openLegacyListen();
       const discovered = this.#discovered ?? {};
       const revision = negotiatedRevision(request.params?.protocolVersion);
       return initializeAnswer(request.id, discovered, revision).result as Record<string, unknown>;
@@ -332,8 +329,7 @@ export class Multiplexer {
   /** The pipes were re-attached: initialize again (a restarted server needs it; a running one answers again). */
   reattached(): void {
     if (this.#discovered) {
-      this.#listensEnded('the MCP server was re-attached');
-      if (this.#legacyListen) this.#openLegacyListen(true);
+      this.#modern.reattached();
       return;
     }
     const params = this.#initParams;
@@ -368,198 +364,6 @@ export class Multiplexer {
   }
 
   // -------------------------------------------------------------------------------------------
-  // A 2026-07-28 server: listens, and 2025-era sessions served in the other direction
-
-  /**
-   * (Re)opens the proxy's own listen for 2025-era sessions: every list change, and the URIs any
-   * session subscribed to. Replaces the open one (its filter is fixed when it opens).
-   */
-  #openLegacyListen(force = false): void {
-    if (this.#legacyListen && !force) return;
-    const old = this.#legacyListen;
-    if (old) this.#stopListen(old, 'the subscriptions changed');
-    const params = withEnvelope(
-      {
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'subscriptions/listen',
-        params: { notifications: legacyListenFilter([...this.#subscribers.keys()]) },
-      },
-      { clientInfo: { name: 'moat', version: '1' }, capabilities: {} },
-    ).params as Record<string, unknown>;
-    const pending: PendingRequest = {
-      upstreamId: this.#nextId++,
-      request: { jsonrpc: '2.0', id: 0, method: 'subscriptions/listen', params },
-      internal: (response) => {
-        if (response.error) this.#log.warn({ error: response.error.message }, 'the proxy’s listen ended');
-      },
-      interactive: false,
-      listen: true,
-    };
-    this.#legacyListen = pending;
-    this.#listens.open(pending.upstreamId, pending);
-    this.#start(pending, { jsonrpc: '2.0', id: pending.upstreamId, method: 'subscriptions/listen', params });
-  }
-
-  /** Ends one listen at the server (nothing more is delivered for it). */
-  #stopListen(pending: PendingRequest, reason: string): void {
-    this.#finish(pending);
-    this.#o.send({
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: pending.upstreamId, reason },
-    });
-  }
-
-  /** The server may be a new process: every client listen ends (the client listens again). */
-  #listensEnded(reason: string): void {
-    for (const pending of this.#listens.all()) {
-      if (pending === this.#legacyListen) continue;
-      this.#finish(pending);
-      pending.sink?.respond(this.#errorResponse(pending, { code: RPC.serverError, message: reason }));
-    }
-  }
-
-  /**
-   * A notification a 2026 server stamped with a listen's id: to the client stream that listens
-   * (the stamp restored to the client's own id), or, for the proxy's own listen, to the 2025-era
-   * sessions as a 2025 server sends it. An unknown stamp matches no one and is dropped.
-   */
-  #onListenNotification(notification: JsonRpcNotification, subscriptionId: JsonRpcId): void {
-    const pending = typeof subscriptionId === 'number' ? this.#listens.get(subscriptionId) : undefined;
-    if (!pending) {
-      this.#log.debug({ method: notification.method }, 'a listen notification for no open listen; dropped');
-      return;
-    }
-    if (pending === this.#legacyListen) {
-      const plain = ListenRoutes.unstamped(notification);
-      if (plain.method === 'notifications/subscriptions/acknowledged') return;
-      this.#toLegacySessions(plain);
-      return;
-    }
-    if (pending.session) {
-      this.#deliverRelated(
-        pending.session,
-        pending,
-        ListenRoutes.restamped(notification, pending.request.id),
-      );
-    }
-  }
-
-  #toLegacySessions(notification: JsonRpcNotification): void {
-    if (notification.method === 'notifications/resources/updated') {
-      const uri = notification.params?.uri;
-      for (const session of (typeof uri === 'string' && this.#subscribers.get(uri)) || []) {
-        session.channel?.send(notification);
-      }
-      return;
-    }
-    for (const session of this.#sessions) if (!session.ephemeral) session.channel?.send(notification);
-  }
-
-  /** What a 2025-era session tells a 2026 server in each request's envelope. */
-  #factsOf(session: BridgeSession): ClientFacts {
-    return {
-      clientInfo: session.clientInfo ?? { name: 'unknown', version: '0' },
-      capabilities: session.capabilities ?? {},
-      // 2025 semantics: every log message until the client sets a level.
-      logLevel: LOG_LEVELS[session.logLevel ?? 0],
-    };
-  }
-
-  /** Requests a 2025-era session makes that the proxy answers itself in front of a 2026 server. */
-  #answerLegacyLocally(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): boolean {
-    switch (request.method) {
-      case 'ping':
-        sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
-        return true;
-      case 'logging/setLevel': {
-        const rank = LOG_LEVELS.indexOf(String(request.params?.level));
-        if (rank === -1) {
-          sink.respond(
-            errorAnswer(
-              request.id,
-              `Unknown log level; use one of ${LOG_LEVELS.join(', ')}`,
-              RPC.invalidParams,
-            ),
-          );
-        } else {
-          session.logLevel = rank;
-          sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
-        }
-        return true;
-      }
-      case 'resources/subscribe':
-      case 'resources/unsubscribe': {
-        const uri = request.params?.uri;
-        if (typeof uri !== 'string') {
-          sink.respond(errorAnswer(request.id, 'params.uri must be a string', RPC.invalidParams));
-          return true;
-        }
-        const before = this.#subscribers.size;
-        if (request.method === 'resources/subscribe') this.#addSubscriber(session, uri);
-        else this.#removeSubscriber(session, uri);
-        if (this.#subscribers.size !== before) this.#openLegacyListen(true);
-        sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
-        return true;
-      }
-      default:
-        return false;
-    }
-  }
-
-  /**
-   * A 2025-era session's request to a 2026 server: sent with the session's envelope; each
-   * `input_required` round becomes server→client requests on the request's stream (kinds the
-   * client declared only), their answers the retry's `inputResponses`. The client policies ran on
-   * the request as the client sent it; the response policies run once, on the final answer.
-   */
-  async #forwardLegacyToModern(
-    session: BridgeSession,
-    request: JsonRpcRequest,
-    sink: RequestSink,
-    ctx: MessageContext,
-  ): Promise<void> {
-    const facts = this.#factsOf(session);
-    let current = request;
-    let response: JsonRpcResponse;
-    try {
-      for (let round = 0; ; round++) {
-        response = await this.#roundTrip(session, withEnvelope(current, facts), sink);
-        if (!isInputRequired(response)) break;
-        if (round + 1 >= MAX_INPUT_ROUNDS) {
-          throw new InputRoundError(`The MCP server kept asking for input (${MAX_INPUT_ROUNDS} rounds)`);
-        }
-        const result = response.result as { inputRequests?: unknown; requestState?: unknown };
-        const inputResponses = await askClient(result.inputRequests, facts, (method, params) =>
-          this.#clientAnswers.ask(
-            session.id,
-            method,
-            params,
-            (ask) => this.#deliverRelated(session, undefined, ask, sink),
-            AbortSignal.timeout(this.#o.requestTimeoutMs),
-          ),
-        );
-        current = retryRequest(request, result, inputResponses);
-      }
-    } catch (err) {
-      const failure = err instanceof InputRoundError ? err : new InputRoundError(errorMessage(err));
-      response = errorAnswer(request.id, failure.message, failure.code);
-    }
-    this.#deliverResponse(
-      { upstreamId: 0, request, session, sink, ctx, interactive: false },
-      legacyAnswer(response),
-    );
-  }
-
-  /** One request to the server for a session, its answer returned instead of delivered. */
-  #roundTrip(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): Promise<JsonRpcResponse> {
-    return new Promise((resolve) => {
-      this.#send(session, request, { related: (m) => sink.related(m), respond: (r) => resolve(r) });
-    });
-  }
-
-  // -------------------------------------------------------------------------------------------
   // Client → server
 
   /** Sends a client request upstream; the response (or an error) reaches `sink`. */
@@ -572,8 +376,7 @@ export class Multiplexer {
     session.lastAccess = Date.now();
     if (this.#discovered) {
       if (hasModernEnvelope(request)) this.#send(session, request, sink, ctx);
-      else if (!this.#answerLegacyLocally(session, request, sink))
-        void this.#forwardLegacyToModern(session, request, sink, ctx);
+      else this.#modern.forwardLegacy(session, request, sink, ctx);
       return;
     }
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
@@ -607,7 +410,7 @@ export class Multiplexer {
     }
     pending.onResponse = this.#subscriptionBookkeeping(session, request);
     session.inflight.add(pending);
-    if (listen) this.#listens.open(pending.upstreamId, pending);
+    if (listen) this.#modern.listenOpened(pending);
     this.#start(pending, { ...request, id: pending.upstreamId, ...(params === undefined ? {} : { params }) });
   }
 
@@ -635,7 +438,7 @@ export class Multiplexer {
   /** A client's answer to a server request; false when this session has no such pending request. */
   forwardClientResponse(session: BridgeSession, response: JsonRpcResponse): boolean {
     if (response.id === null) return false;
-    if (this.#clientAnswers.answer(session.id, response)) return true;
+    if (this.#modern.clientAnswered(session.id, response)) return true;
     const key = idKey(response.id);
     const owner = this.#serverRequests.get(key);
     // Session-less clients answer on a new POST (a new ephemeral session): any session-less
@@ -807,7 +610,7 @@ export class Multiplexer {
     const method = notification.method;
     const subscriptionId = this.#discovered ? subscriptionIdOf(notification) : undefined;
     if (subscriptionId !== undefined) {
-      this.#onListenNotification(notification, subscriptionId);
+      this.#modern.onListenNotification(notification, subscriptionId);
       return;
     }
     if (
@@ -846,9 +649,8 @@ export class Multiplexer {
     }
     if (method === 'notifications/resources/updated') {
       const uri = notification.params?.uri;
-      for (const session of (typeof uri === 'string' && this.#subscribers.get(uri)) || []) {
-        session.channel?.send(notification);
-      }
+      if (typeof uri !== 'string') return;
+      for (const session of this.#subscribers.of(uri)) session.channel?.send(notification);
       return;
     }
     const target = this.#attribute();
@@ -942,14 +744,14 @@ export class Multiplexer {
   #answerSubscriptionLocally(session: BridgeSession, request: JsonRpcRequest, sink: RequestSink): boolean {
     const uri = request.params?.uri;
     if (typeof uri !== 'string') return false;
-    const count = this.#subscribers.get(uri)?.size ?? 0;
+    const count = this.#subscribers.of(uri).size;
     let local: boolean;
     if (request.method === 'resources/subscribe') {
       local = session.subscriptions.has(uri) || count > 0;
-      if (local) this.#addSubscriber(session, uri);
+      if (local) this.#subscribers.add(session, uri);
     } else {
       local = !session.subscriptions.has(uri) || count > 1;
-      if (local) this.#removeSubscriber(session, uri);
+      if (local) this.#subscribers.remove(session, uri);
     }
     if (local) sink.respond({ jsonrpc: '2.0', id: request.id, result: {} });
     return local;
@@ -963,38 +765,21 @@ export class Multiplexer {
     if (typeof uri !== 'string') return undefined;
     if (request.method === 'resources/subscribe') {
       return (response) => {
-        if (!response.error) this.#addSubscriber(session, uri);
+        if (!response.error) this.#subscribers.add(session, uri);
       };
     }
     if (request.method === 'resources/unsubscribe') {
       return (response) => {
-        if (!response.error) this.#removeSubscriber(session, uri);
+        if (!response.error) this.#subscribers.remove(session, uri);
       };
     }
     return undefined;
   }
 
-  #addSubscriber(session: BridgeSession, uri: string): void {
-    session.subscriptions.add(uri);
-    let set = this.#subscribers.get(uri);
-    if (!set) this.#subscribers.set(uri, (set = new Set()));
-    set.add(session);
-  }
-
-  #removeSubscriber(session: BridgeSession, uri: string): void {
-    session.subscriptions.delete(uri);
-    const set = this.#subscribers.get(uri);
-    set?.delete(session);
-    if (set?.size === 0) this.#subscribers.delete(uri);
-  }
-
   /** A session went away: the last subscriber to a URI unsubscribes upstream. */
   #dropSubscriber(session: BridgeSession, uri: string): void {
-    const set = this.#subscribers.get(uri);
-    set?.delete(session);
-    if (set?.size !== 0) return;
-    this.#subscribers.delete(uri);
-    if (this.#discovered) this.#openLegacyListen(true);
+    if (!this.#subscribers.remove(session, uri)) return;
+    if (this.#discovered) this.#modern.openLegacyListen(true);
     else void this.#internalRequest('resources/unsubscribe', { uri });
   }
 
@@ -1062,8 +847,7 @@ export class Multiplexer {
       else this.#busy.delete(pending.session);
     }
     if (pending.progress) this.#progress.delete(pending.progress.key);
-    if (pending.listen) this.#listens.close(pending.upstreamId);
-    if (pending === this.#legacyListen) this.#legacyListen = undefined;
+    if (pending.listen) this.#modern.listenFinished(pending);
     pending.session?.inflight.delete(pending);
   }
 
