@@ -8,6 +8,9 @@
  *     audit to a file, a tool filter, and telemetry (OTLP traces at sampling 0.1 and metrics,
  *     exported to run.ts's OTLP/HTTP sink, which reads and drops every export);
  *   - each of those policies alone, so a regression points at its cause (raw cells);
+ *   - the minimal Node.js proxy (bench/pipe-proxy.ts), the floor of these rounds (raw cells): the
+ *     section runs many proxies in long rounds, and its no-policy ratio is read against this
+ *     reference of the same rounds rather than against another section's;
  *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack and no
  *     policies run by that build too, in the same rounds: the before/after comparison on a loaded
  *     machine.
@@ -108,6 +111,7 @@ const SDK = 'streamable HTTP, MCP SDK client and server (Moat)';
 const FULL = 'full policy stack';
 const BASELINE = `${FULL}, baseline build`;
 const NONE_BASELINE = 'no policies, baseline build';
+const REFERENCE = 'streamable HTTP (minimal Node.js proxy, reference)';
 
 export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
   const idp = await startJwksServer();
@@ -135,6 +139,8 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
       proxied.push([`${label}${suffix}`, { target, url: proxy.url, ...(withToken ? auth : {}) }]);
     };
     await add('', {}, false);
+    if (onePolicyCells)
+      proxied.push([REFERENCE, { target, url: await kit.startServer('./pipe-proxy.ts', backendUrl) }]);
     await add(`, ${FULL}`, full(), true);
     if (baselineDist) {
       await add(`, ${BASELINE}`, full(), true, baselineDist);
@@ -181,11 +187,16 @@ function report(kit: BenchKit, rows: Row[], withBaseline: boolean): PolicyBench 
     const kind = base === RAW ? 'raw' : 'SDK';
     targets.push({
       target: `full policy stack, ${kind}, concurrency 32: ≥ ${min}× direct`,
-      measured: `${fmt(throughput(row), 3)}× (${fmt(row.proxied.rps, 0)} / ${fmt(row.direct.rps, 0)} req/s); no policies ${fmt(ratio(base, 32), 3)}×${withBaseline ? `; baseline build ${fmt(ratio(`${base}, ${BASELINE}`, 32), 3)}×` : ''}`,
+      measured: `${fmt(throughput(row), 3)}× (${fmt(row.proxied.rps, 0)} / ${fmt(row.direct.rps, 0)} req/s); no policies ${fmt(ratio(base, 32), 3)}×${base === RAW ? `; minimal reference proxy ${fmt(ratio(REFERENCE, 32), 3)}×` : ''}${withBaseline ? `; baseline build ${fmt(ratio(`${base}, ${BASELINE}`, 32), 3)}×` : ''}`,
       met: throughput(row) >= min,
     });
   }
   for (const c of [1, 32]) {
+    targets.push({
+      target: `no policies vs the minimal reference proxy, raw, concurrency ${c} (same rounds)`,
+      measured: `${fmt(ratio(RAW, c) / ratio(REFERENCE, c), 3)}× of the reference`,
+      met: undefined,
+    });
     if (withBaseline)
       targets.push({
         target: `no policies, raw, concurrency ${c}: this build vs the baseline build`,

@@ -48,6 +48,7 @@ import type { BenchKit, LoadResult, PolicyBench, ProxyProcess, Row, TargetResult
 import { cliTable, cliTimings, type CliTimings } from './cli-timings.js';
 import { fmt, rowTable, targetTable, writePlots } from './report.js';
 import { startSupergateway } from './supergateway.js';
+import { roundOrder } from './round-order.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -216,7 +217,7 @@ function summarize(results: LoadResult[]): LoadResult {
 /**
  * Direct and proxied runs interleaved over ROUNDS rounds, medians reported: the machine is
  * shared, so a burst of outside load hits every side instead of skewing one. One row per proxied
- * target, all against the same direct runs.
+ * target, all against the same direct runs. Direct is cell 0 of the round's order (roundOrder).
  */
 async function compare(
   concurrency: number,
@@ -228,8 +229,10 @@ async function compare(
   const d: LoadResult[] = [];
   const p: LoadResult[][] = proxied.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    d.push(await load({ ...direct, ...common }));
-    for (const [i, [, target]] of proxied.entries()) p[i]!.push(await load({ ...target, ...common }));
+    for (const cell of roundOrder(proxied.length + 1, round)) {
+      if (cell === 0) d.push(await load({ ...direct, ...common }));
+      else p[cell - 1]!.push(await load({ ...proxied[cell - 1]![1], ...common }));
+    }
   }
   return proxied.map(([path], i) => {
     const row = { path, concurrency, direct: summarize(d), proxied: summarize(p[i]!) };

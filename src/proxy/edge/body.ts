@@ -46,7 +46,26 @@ export function checkContentLength(req: IncomingMessage, limit: number): void {
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
 }
 
+/** A leading UTF-8 BOM is not part of the JSON: parsed and forwarded bytes are the same. */
+function withoutBom(body: Buffer): Buffer {
+  return body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+}
+
+/**
+ * The body when all of it has already arrived (the usual small MCP message, parsed with its
+ * headers): taken from the stream's buffer at once, so no deadline timer, listeners or flowing
+ * mode are set up for it. Undefined when more is still to come.
+ */
+function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
+  if (!req.complete || req.readableFlowing === true || req.readableLength > limit) return undefined;
+  // read() returns everything buffered (null when nothing is) and lets the stream end.
+  const body = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+  return withoutBom(body);
+}
+
 export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
+  const buffered = bufferedBody(req, limit);
+  if (buffered) return Promise.resolve(buffered);
   return new Promise<Buffer>((resolve, rejectPromise) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -61,9 +80,7 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
         req.pause();
         rejectPromise(err);
       } else {
-        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-        // A leading UTF-8 BOM is not part of the JSON: parsed and forwarded bytes are the same.
-        resolve(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body);
+        resolve(withoutBom(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
       }
     };
     const onData = (chunk: Buffer): void => {
