@@ -26,7 +26,9 @@
  * `MOAT_BENCH_ONLY=policies` only item 6; `MOAT_BENCH_ONLY=launch` the HTTP forwarder with the
  * proxy launch settings against Node's defaults, same rounds; `MOAT_BENCH_ONLY=memory` item 5's
  * idle, after-load and after-quiet cells of the HTTP forwarder (and with MOAT_BENCH_BASELINE, of
- * another build's, in the same rounds); `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
+ * another build's, in the same rounds); `MOAT_BENCH_ONLY=memory-full` the whole bench up to
+ * item 5's quiet reading (items 1, 4 and 2 in order: the same load on the measured proxy and the
+ * same cells while it idles), and stops there; `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
  * minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts, the floor) and, with
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
  * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7. MOAT_BENCH_BASELINE=<dist/ of another

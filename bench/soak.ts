@@ -46,8 +46,13 @@ const WARMUP_S = Math.min(60, Math.floor(SECONDS / 4));
  */
 const FLAT_MB_PER_MIN = 1;
 
+// The proxy runs from dist/ like the moat binary; built before the tokens are issued.
+buildDist();
 const home = await mkdtemp(join(tmpdir(), 'moat-soak-'));
-const idp = await startTestOidcProvider([{ id: 'alice', groups: ['eng'] }, { id: 'mallory' }]);
+// The tokens must outlive the run and its set-up (which takes minutes on a loaded machine).
+const idp = await startTestOidcProvider([{ id: 'alice', groups: ['eng'] }, { id: 'mallory' }], {
+  accessTokenTtlSeconds: SECONDS + 3600,
+});
 const redis = await startRedis();
 const backend = await startV2StreamableBackend();
 const tokens = { alice: await idp.token('alice'), mallory: await idp.token('mallory') };
@@ -69,7 +74,6 @@ const config = testConfig({
 
 // The proxy as a real one runs: the built dist/ under plain Node with the launch settings, loaded
 // the way `moat supervise` loads it (bench/proxy.ts), with this run's whole RunConfig.
-buildDist();
 process.env.MOAT_HOME = home;
 const proxy = await startProxy({ kind: 'http', url: backend.url }, 'supervisor', config);
 const url = proxy.url;
