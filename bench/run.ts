@@ -26,26 +26,27 @@
  * `MOAT_BENCH_ONLY=policies` only item 6; `MOAT_BENCH_ONLY=launch` the HTTP forwarder with the
  * proxy launch settings against Node's defaults, same rounds; `MOAT_BENCH_ONLY=memory` item 5's
  * idle, after-load and after-quiet cells of the HTTP forwarder (and with MOAT_BENCH_BASELINE, of
- * another build's, in the same rounds); `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
+ * another build's, in the same rounds); `MOAT_BENCH_ONLY=memory-full` the whole bench up to
+ * item 5's quiet reading (items 1, 4 and 2 in order: the same load on the measured proxy and the
+ * same cells while it idles), and stops there; `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
  * minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts, the floor) and, with
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
  * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7. MOAT_BENCH_BASELINE=<dist/ of another
  * commit> adds that build to the policy-stack, memory, stdio and CLI rounds.
  */
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import ts from 'typescript';
 import { PROXY_ENV_DEFAULTS, PROXY_NODE_FLAGS } from '../src/util/proxy-launch.js';
-import type { BenchKit, LoadResult, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
+import type { BenchKit, LoadResult, PolicyBench, Row, TargetResult } from './bench-types.js';
 import { cliTable, cliTimings, type CliTimings } from './cli-timings.js';
+import { buildDist, cleanUpProxies, startProxy, type MeasuredProxy, type Memory } from './proxy-launcher.js';
 import { fmt, rowTable, targetTable, writePlots } from './report.js';
 import { startSupergateway } from './supergateway.js';
 import { roundOrder } from './round-order.js';
@@ -72,11 +73,6 @@ const FULL_STACK_PATH = 'streamable HTTP (Moat), full policy stack';
 /** How long the proxy stays idle after the load before "after a quiet minute" is read. */
 const QUIET_MS = 60_000;
 
-interface Memory {
-  rss: number;
-  heapUsed: number;
-}
-
 const started: ChildProcess[] = [];
 
 async function firstLine(child: ChildProcess): Promise<string> {
@@ -98,65 +94,6 @@ async function startServer(file: string, ...args: string[]): Promise<string> {
   });
   started.push(child);
   return (JSON.parse(await firstLine(child)) as { url: string }).url;
-}
-
-interface MeasuredProxy extends ProxyProcess {
-  memory(): Promise<Memory>;
-}
-
-/**
- * bench/proxy.ts as plain JavaScript: a TypeScript loader in the proxy process would be counted
- * in its memory, and the product runs JavaScript.
- */
-function proxyScript(): string {
-  const source = readFileSync(here('./proxy.ts'), 'utf8');
-  const { outputText } = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'moat-bench-'));
-  const file = join(dir, 'proxy.mjs');
-  writeFileSync(file, outputText);
-  return file;
-}
-
-let script: string | undefined;
-
-/**
- * The proxy process, started as `moat` starts the supervisor (its V8 flags and environment
- * defaults; with `launchSettings` false, Node's defaults); `dist` is the build to run (another
- * build's dist/ for before/after comparisons).
- */
-async function startProxy(
-  backend: object,
-  embed: 'supervisor' | 'library',
-  extraConfig: object = {},
-  dist = here('../dist/'),
-  launchSettings = true,
-): Promise<MeasuredProxy> {
-  script ??= proxyScript();
-  const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
-    env: {
-      ...(launchSettings ? PROXY_ENV_DEFAULTS : {}),
-      ...process.env,
-      MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href,
-    },
-    execArgv: ['--expose-gc', ...(launchSettings ? PROXY_NODE_FLAGS : [])],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  started.push(child);
-  const [ready] = (await once(child, 'message')) as [{ url: string }];
-  return {
-    url: ready.url,
-    memory: async () => {
-      child.send({ type: 'memory' });
-      const [m] = (await once(child, 'message')) as [Memory];
-      return { rss: m.rss, heapUsed: m.heapUsed };
-    },
-    stop: async () => {
-      child.send({ type: 'stop' });
-      await once(child, 'exit');
-    },
-  };
 }
 
 /** An OTLP/HTTP receiver that accepts and drops everything (200, empty body). */
@@ -256,18 +193,6 @@ async function sessionMemory(proxy: MeasuredProxy): Promise<{ before: Memory; af
   return { before, after: await proxy.memory() };
 }
 
-/** The proxy runs from dist/ like the moat binary: build it first. */
-function build(): void {
-  const result = spawnSync(
-    process.execPath,
-    [here('../node_modules/typescript/bin/tsc'), '-p', here('../tsconfig.build.json')],
-    {
-      stdio: 'inherit',
-    },
-  );
-  if (result.status !== 0 && !existsSync(here('../dist/proxy/index.js'))) throw new Error('the build failed');
-}
-
 interface Variant {
   path: string;
   proxy: MeasuredProxy;
@@ -321,7 +246,7 @@ function throughputLines(rows: Row[], path: string, against: string, label: stri
  */
 async function launchSettingsOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const backendUrl = await startServer('./backend-http.ts');
   const backend = { kind: 'http', url: backendUrl };
   const variants = [
@@ -353,7 +278,7 @@ async function launchSettingsOnly(): Promise<void> {
  */
 async function memoryOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const backendUrl = await startServer('./backend-http.ts');
   const backend = { kind: 'http', url: backendUrl };
   const variants = [{ path: RAW_PATH, proxy: await startProxy(backend, 'supervisor') }];
@@ -381,7 +306,7 @@ async function memoryOnly(): Promise<void> {
 /** `MOAT_BENCH_ONLY=telemetry`: only telemetry off and on, interleaved in the same rounds. */
 async function telemetryOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const backendUrl = await startServer('./backend-http.ts');
   const offProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor');
   const otlp = await startOtlpSink();
@@ -431,7 +356,7 @@ async function telemetryOnly(): Promise<void> {
  */
 async function stdioOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const baselineDist = process.env.MOAT_BENCH_BASELINE;
   const stdio = { kind: 'stdio', command: STDIO_BACKEND };
   const moat = await startProxy(stdio, 'supervisor');
@@ -501,7 +426,7 @@ async function policyBench(): Promise<PolicyBench | undefined> {
 /** `MOAT_BENCH_ONLY=policies`: only the policy-stack cells. */
 async function policiesOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const policies = await policyBench();
   if (!policies) throw new Error(`MOAT_BENCH_ONLY=policies needs ${POLICIES_MODULE}, which is not there`);
   process.stdout.write(`${[measuredLine(loadAtStart), '', ...policies.lines].join('\n')}\n`);
@@ -646,7 +571,7 @@ function cliTargets(cli: CliTimings): TargetResult[] {
  */
 async function cliOnly(): Promise<void> {
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const backendUrl = await startServer('./backend-http.ts');
   const cli = await cliTimings(backendUrl, CLI_RUNS, process.env.MOAT_BENCH_BASELINE);
   const lines = [
@@ -684,12 +609,12 @@ async function main(): Promise<void> {
   if (only === 'memory') return memoryOnly();
   if (only === 'stdio') return stdioOnly();
   if (only === 'cli') return cliOnly();
-  if (only !== undefined && only !== '')
+  if (only !== undefined && only !== '' && only !== 'memory-full')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "stdio" and "cli" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "memory-full", "stdio" and "cli" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
-  build();
+  buildDist();
   const backendUrl = await startServer('./backend-http.ts');
   const pipeUrl = await startServer('./pipe-proxy.ts', backendUrl);
   const library = await startProxy({ kind: 'http', url: backendUrl }, 'library');
@@ -697,6 +622,7 @@ async function main(): Promise<void> {
   await library.stop();
   const httpProxy = await startProxy({ kind: 'http', url: backendUrl }, 'supervisor');
   const idle = await httpProxy.memory();
+  process.stderr.write(`  HTTP proxy (memory cells): pid ${httpProxy.pid}\n`);
 
   const rows: Row[] = [];
   for (const concurrency of [1, 8, 32]) {
@@ -739,6 +665,20 @@ async function main(): Promise<void> {
   // The HTTP proxy has been idle since its load (the cells above ran other proxies).
   await sleep(Math.max(0, loadEnded + QUIET_MS - Date.now()));
   const afterQuiet = await httpProxy.memory();
+  if (only === 'memory-full') {
+    const m = (x: Memory) => `${mb(x.rss)} (heap ${mb(x.heapUsed)})`;
+    const quietS = fmt((Date.now() - loadEnded) / 1000, 0);
+    const lines = [
+      ...reportHead(loadAtStart, rows),
+      `| proxy (after GC) | idle RSS | RSS after the load | RSS ${quietS} s later, idle meanwhile |`,
+      '|---|---|---|---|',
+      `| ${RAW_PATH} | ${m(idle)} | ${m(afterLoad)} | ${m(afterQuiet)} |`,
+      '',
+      ...targetTable([nearIdleTarget(idle, afterQuiet)]),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   const httpSessions = await sessionMemory(httpProxy);
   await httpProxy.stop();
 
@@ -814,5 +754,5 @@ try {
 } finally {
   for (const child of started)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  if (script) rmSync(dirname(script), { recursive: true, force: true });
+  cleanUpProxies();
 }

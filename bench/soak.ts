@@ -3,22 +3,22 @@
  * is `npm run soak -- --minutes 10`) of mixed valid and bad MCP traffic through the whole policy
  * stack — OIDC (real oidc-provider JWTs), Cedar, audit to a file, tool filter, rate limit and tool
  * pinning, sessions in a real Redis — to a real SDK server, with the proxy in a process of its own
- * started with the runtime settings `moat` gives the supervisor. Samples the proxy's RSS and heap
+ * run the way a real proxy runs (bench/proxy-launcher.ts: the built dist/ under plain Node, the
+ * launch settings `moat` gives the supervisor, the supervisor's module graph and idle reducer). Samples the proxy's RSS and heap
  * (after a full GC) every second and reports, after a warm-up, first/last/max and the
  * least-squares slope in MB/min. Memory is flat when both slopes stay under FLAT_MB_PER_MIN.
  * Exits 1 when any valid call failed, a bad input got a 2xx/5xx it should not, or memory grew.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startV2StreamableBackend } from '../test/support/mcp-http-backends.js';
 import { startTestOidcProvider } from '../test/support/oidc.js';
 import { INIT_BODY, MCP_HEADERS, testConfig } from '../test/support/proxy-harness.js';
 import { startRedis } from '../test/support/redis.js';
-import { PROXY_ENV_DEFAULTS, PROXY_NODE_FLAGS } from '../src/util/proxy-launch.js';
+import { buildDist, cleanUpProxies, startProxy } from './proxy-launcher.js';
 import { ENG_MAY_CALL_TOOLS, securedConfig } from './secured-proxy.js';
 
 const { values } = parseArgs({
@@ -46,8 +46,13 @@ const WARMUP_S = Math.min(60, Math.floor(SECONDS / 4));
  */
 const FLAT_MB_PER_MIN = 1;
 
+// The proxy runs from dist/ like the moat binary; built before the tokens are issued.
+buildDist();
 const home = await mkdtemp(join(tmpdir(), 'moat-soak-'));
-const idp = await startTestOidcProvider([{ id: 'alice', groups: ['eng'] }, { id: 'mallory' }]);
+// The tokens must outlive the run and its set-up (which takes minutes on a loaded machine).
+const idp = await startTestOidcProvider([{ id: 'alice', groups: ['eng'] }, { id: 'mallory' }], {
+  accessTokenTtlSeconds: SECONDS + 3600,
+});
 const redis = await startRedis();
 const backend = await startV2StreamableBackend();
 const tokens = { alice: await idp.token('alice'), mallory: await idp.token('mallory') };
@@ -67,40 +72,12 @@ const config = testConfig({
   scaling_config: { session_redis: { address: redis.address } },
 });
 
-const child = spawn(
-  process.execPath,
-  ['--expose-gc', ...PROXY_NODE_FLAGS, '--import', 'tsx', 'test/support/proxy-process.ts'],
-  {
-    env: {
-      ...PROXY_ENV_DEFAULTS,
-      ...process.env,
-      MOAT_HOME: home,
-      MOAT_TEST_PROXY: JSON.stringify({
-        config,
-        backend: { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
-      }),
-    },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  },
-);
-const lines = createInterface({ input: child.stdout });
-const url = await new Promise<string>((resolve, reject) => {
-  lines.once('line', resolve);
-  child.once('exit', (code) => reject(new Error(`the proxy exited (${code})`)));
-});
-/** Heap in use after a full GC, reported by the proxy process on SIGUSR2. */
-const heapSamples: Array<{ t: number; mb: number }> = [];
-lines.on('line', (line) => {
-  const usage = JSON.parse(line) as { heapUsed: number };
-  heapSamples.push({ t: (Date.now() - started) / 1000, mb: usage.heapUsed / 2 ** 20 });
-});
+// The proxy as a real one runs: the built dist/ under plain Node with the launch settings, loaded
+// the way `moat supervise` loads it (bench/proxy.ts), with this run's whole RunConfig.
+process.env.MOAT_HOME = home;
+const proxy = await startProxy({ kind: 'http', url: backend.url }, 'supervisor', config);
+const url = proxy.url;
 const mcp = `${url}/mcp`;
-
-async function rssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
 
 type Outcome = { status: number; body: string };
 async function send(body: string, headers: Record<string, string>): Promise<Outcome> {
@@ -186,6 +163,7 @@ const BAD: Array<{
 const counts = { valid: 0, validFailed: 0, bad: 0, badWrong: 0 };
 const failures: string[] = [];
 const samples: Array<{ t: number; mb: number }> = [];
+const heapSamples: Array<{ t: number; mb: number }> = [];
 const started = Date.now();
 const deadline = started + SECONDS * 1000;
 
@@ -215,17 +193,21 @@ async function worker(n: number): Promise<void> {
   }
 }
 
-const sampler = setInterval(() => {
-  if (!child.pid) return;
-  void rssMb(child.pid).then((mb) => samples.push({ t: (Date.now() - started) / 1000, mb }));
-  process.kill(child.pid, 'SIGUSR2');
-}, 1000);
+/** RSS and heap of the proxy after a full GC, about once a second until the deadline. */
+async function sampler(): Promise<void> {
+  while (Date.now() < deadline) {
+    const { rss, heapUsed } = await proxy.memory();
+    const t = (Date.now() - started) / 1000;
+    samples.push({ t, mb: rss / 2 ** 20 });
+    heapSamples.push({ t, mb: heapUsed / 2 ** 20 });
+    await sleep(1000);
+  }
+}
 try {
-  await Promise.all(Array.from({ length: WORKERS }, (_, n) => worker(n)));
+  await Promise.all([sampler(), ...Array.from({ length: WORKERS }, (_, n) => worker(n))]);
 } finally {
-  clearInterval(sampler);
-  if (child.pid) process.kill(child.pid, 'SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+  await proxy.stop();
+  cleanUpProxies();
   await backend.close();
   await redis.stop();
   await idp.close();

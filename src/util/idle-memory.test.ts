@@ -1,7 +1,7 @@
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { startIdleMemoryReducer } from './idle-memory.js';
+import { idleMemoryDecision, startIdleMemoryReducer, type IdleMemoryState } from './idle-memory.js';
 
 const MB = 1024 * 1024;
 
@@ -28,8 +28,126 @@ function nextReduction(reductions: Array<{ rssBefore: number; rssAfter: number }
   });
 }
 
+describe('idleMemoryDecision', () => {
+  const rules = { idleEvents: 50, growthBytes: 8 * MB };
+  /** Feeds intervals (events, RSS in MB) through the rules; RSS after a reduction is `afterMb`. */
+  function run(intervals: Array<[events: number, rssMb: number]>, afterMb = 76) {
+    let state: IdleMemoryState = { floor: 74 * MB, busySinceReduction: false };
+    const reductions: number[] = [];
+    for (const [i, [events, rssMb]] of intervals.entries()) {
+      const decision = idleMemoryDecision(state, { events, rss: rssMb * MB, ...rules });
+      state = decision.state;
+      if (decision.reduce) {
+        reductions.push(i);
+        state = { ...state, floor: Math.min(state.floor, afterMb * MB) };
+      }
+    }
+    return { reductions, state };
+  }
+
+  it('reduces at the first quiet interval after a busy one when RSS is well above the floor', () => {
+    expect(
+      run([
+        [0, 74],
+        [5000, 100],
+        [3, 101],
+        [0, 101],
+      ]).reductions,
+    ).toEqual([2]);
+  });
+
+  it('never reduces during traffic, however high RSS is', () => {
+    expect(
+      run([
+        [5000, 100],
+        [51, 110],
+        [400, 120],
+      ]).reductions,
+    ).toEqual([]);
+  });
+
+  it('counts a health probe or two as quiet', () => {
+    expect(
+      run([
+        [5000, 100],
+        [50, 100],
+      ]).reductions,
+    ).toEqual([1]);
+  });
+
+  it('does not reduce when RSS stays within the growth margin of the floor', () => {
+    expect(
+      run([
+        [5000, 81.9],
+        [0, 81.9],
+        [0, 81.9],
+      ]).reductions,
+    ).toEqual([]);
+  });
+
+  it('does not repeat a reduction while the process stays quiet, even far above the floor', () => {
+    // The reduction left RSS at 90 MB (glibc's free memory stays): no GC every interval for it.
+    expect(
+      run(
+        [
+          [5000, 100],
+          [0, 100],
+          [0, 90],
+          [0, 90],
+          [0, 90],
+        ],
+        90,
+      ).reductions,
+    ).toEqual([1]);
+  });
+
+  it('reduces again after the next busy period', () => {
+    expect(
+      run([
+        [5000, 100],
+        [0, 100],
+        [5000, 100],
+        [0, 100],
+      ]).reductions,
+    ).toEqual([1, 3]);
+  });
+
+  it('measures growth from the lowest RSS ever seen, so a reduction in a pause of a long load does not raise the mark', () => {
+    // A pause mid-load reduces to 95 MB; the load goes on to 101 MB (6 MB above that) and ends:
+    // 101 MB is 27 MB above the idle floor, so the end of the load reduces too.
+    const { reductions, state } = run(
+      [
+        [5000, 100],
+        [0, 100],
+        [5000, 101],
+        [0, 101],
+      ],
+      95,
+    );
+    expect(reductions).toEqual([1, 3]);
+    expect(state.floor).toBe(74 * MB);
+  });
+
+  it('lowers the floor to the lowest RSS a check sees', () => {
+    expect(
+      run([
+        [0, 70],
+        [5000, 77],
+        [0, 77],
+      ]).reductions,
+    ).toEqual([]);
+    expect(
+      run([
+        [0, 70],
+        [5000, 78],
+        [0, 78],
+      ]).reductions,
+    ).toEqual([2]);
+  });
+});
+
 describe('startIdleMemoryReducer', () => {
-  it('gives heap memory back once the process is idle after growing, and not again without new growth', async () => {
+  it('gives heap memory back once the process is idle after growing, and not again while it stays idle', async () => {
     const reductions: Array<{ rssBefore: number; rssAfter: number }> = [];
     const stop = startIdleMemoryReducer({
       intervalMs: 100,
@@ -43,7 +161,7 @@ describe('startIdleMemoryReducer', () => {
       expect(first!.rssAfter).toBeLessThan(first!.rssBefore);
       // V8's gc() was used without putting a gc() on the global object.
       expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
-      // Idle for many more intervals: RSS did not grow again, so nothing more runs.
+      // Idle for many more intervals: no busy one came between, so nothing more runs.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(reductions).toHaveLength(1);
     } finally {

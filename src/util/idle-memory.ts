@@ -5,13 +5,13 @@
  * at GCs, and an idle process makes none, so it runs only after its watchdog (about 100 s after
  * the last GC, and later still while anything allocates a little).
  *
- * Every check interval, when the process handled (almost) no I/O during the whole interval and RSS
- * is at least `growthBytes` above the lowest it has been since the last reduction (or the start),
- * one full memory-reducing GC runs: V8's "last resort" collection, which compacts the heap,
- * shrinks the young generation and releases pooled pages. Idleness is counted in libuv's I/O
- * events, not in event-loop utilization: a proxy under light load waits on its peers most of the
- * time and looks idle by utilization. Nothing runs per request: the check is one timer. At most
- * once per busy period, since RSS must grow again before the next one.
+ * Every check interval, when the process handled (almost) no I/O during the whole interval, was
+ * busy since the last reduction (or has not reduced yet), and RSS is at least `growthBytes` above
+ * the lowest it has ever been, one full memory-reducing GC runs: V8's "last resort" collection,
+ * which compacts the heap, shrinks the young generation and releases pooled pages. Idleness is
+ * counted in libuv's I/O events, not in event-loop utilization: a proxy under light load waits on
+ * its peers most of the time and looks idle by utilization. Nothing runs per request: the check
+ * is one timer. At most once per busy period (`idleMemoryDecision` has the rules).
  */
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -21,7 +21,7 @@ import { log } from './log.js';
 export interface IdleMemoryOptions {
   /** How often the event loop's idleness and RSS are checked (default 10 s). */
   intervalMs?: number;
-  /** RSS growth above the low mark that makes an idle interval reduce memory (default 8 MB). */
+  /** RSS above the lowest seen that makes an idle interval after a busy one reduce memory (default 8 MB). */
   growthBytes?: number;
   /** An interval counts as idle with at most this many I/O events per second (default 5: a health probe or two). */
   idleEventsPerSecond?: number;
@@ -57,6 +57,45 @@ function ioEvents(): number | undefined {
   return (performance.nodeTiming as { uvMetricsInfo?: { events: number } }).uvMetricsInfo?.events;
 }
 
+/** What the checks remember between intervals. */
+export interface IdleMemoryState {
+  /** The lowest RSS any check has seen: the process's idle size, which a reduction aims back at. */
+  floor: number;
+  /** Whether an interval since the last reduction (or the start) was busy. */
+  busySinceReduction: boolean;
+}
+
+/** One interval's figures, and the thresholds they are judged by. */
+export interface IdleCheck {
+  /** libuv I/O events handled during the interval. */
+  events: number;
+  /** RSS at the end of the interval, in bytes. */
+  rss: number;
+  /** The most events an idle interval may have. */
+  idleEvents: number;
+  /** How far above the floor RSS must be for a reduction to be worth it. */
+  growthBytes: number;
+}
+
+/**
+ * Whether this interval reduces memory, and the state after it (before the reduction's own
+ * effect: the caller lowers the floor with the RSS measured after it). A reduction needs a quiet
+ * interval after a busy one, with RSS at least `growthBytes` above the floor. The floor is the
+ * lowest RSS ever seen, not the RSS after the last reduction: a reduction in a pause of a long
+ * load would otherwise raise the mark, and the heap the rest of the load commits would stay when
+ * it ends with less than `growthBytes` on top. A busy interval must come between two reductions,
+ * so an idle process never repeats one, however far above the floor it stays.
+ */
+export function idleMemoryDecision(
+  state: IdleMemoryState,
+  check: IdleCheck,
+): { reduce: boolean; state: IdleMemoryState } {
+  const floor = Math.min(state.floor, check.rss);
+  if (check.events > check.idleEvents) return { reduce: false, state: { floor, busySinceReduction: true } };
+  const reduce = state.busySinceReduction && check.rss >= floor + check.growthBytes;
+  return { reduce, state: { floor, busySinceReduction: state.busySinceReduction && !reduce } };
+}
+
 /**
  * Starts the checks; the returned function stops them. The timer never keeps the process alive.
  * A Node without libuv's metrics (before 22.8) cannot tell idle from busy: nothing starts there.
@@ -64,23 +103,28 @@ function ioEvents(): number | undefined {
 export function startIdleMemoryReducer(options: IdleMemoryOptions = {}): () => void {
   if (ioEvents() === undefined) return () => undefined;
   const intervalMs = options.intervalMs ?? 10_000;
-  const growth = options.growthBytes ?? 8 * 1024 * 1024;
+  const growthBytes = options.growthBytes ?? 8 * 1024 * 1024;
   const idleEvents = ((options.idleEventsPerSecond ?? 5) * intervalMs) / 1000;
-  let low = process.memoryUsage.rss();
+  // Start-up counts as busy: what it left above the floor goes back at the first quiet interval.
+  let state: IdleMemoryState = { floor: process.memoryUsage.rss(), busySinceReduction: true };
   let eventsBefore = ioEvents() ?? 0;
   const timer = setInterval(() => {
     const events = ioEvents() ?? 0;
-    const idle = events - eventsBefore <= idleEvents;
-    eventsBefore = events;
     const rss = process.memoryUsage.rss();
-    if (!idle || rss < low + growth) {
-      low = Math.min(low, rss);
-      return;
-    }
+    const decision = idleMemoryDecision(state, {
+      events: events - eventsBefore,
+      rss,
+      idleEvents,
+      growthBytes,
+    });
+    eventsBefore = events;
+    state = decision.state;
+    if (!decision.reduce) return;
     memoryReducingGc()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    low = process.memoryUsage.rss();
-    log().debug({ rssBefore: rss, rssAfter: low }, 'idle after a busy period: heap memory given back');
-    options.onReduce?.({ rssBefore: rss, rssAfter: low });
+    const rssAfter = process.memoryUsage.rss();
+    state = { ...state, floor: Math.min(state.floor, rssAfter) };
+    log().debug({ rssBefore: rss, rssAfter }, 'idle after a busy period: heap memory given back');
+    options.onReduce?.({ rssBefore: rss, rssAfter });
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

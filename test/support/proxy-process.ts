@@ -1,8 +1,7 @@
 /**
  * Runs one proxy in its own process, for tests with several proxies sharing state (Redis).
  * Input: env MOAT_TEST_PROXY = JSON {config, backend}; the backend must be an HTTP one.
- * Output: the proxy URL on the first stdout line. SIGTERM closes it. SIGUSR2 prints one JSON line
- * of process.memoryUsage(), after a full GC when node runs with --expose-gc (the soak's probe).
+ * Output: the proxy URL on the first stdout line. SIGTERM closes it.
  */
 import { runConfigSchema } from '../../src/config/runconfig.js';
 import { startProxy } from '../../src/proxy/index.js';
@@ -14,10 +13,6 @@ const proxy = await startProxy(runConfigSchema.parse(input.config), input.backen
   logger: createLogger(false),
 });
 process.stdout.write(`${proxy.url}\n`);
-process.on('SIGUSR2', () => {
-  (globalThis as { gc?: () => void }).gc?.();
-  process.stdout.write(`${JSON.stringify(process.memoryUsage())}\n`);
-});
 process.once('SIGTERM', () => {
   void proxy.close().then(() => process.exit(0));
 });
