@@ -13,7 +13,7 @@ import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
 import { errorMessage } from '../util/errors.js';
 import { exchangeFacts, outcomeResponses } from './attributes.js';
 import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
-import type { SpanPlacement } from './recorder.js';
+import type { SpanPlacement } from './batch.js';
 import type { TelemetrySettings } from './settings.js';
 import {
   chooseSpan,
@@ -114,9 +114,7 @@ export async function createTelemetry(
       onExchange(summary) {
         try {
           const span = placeSpan(summary);
-          if (!span && !metricsOn) return;
-          const facts = exchangeFacts(summary);
-          worker.record(span ? { facts, span } : { facts });
+          if (span || metricsOn) worker.record(exchangeFacts(summary), span);
         } catch (err) {
           logger.error({ err: errorMessage(err) }, 'could not record telemetry for an exchange');
         }

@@ -3,14 +3,26 @@
  * policy denials, upstream errors and open sessions.
  */
 import { ValueType, type Meter } from '@opentelemetry/api';
-import { metricAttributes, metricKey, type ExchangeFacts } from './attributes.js';
+import type { ExchangeFacts } from './attributes.js';
 import { DurationHistogram } from './duration-histogram.js';
 
 /** Bucket bounds of the MCP conventions' duration histograms (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 export interface ProxyMetrics {
-  record(facts: ExchangeFacts): void;
+  /** Counts what the exchange changes: denials, upstream errors, open sessions. */
+  count(facts: ExchangeFacts): void;
+}
+
+/** Whether count() changes anything for this exchange (most exchanges: no). */
+export function changesCounters(f: ExchangeFacts): boolean {
+  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0;
+}
+
+function sessionChange(f: ExchangeFacts): number {
+  if (f.sessionId === undefined || f.status >= 300) return 0;
+  if (f.method === 'initialize') return 1;
+  return f.httpMethod === 'DELETE' ? -1 : 0;
 }
 
 /** The operation-duration histogram, which the metric readers collect as a producer. */
@@ -28,7 +40,7 @@ export function durationHistogram(scope: string): DurationHistogram {
   );
 }
 
-export function proxyMetrics(meter: Meter, duration: DurationHistogram): ProxyMetrics {
+export function proxyMetrics(meter: Meter): ProxyMetrics {
   const denials = meter.createCounter('moat.policy.denials', {
     description: 'MCP messages a policy refused, by policy',
   });
@@ -40,19 +52,14 @@ export function proxyMetrics(meter: Meter, duration: DurationHistogram): ProxyMe
   });
 
   return {
-    record(f) {
-      if (f.method !== undefined) {
-        duration.record((f.ended - f.started) / 1000, metricKey(f), () => metricAttributes(f));
-      }
+    count(f) {
       if (f.deniedBy !== undefined) {
         denials.add(1, { 'moat.policy': f.deniedBy, 'mcp.method.name': f.method ?? f.httpMethod });
       } else if (f.status >= 500) {
         upstreamErrors.add(1, { 'http.response.status_code': f.status });
       }
-      if (f.sessionId !== undefined && f.status < 300) {
-        if (f.method === 'initialize') sessions.add(1);
-        else if (f.httpMethod === 'DELETE') sessions.add(-1);
-      }
+      const change = sessionChange(f);
+      if (change !== 0) sessions.add(change);
     },
   };
 }

@@ -3,7 +3,8 @@
  * exporter) and a meter provider (OTLP reader, Prometheus reader) fed with exchange entries.
  * It runs in the telemetry worker thread (worker.ts), so building spans, queueing and
  * serialising them for export and collecting metrics never cost the thread that forwards
- * requests. Each span gets the IDs and parent the proxy's thread chose before forwarding.
+ * requests. Each span gets the IDs and parent the proxy's thread chose before forwarding; the
+ * durations arrive grouped by metric series (batch.ts).
  */
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
@@ -16,28 +17,15 @@ import {
   type MetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { spanAttributes, spanName, type ExchangeFacts } from './attributes.js';
+import { spanAttributes, spanName } from './attributes.js';
+import type { ExchangeBatch, SpanEntry } from './batch.js';
 import { durationHistogram, proxyMetrics, type ProxyMetrics } from './metrics.js';
 import { metricExporter, traceExporter } from './otlp.js';
 import type { TelemetrySettings } from './settings.js';
 import { PresetIdGenerator, remoteParent, spanIds } from './trace-context.js';
 
-/** Where a sampled exchange's span sits: its own `traceparent` and the client's context. */
-export interface SpanPlacement {
-  /** As formatTraceparent wrote it (sampled). */
-  traceparent: string;
-  clientTraceparent?: string;
-  clientTracestate?: string;
-}
-
-/** One exchange: its facts, and where its span goes when it is sampled. */
-export interface ExchangeEntry {
-  facts: ExchangeFacts;
-  span?: SpanPlacement;
-}
-
 export interface Recorder {
-  record(entry: ExchangeEntry): void;
+  record(batch: ExchangeBatch): void;
   /** The metrics in Prometheus text format (Prometheus on). */
   scrape(): Promise<string>;
   /** Exports what is pending and stops; resolves to a warning when the last export failed. */
@@ -94,11 +82,10 @@ export async function createRecorder(
     readers.push(prometheus);
   }
   const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
-  const metrics: ProxyMetrics | undefined =
-    meterProvider && proxyMetrics(meterProvider.getMeter(SCOPE), duration);
+  const metrics: ProxyMetrics | undefined = meterProvider && proxyMetrics(meterProvider.getMeter(SCOPE));
   const serializer = new PrometheusSerializer();
 
-  function recordSpan(facts: ExchangeFacts, placement: SpanPlacement): void {
+  function recordSpan({ facts, span: placement }: SpanEntry): void {
     if (!tracer || facts.method === undefined) return;
     const parent = remoteParent(placement.clientTraceparent, placement.clientTracestate);
     const span = ids.withIds(spanIds(placement.traceparent), () =>
@@ -121,9 +108,13 @@ export async function createRecorder(
   }
 
   return {
-    record({ facts, span }) {
-      if (span) recordSpan(facts, span);
-      metrics?.record(facts);
+    record(batch) {
+      for (const entry of batch.spans) recordSpan(entry);
+      if (!metrics) return;
+      for (const [key, attributes, seconds] of batch.durations) {
+        for (const value of seconds) duration.record(value, key, () => attributes);
+      }
+      for (const facts of batch.counted) metrics.count(facts);
     },
     async scrape() {
       if (!prometheus) throw new Error('Prometheus metrics are off');

@@ -1,13 +1,14 @@
 /**
- * The proxy's thread's link to the telemetry worker (worker.ts): exchange entries are queued and
- * posted in batches (one message per BATCH_SIZE entries or per FLUSH_MS, never one per request),
+ * The proxy's thread's link to the telemetry worker (worker.ts): exchanges are gathered into
+ * batches (batch.ts) posted every BATCH_SIZE exchanges or FLUSH_MS, never one message per request;
  * `/metrics` asks the worker for the Prometheus text, and close flushes and stops the worker.
  * Every wait is bounded; the worker never keeps the process alive.
  */
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { runtimeError, usageError } from '../util/errors.js';
-import type { ExchangeEntry } from './recorder.js';
+import type { ExchangeFacts } from './attributes.js';
+import { BatchBuilder, type ExchangeBatch, type SpanPlacement } from './batch.js';
 import type { TelemetrySettings } from './settings.js';
 
 export interface WorkerInit {
@@ -16,7 +17,7 @@ export interface WorkerInit {
 }
 
 export type ToWorker =
-  { type: 'entries'; entries: ExchangeEntry[] } | { type: 'scrape'; id: number } | { type: 'close' };
+  { type: 'batch'; batch: ExchangeBatch } | { type: 'scrape'; id: number } | { type: 'close' };
 
 export type FromWorker =
   | { type: 'ready' }
@@ -32,7 +33,8 @@ const SCRAPE_TIMEOUT_MS = 5_000;
 const CLOSE_TIMEOUT_MS = 15_000;
 
 export interface WorkerLink {
-  record(entry: ExchangeEntry): void;
+  /** Queues an exchange, with where its span goes when it is sampled. */
+  record(facts: ExchangeFacts, span: SpanPlacement | undefined): void;
   /** The Prometheus text, after every entry recorded so far. */
   scrape(): Promise<string>;
   /** Exports what is pending, stops the worker; resolves to a warning when the export failed. */
@@ -69,15 +71,14 @@ export async function startWorker(init: WorkerInit, onExit: (reason: string) => 
     running = false;
   });
 
-  let queue: ExchangeEntry[] = [];
+  const metrics = init.settings.metrics !== undefined || init.settings.prometheus !== undefined;
+  const batch = new BatchBuilder(metrics);
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (queue.length === 0 || !running) return;
-    const entries = queue;
-    queue = [];
-    worker.postMessage({ type: 'entries', entries } satisfies ToWorker);
+    if (batch.size === 0 || !running) return;
+    worker.postMessage({ type: 'batch', batch: batch.take() } satisfies ToWorker);
   };
 
   const pending = new Map<number, { resolve(text: string): void; reject(err: Error): void }>();
@@ -91,10 +92,10 @@ export async function startWorker(init: WorkerInit, onExit: (reason: string) => 
   });
 
   return {
-    record(entry) {
+    record(facts, span) {
       if (!running) return;
-      queue.push(entry);
-      if (queue.length >= BATCH_SIZE) flush();
+      batch.add(facts, span);
+      if (batch.size >= BATCH_SIZE) flush();
       else timer ??= setTimeout(flush, FLUSH_MS).unref();
     },
     scrape() {

@@ -1,6 +1,6 @@
 /**
  * The telemetry worker thread's entry: a Recorder (the OpenTelemetry SDK) fed by the proxy's
- * thread through worker-link.ts. Messages in: batches of exchange entries, scrape requests,
+ * thread through worker-link.ts. Messages in: batches of exchanges (batch.ts), scrape requests,
  * close. Messages out: ready or failed (once), scrape answers, closed.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -22,8 +22,8 @@ async function main(): Promise<void> {
   }
   port.on('message', (message: ToWorker) => {
     switch (message.type) {
-      case 'entries':
-        for (const entry of message.entries) recorder.record(entry);
+      case 'batch':
+        recorder.record(message.batch);
         return;
       case 'scrape':
         recorder.scrape().then(
