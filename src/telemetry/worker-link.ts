@@ -57,12 +57,13 @@ export async function startWorker(init: WorkerInit, onExit: (reason: string) => 
     workerData: init,
     ...(entry.execArgv ? { execArgv: entry.execArgv } : {}),
   });
-  worker.unref();
   const ready = await waitFor(worker, START_TIMEOUT_MS, 'start', (m) => m.type !== 'scraped');
   if (ready.type === 'failed') {
     await worker.terminate();
     throw ready.usage ? usageError(ready.message) : runtimeError(ready.message);
   }
+  // Referenced only while start or close waits for it: it never keeps the process alive.
+  worker.unref();
 
   let running = true;
   worker.on('error', (err: Error) => onExit(`telemetry worker failed: ${err.message}`));
@@ -118,6 +119,7 @@ export async function startWorker(init: WorkerInit, onExit: (reason: string) => 
       if (!running) return undefined;
       flush();
       running = false;
+      worker.ref();
       worker.postMessage({ type: 'close' } satisfies ToWorker);
       const closed = await waitFor(worker, CLOSE_TIMEOUT_MS, 'close', (m) => m.type === 'closed').catch(
         (err: Error) => ({ type: 'closed' as const, warning: err.message }),
