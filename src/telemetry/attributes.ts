@@ -193,3 +193,15 @@ function legacyAttributes(f: ExchangeFacts): Attributes {
   }
   return a;
 }
+
+/** Whether the exchange changes a counter: a denial, a 5xx, a session opened or ended (most: no). */
+export function changesCounters(f: ExchangeFacts): boolean {
+  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0;
+}
+
+/** +1 for a session opened, -1 for one the client ended, else 0. */
+export function sessionChange(f: ExchangeFacts): number {
+  if (f.sessionId === undefined || f.status >= 300) return 0;
+  if (f.method === 'initialize') return 1;
+  return f.httpMethod === 'DELETE' ? -1 : 0;
+}

@@ -4,8 +4,13 @@
  * series (a number per exchange), and only the rare exchanges that change a counter. Structured
  * cloning of one object per request cost more than the SDK work it moved off the thread.
  */
-import { metricAttributes, metricKey, type Attributes, type ExchangeFacts } from './attributes.js';
-import { changesCounters } from './metrics.js';
+import {
+  changesCounters,
+  metricAttributes,
+  metricKey,
+  type Attributes,
+  type ExchangeFacts,
+} from './attributes.js';
 
 /** Where a sampled exchange's span sits: its own `traceparent` and the client's context. */
 export interface SpanPlacement {

@@ -3,7 +3,7 @@
  * policy denials, upstream errors and open sessions.
  */
 import { ValueType, type Meter } from '@opentelemetry/api';
-import type { ExchangeFacts } from './attributes.js';
+import { sessionChange, type ExchangeFacts } from './attributes.js';
 import { DurationHistogram } from './duration-histogram.js';
 
 /** Bucket bounds of the MCP conventions' duration histograms (seconds). */
@@ -12,17 +12,6 @@ const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 
 export interface ProxyMetrics {
   /** Counts what the exchange changes: denials, upstream errors, open sessions. */
   count(facts: ExchangeFacts): void;
-}
-
-/** Whether count() changes anything for this exchange (most exchanges: no). */
-export function changesCounters(f: ExchangeFacts): boolean {
-  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0;
-}
-
-function sessionChange(f: ExchangeFacts): number {
-  if (f.sessionId === undefined || f.status >= 300) return 0;
-  if (f.method === 'initialize') return 1;
-  return f.httpMethod === 'DELETE' ? -1 : 0;
 }
 
 /** The operation-duration histogram, which the metric readers collect as a producer. */
