@@ -325,6 +325,9 @@ async function telemetryOnly(): Promise<void> {
     ...baseline.map((_, i) => `${[RAW_PATH, OTEL_PATH][i]}, baseline build`),
   ];
   const proxies = [offProxy, otelProxy, ...baseline];
+  // Idle RSS after start (after GC), before any load: what telemetry on costs in memory.
+  const idle: Memory[] = [];
+  for (const p of proxies) idle.push(await p.memory());
   const rows: Row[] = [];
   for (const concurrency of [1, 32]) {
     rows.push(
@@ -337,7 +340,16 @@ async function telemetryOnly(): Promise<void> {
   }
   await Promise.all(proxies.map((p) => p.stop()));
   await otlp.close();
-  const lines = [measuredLine(loadAtStart), '', ...rowTable(rows), ''];
+  const lines = [
+    measuredLine(loadAtStart),
+    '',
+    ...rowTable(rows),
+    '',
+    '| proxy | idle RSS after start |',
+    '| --- | --- |',
+    ...paths.map((path, i) => `| ${path} | ${mb(idle[i]!.rss)} (heap ${mb(idle[i]!.heapUsed)}) |`),
+    '',
+  ];
   for (const concurrency of [1, 32]) {
     const cell = (path: string) => rows.find((r) => r.path === path && r.concurrency === concurrency)!;
     const ratio = (suffix: string) =>

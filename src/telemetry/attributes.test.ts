@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExchangeSummary } from '../mcp/exchange.js';
 import {
   errorType,
+  exchangeFacts,
   metricAttributes,
   outcomeResponses,
   protocolVersion,
@@ -48,10 +49,10 @@ describe('error.type', () => {
 });
 
 describe('attributes', () => {
-  const s = summary({ method: 'tools/call', target: 'echo', id: 7, sessionId: 'sess-1' });
+  const s = exchangeFacts(summary({ method: 'tools/call', target: 'echo', id: 7, sessionId: 'sess-1' }));
 
   it('follow the MCP conventions, with the legacy names only when asked', () => {
-    const a = spanAttributes(s, undefined, false);
+    const a = spanAttributes(s, false);
     expect(a).toMatchObject({
       'mcp.method.name': 'tools/call',
       'gen_ai.tool.name': 'echo',
@@ -61,7 +62,7 @@ describe('attributes', () => {
       'http.response.status_code': 200,
     });
     expect(a['mcp.tool.name']).toBeUndefined();
-    expect(spanAttributes(s, undefined, true)).toMatchObject({
+    expect(spanAttributes(s, true)).toMatchObject({
       'mcp.method': 'tools/call',
       'mcp.tool.name': 'echo',
       'mcp.request.id': '7',
@@ -71,7 +72,7 @@ describe('attributes', () => {
   });
 
   it('keep metric attributes low in cardinality (no session, no id, no resource URI)', () => {
-    expect(metricAttributes(s, 'tool_error')).toEqual({
+    expect(metricAttributes({ ...s, error: 'tool_error' })).toEqual({
       'mcp.method.name': 'tools/call',
       'gen_ai.tool.name': 'echo',
       'error.type': 'tool_error',
@@ -79,7 +80,7 @@ describe('attributes', () => {
       'network.protocol.name': 'http',
     });
     expect(
-      metricAttributes(summary({ method: 'resources/read', target: 'file:///a' }), undefined),
+      metricAttributes(exchangeFacts(summary({ method: 'resources/read', target: 'file:///a' }))),
     ).not.toHaveProperty('mcp.resource.uri');
   });
 });
@@ -99,12 +100,16 @@ describe('which answers telemetry parses', () => {
 
 describe('mcp.protocol.version', () => {
   it("is the client's header, or for initialize the agreed version, else the one asked for", () => {
-    const call = { ...summary({ method: 'tools/call' }), protocolVersion: '2025-11-25', httpVersion: '1.1' };
-    expect(spanAttributes(call, undefined, false)).toMatchObject({
+    const call = exchangeFacts({
+      ...summary({ method: 'tools/call' }),
+      protocolVersion: '2025-11-25',
+      httpVersion: '1.1',
+    });
+    expect(spanAttributes(call, false)).toMatchObject({
       'mcp.protocol.version': '2025-11-25',
       'network.protocol.version': '1.1',
     });
-    expect(metricAttributes(call, undefined)['mcp.protocol.version']).toBe('2025-11-25');
+    expect(metricAttributes(call)['mcp.protocol.version']).toBe('2025-11-25');
     const asked = summary({ method: 'initialize', requestedProtocolVersion: '2026-07-28' });
     expect(protocolVersion(asked)).toBe('2026-07-28');
     const agreed = summary({

@@ -1,10 +1,68 @@
 /**
  * An exchange summary as OpenTelemetry names it: span name and attributes by the semantic
  * conventions for MCP (server side), ToolHive's legacy names when asked, and the outcome. Pure.
+ * The proxy's thread reduces a summary to ExchangeFacts (primitives only, so they cross to the
+ * telemetry worker cheaply); the worker names them.
  */
 import { errorResponses, type ExchangeSummary, type ResponseNeed } from '../mcp/exchange.js';
 
 export type Attributes = Record<string, string | number | boolean>;
+
+/** What telemetry reads of an exchange: plain values, structured-clone friendly. */
+export interface ExchangeFacts {
+  httpMethod: string;
+  path: string;
+  status: number;
+  started: number;
+  ended: number;
+  clientAddress: string;
+  clientPort?: number;
+  userAgent?: string;
+  transport: string;
+  responseBytes: number;
+  requestBytes?: number;
+  httpVersion?: string;
+  protocolVersion?: string;
+  method?: string;
+  target?: string;
+  /** The JSON-RPC request id, as a string. */
+  id?: string;
+  sessionId?: string;
+  rpcErrorCode?: number;
+  deniedBy?: string;
+  /** errorType's answer. */
+  error?: string;
+}
+
+/** The facts of an exchange (the part of its summary telemetry reads). */
+export function exchangeFacts(summary: ExchangeSummary): ExchangeFacts {
+  const { record } = summary;
+  const facts: ExchangeFacts = {
+    httpMethod: summary.httpMethod,
+    path: summary.path,
+    status: summary.status,
+    started: summary.started,
+    ended: summary.ended,
+    clientAddress: summary.clientAddress,
+    transport: summary.transport,
+    responseBytes: summary.responseBytes,
+  };
+  if (summary.clientPort !== undefined) facts.clientPort = summary.clientPort;
+  if (summary.userAgent !== undefined) facts.userAgent = summary.userAgent;
+  if (summary.requestBody !== undefined) facts.requestBytes = summary.requestBody.length;
+  if (summary.httpVersion !== undefined) facts.httpVersion = summary.httpVersion;
+  const version = protocolVersion(summary);
+  if (version !== undefined) facts.protocolVersion = version;
+  if (record.method !== undefined) facts.method = record.method;
+  if (record.target !== undefined) facts.target = record.target;
+  if (record.id !== undefined) facts.id = String(record.id);
+  if (record.sessionId !== undefined) facts.sessionId = record.sessionId;
+  if (record.rpcErrorCode !== undefined) facts.rpcErrorCode = record.rpcErrorCode;
+  if (record.deniedBy !== undefined) facts.deniedBy = record.deniedBy;
+  const error = errorType(summary);
+  if (error !== undefined) facts.error = error;
+  return facts;
+}
 
 /** Targets low in cardinality enough for span names and metric attributes (not resource URIs). */
 const NAMED_TARGET: Record<string, string> = {
@@ -59,89 +117,91 @@ export function protocolVersion(summary: ExchangeSummary): string | undefined {
  * A string naming the operation-duration series of an exchange: the values metricAttributes
  * reads, so equal keys mean equal attributes (NUL cannot occur in them as JSON strings do).
  */
-export function metricKey(summary: ExchangeSummary, error: string | undefined): string {
-  const { method, target } = summary.record;
-  const named = method !== undefined && NAMED_TARGET[method] !== undefined;
-  return `${method ?? summary.httpMethod}\u0000${named ? (target ?? '') : ''}\u0000${error ?? ''}\u0000${protocolVersion(summary) ?? ''}\u0000${summary.httpVersion ?? ''}`;
+export function metricKey(f: ExchangeFacts): string {
+  const named = f.method !== undefined && NAMED_TARGET[f.method] !== undefined;
+  return `${f.method ?? f.httpMethod}\u0000${named ? (f.target ?? '') : ''}\u0000${f.error ?? ''}\u0000${f.protocolVersion ?? ''}\u0000${f.httpVersion ?? ''}`;
 }
 
 /** The attributes of the operation-duration metric: low cardinality only. */
-export function metricAttributes(summary: ExchangeSummary, error: string | undefined): Attributes {
-  const { method, target } = summary.record;
-  const attributes: Attributes = { 'mcp.method.name': method ?? summary.httpMethod };
-  const targetKey = method && NAMED_TARGET[method];
-  if (targetKey && target !== undefined) attributes[targetKey] = target;
-  if (error !== undefined) attributes['error.type'] = error;
-  const version = protocolVersion(summary);
-  if (version !== undefined) attributes['mcp.protocol.version'] = version;
+export function metricAttributes(f: ExchangeFacts): Attributes {
+  const attributes: Attributes = { 'mcp.method.name': f.method ?? f.httpMethod };
+  const targetKey = f.method && NAMED_TARGET[f.method];
+  if (targetKey && f.target !== undefined) attributes[targetKey] = f.target;
+  if (f.error !== undefined) attributes['error.type'] = f.error;
+  if (f.protocolVersion !== undefined) attributes['mcp.protocol.version'] = f.protocolVersion;
   attributes['network.transport'] = 'tcp';
   attributes['network.protocol.name'] = 'http';
-  if (summary.httpVersion !== undefined) attributes['network.protocol.version'] = summary.httpVersion;
+  if (f.httpVersion !== undefined) attributes['network.protocol.version'] = f.httpVersion;
   return attributes;
 }
 
-export function spanAttributes(
-  summary: ExchangeSummary,
-  error: string | undefined,
-  legacy: boolean,
-): Attributes {
-  const { record } = summary;
-  const method = record.method ?? summary.httpMethod;
+export function spanAttributes(f: ExchangeFacts, legacy: boolean): Attributes {
+  const method = f.method ?? f.httpMethod;
   const a: Attributes = {
     'mcp.method.name': method,
     'jsonrpc.protocol.version': '2.0',
     'rpc.system.name': 'jsonrpc',
     'network.transport': 'tcp',
     'network.protocol.name': 'http',
-    'http.request.method': summary.httpMethod,
-    'url.path': summary.path,
-    'http.response.status_code': summary.status,
-    'http.response.body.size': summary.responseBytes,
-    'client.address': summary.clientAddress,
-    'mcp.transport': summary.transport,
+    'http.request.method': f.httpMethod,
+    'url.path': f.path,
+    'http.response.status_code': f.status,
+    'http.response.body.size': f.responseBytes,
+    'client.address': f.clientAddress,
+    'mcp.transport': f.transport,
   };
-  if (record.id !== undefined) a['jsonrpc.request.id'] = String(record.id);
-  if (record.sessionId !== undefined) a['mcp.session.id'] = record.sessionId;
-  if (summary.userAgent !== undefined) a['user_agent.original'] = summary.userAgent;
-  if (summary.clientPort !== undefined) a['client.port'] = summary.clientPort;
-  if (summary.httpVersion !== undefined) a['network.protocol.version'] = summary.httpVersion;
-  const version = protocolVersion(summary);
-  if (version !== undefined) a['mcp.protocol.version'] = version;
-  if (summary.requestBody !== undefined) a['http.request.body.size'] = summary.requestBody.length;
+  if (f.id !== undefined) a['jsonrpc.request.id'] = f.id;
+  if (f.sessionId !== undefined) a['mcp.session.id'] = f.sessionId;
+  if (f.userAgent !== undefined) a['user_agent.original'] = f.userAgent;
+  if (f.clientPort !== undefined) a['client.port'] = f.clientPort;
+  if (f.httpVersion !== undefined) a['network.protocol.version'] = f.httpVersion;
+  if (f.protocolVersion !== undefined) a['mcp.protocol.version'] = f.protocolVersion;
+  if (f.requestBytes !== undefined) a['http.request.body.size'] = f.requestBytes;
   const targetKey = NAMED_TARGET[method];
-  if (record.target !== undefined) {
-    if (targetKey) a[targetKey] = record.target;
-    if (RESOURCE_METHODS.has(method)) a['mcp.resource.uri'] = record.target;
+  if (f.target !== undefined) {
+    if (targetKey) a[targetKey] = f.target;
+    if (RESOURCE_METHODS.has(method)) a['mcp.resource.uri'] = f.target;
   }
   if (method === 'tools/call') a['gen_ai.operation.name'] = 'execute_tool';
-  if (record.rpcErrorCode !== undefined) a['rpc.response.status_code'] = String(record.rpcErrorCode);
-  if (error !== undefined) a['error.type'] = error;
-  if (record.deniedBy !== undefined) a['moat.policy.denied_by'] = record.deniedBy;
-  if (legacy) Object.assign(a, legacyAttributes(summary));
+  if (f.rpcErrorCode !== undefined) a['rpc.response.status_code'] = String(f.rpcErrorCode);
+  if (f.error !== undefined) a['error.type'] = f.error;
+  if (f.deniedBy !== undefined) a['moat.policy.denied_by'] = f.deniedBy;
+  if (legacy) Object.assign(a, legacyAttributes(f));
   return a;
 }
 
 /** ToolHive's attribute names before the MCP conventions existed (`--otel-use-legacy-attributes`). */
-function legacyAttributes(summary: ExchangeSummary): Attributes {
-  const { record } = summary;
+function legacyAttributes(f: ExchangeFacts): Attributes {
   const a: Attributes = {
-    'http.method': summary.httpMethod,
-    'http.target': summary.path,
-    'http.status_code': summary.status,
-    'http.response_content_length': summary.responseBytes,
-    'http.duration_ms': summary.ended - summary.started,
+    'http.method': f.httpMethod,
+    'http.target': f.path,
+    'http.status_code': f.status,
+    'http.response_content_length': f.responseBytes,
+    'http.duration_ms': f.ended - f.started,
     'rpc.system': 'jsonrpc',
     'rpc.service': 'mcp',
-    'mcp.transport': summary.transport,
+    'mcp.transport': f.transport,
   };
-  if (summary.userAgent !== undefined) a['http.user_agent'] = summary.userAgent;
-  if (summary.requestBody !== undefined) a['http.request_content_length'] = summary.requestBody.length;
-  if (record.method !== undefined) a['mcp.method'] = record.method;
-  if (record.id !== undefined) a['mcp.request.id'] = String(record.id);
-  if (record.target !== undefined) {
-    a['mcp.resource.id'] = record.target;
-    if (record.method === 'tools/call') a['mcp.tool.name'] = record.target;
-    if (record.method === 'prompts/get') a['mcp.prompt.name'] = record.target;
+  if (f.userAgent !== undefined) a['http.user_agent'] = f.userAgent;
+  if (f.requestBytes !== undefined) a['http.request_content_length'] = f.requestBytes;
+  if (f.method !== undefined) a['mcp.method'] = f.method;
+  if (f.id !== undefined) a['mcp.request.id'] = f.id;
+  if (f.target !== undefined) {
+    a['mcp.resource.id'] = f.target;
+    if (f.method === 'tools/call') a['mcp.tool.name'] = f.target;
+    if (f.method === 'prompts/get') a['mcp.prompt.name'] = f.target;
   }
   return a;
+}
+
+/** Whether the exchange changes a counter: a denial, a 5xx, a session opened or ended (most: no). */
+export function changesCounters(f: ExchangeFacts): boolean {
+  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0;
+}
+
+/** +1 for a session opened, -1 for one the client ended, else 0. */
+export function sessionChange(f: ExchangeFacts): number {
+  if (f.sessionId === undefined || f.status >= 300) return 0;
+  if (f.method === 'initialize') return 1;
+  return f.httpMethod === 'DELETE' ? -1 : 0;
 }

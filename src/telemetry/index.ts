@@ -1,44 +1,32 @@
 /**
  * OpenTelemetry for the proxy, from the checked settings (settings.ts): an exchange observer that
- * makes one span per MCP request after the answer ended (explicit start and end times) and records
- * the metrics; trace propagation for HTTP backends; Prometheus `/metrics`. The chain imports this
- * module only when telemetry is configured, so the SDK is never loaded otherwise.
+ * reduces each exchange to plain facts and hands them to the telemetry worker thread
+ * (worker-link.ts), where the SDK makes one span per sampled MCP request (explicit start and end
+ * times) and records the metrics; trace propagation for HTTP backends; Prometheus `/metrics`.
+ * This thread only samples and chooses span IDs (before forwarding, as propagation needs) and
+ * queues a small record per exchange. The chain imports this module only when telemetry is
+ * configured, so the SDK is never loaded otherwise.
  */
-import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AggregationTemporality,
-  InstrumentType,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  type MetricReader,
-} from '@opentelemetry/sdk-metrics';
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-  type Sampler,
-} from '@opentelemetry/sdk-trace';
+import { ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
 import type { ExchangeObserver, ExchangeSummary } from '../mcp/exchange.js';
 import { errorMessage } from '../util/errors.js';
-import { metricExporter, traceExporter } from './otlp.js';
-import { errorType, outcomeResponses, spanAttributes, spanName } from './attributes.js';
-import { durationHistogram, proxyMetrics, type ProxyMetrics } from './metrics.js';
+import { exchangeFacts, outcomeResponses } from './attributes.js';
 import { listenForMetrics, type MetricsHandler, type MetricsListener } from './prometheus.js';
+import type { SpanPlacement } from './batch.js';
 import type { TelemetrySettings } from './settings.js';
 import {
   chooseSpan,
+  clientContext,
+  formatTraceparent,
   isSampled,
   parentContext,
-  PresetIdGenerator,
-  spanIds,
   tracedAs,
   tracePropagation,
+  FastIdGenerator,
   type TracePropagation,
 } from './trace-context.js';
+import { startWorker } from './worker-link.js';
 
 export type { TracePropagation } from './trace-context.js';
 export type { MetricsHandler } from './prometheus.js';
@@ -60,9 +48,6 @@ export interface Telemetry {
   close(): Promise<void>;
 }
 
-/** The instrumentation scope of Moat's spans and metrics. */
-const SCOPE = 'moat';
-
 export interface TelemetryOptions {
   logger: Logger;
   /** Time between OTLP metric exports (default 60 s; tests shorten it). */
@@ -74,88 +59,53 @@ export async function createTelemetry(
   options: TelemetryOptions,
 ): Promise<Telemetry> {
   const { logger } = options;
-  const resource = resourceFromAttributes({
-    ...settings.resourceAttributes,
-    'service.name': settings.serviceName,
-    ...(settings.serviceVersion ? { 'service.version': settings.serviceVersion } : {}),
-  });
+  const worker = await startWorker(
+    {
+      settings,
+      ...(options.metricExportIntervalMs !== undefined
+        ? { metricExportIntervalMs: options.metricExportIntervalMs }
+        : {}),
+    },
+    (reason) => logger.error(reason),
+  );
 
-  let tracer: Tracer | undefined;
-  let tracerProvider: TracerProvider | undefined;
-  let propagation: TracePropagation | undefined;
-  let sampler: Sampler | undefined;
-  const ids = new PresetIdGenerator();
-  if (settings.traces) {
-    sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) });
-    tracerProvider = new TracerProvider({
-      resource,
-      sampler,
-      idGenerator: ids,
-      spanProcessors: [
-        new BatchSpanProcessor({
-          exporter: await traceExporter(settings.traces),
-        }),
-      ],
-    });
-    tracer = tracerProvider.getTracer(SCOPE);
-    propagation = tracePropagation(sampler);
-  }
+  const ids = new FastIdGenerator();
+  const sampler: Sampler | undefined = settings.traces
+    ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) })
+    : undefined;
+  const propagation = sampler && tracePropagation(sampler, ids);
+  const metricsOn = settings.metrics !== undefined || settings.prometheus !== undefined;
 
-  const readers: MetricReader[] = [];
-  const duration = durationHistogram(SCOPE);
-  if (settings.metrics) {
-    const exporter = await metricExporter(settings.metrics);
-    const temporality =
-      exporter.selectAggregationTemporality?.(InstrumentType.HISTOGRAM) ?? AggregationTemporality.CUMULATIVE;
-    readers.push(
-      new PeriodicExportingMetricReader({
-        exporter,
-        exportIntervalMillis: options.metricExportIntervalMs ?? 60_000,
-        metricProducers: [duration.producer(temporality)],
-      }),
-    );
-  }
-  let prometheus: PrometheusExporter | undefined;
-  if (settings.prometheus) {
-    prometheus = new PrometheusExporter({
-      preventServerStart: true,
-      metricProducers: [duration.producer(AggregationTemporality.CUMULATIVE)],
-    });
-    readers.push(prometheus);
-  }
-  const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
-  const metrics: ProxyMetrics | undefined =
-    meterProvider && proxyMetrics(meterProvider.getMeter(SCOPE), duration);
-  const metricsHandler: MetricsHandler | undefined =
-    prometheus && ((req, res) => prometheus.getMetricsRequestHandler(req, res));
-
-  function recordSpan(summary: ExchangeSummary, error: string | undefined): void {
+  /** Where the exchange's span goes, when it is sampled; nothing is built for the others. */
+  function placeSpan(summary: ExchangeSummary): SpanPlacement | undefined {
     const { record } = summary;
-    if (!tracer || !sampler || record.method === undefined) return;
-    // Chosen before forwarding (record.traceparent, in the format this module wrote) or now: an
-    // unsampled span returns here, before any context or attribute is built.
-    if (record.traceparent !== undefined && !tracedAs(record.traceparent)) return;
-    const parent = parentContext(record, summary);
-    const chosen = record.traceparent ? spanIds(record.traceparent) : chooseSpan(sampler, parent, ids);
-    if (!isSampled(chosen)) return;
-    const span = ids.withIds(chosen, () =>
-      tracer.startSpan(
-        spanName(record.method!, record.target),
-        {
-          kind: SpanKind.SERVER,
-          startTime: summary.started,
-          // A fresh object: the environment attributes go into it rather than into a copy.
-          attributes: Object.assign(
-            spanAttributes(summary, error, settings.useLegacyAttributes),
-            settings.environmentAttributes,
-          ),
-        },
-        parent,
-      ),
-    );
-    if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
-    span.end(summary.ended);
+    if (!sampler || record.method === undefined) return undefined;
+    // Chosen before forwarding (record.traceparent, in the format this module wrote) or now.
+    let traceparent = record.traceparent;
+    if (traceparent === undefined) {
+      const chosen = chooseSpan(sampler, parentContext(record, summary), ids);
+      if (!isSampled(chosen)) return undefined;
+      traceparent = formatTraceparent(chosen);
+    } else if (!tracedAs(traceparent)) return undefined;
+    const client = clientContext(record, summary);
+    return {
+      traceparent,
+      ...(client.traceparent !== undefined ? { clientTraceparent: client.traceparent } : {}),
+      ...(client.tracestate !== undefined ? { clientTracestate: client.tracestate } : {}),
+    };
   }
+
+  const metricsHandler: MetricsHandler | undefined =
+    settings.prometheus &&
+    ((_req, res) => {
+      worker.scrape().then(
+        (text) => res.writeHead(200, { 'content-type': 'text/plain' }).end(text),
+        (err: unknown) => {
+          logger.warn({ err: errorMessage(err) }, 'could not collect metrics for /metrics');
+          res.writeHead(503, { 'content-type': 'text/plain' }).end('# metrics are unavailable\n');
+        },
+      );
+    });
 
   let listener: MetricsListener | undefined;
   const telemetry: Telemetry = {
@@ -163,18 +113,16 @@ export async function createTelemetry(
       needsResponse: outcomeResponses,
       onExchange(summary) {
         try {
-          const error = errorType(summary);
-          recordSpan(summary, error);
-          metrics?.record(summary, error);
+          const span = placeSpan(summary);
+          if (span || metricsOn) worker.record(exchangeFacts(summary), span);
         } catch (err) {
           logger.error({ err: errorMessage(err) }, 'could not record telemetry for an exchange');
         }
       },
       close: async () => {
         await listener?.close();
-        await Promise.all([tracerProvider?.shutdown(), meterProvider?.shutdown()]).catch((err: unknown) =>
-          logger.warn({ err: errorMessage(err) }, 'telemetry export at shutdown failed'),
-        );
+        const warning = await worker.close();
+        if (warning) logger.warn({ err: warning }, 'telemetry export at shutdown failed');
       },
     },
     ...(propagation ? { propagation } : {}),

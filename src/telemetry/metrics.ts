@@ -1,17 +1,17 @@
 /**
- * The proxy's metrics, recorded from exchange summaries: the MCP conventions' operation duration,
+ * The proxy's metrics, recorded from exchange facts: the MCP conventions' operation duration,
  * policy denials, upstream errors and open sessions.
  */
 import { ValueType, type Meter } from '@opentelemetry/api';
-import type { ExchangeSummary } from '../mcp/exchange.js';
-import { metricAttributes, metricKey } from './attributes.js';
+import { sessionChange, type ExchangeFacts } from './attributes.js';
 import { DurationHistogram } from './duration-histogram.js';
 
 /** Bucket bounds of the MCP conventions' duration histograms (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 export interface ProxyMetrics {
-  record(summary: ExchangeSummary, error: string | undefined): void;
+  /** Counts what the exchange changes: denials, upstream errors, open sessions. */
+  count(facts: ExchangeFacts): void;
 }
 
 /** The operation-duration histogram, which the metric readers collect as a producer. */
@@ -29,7 +29,7 @@ export function durationHistogram(scope: string): DurationHistogram {
   );
 }
 
-export function proxyMetrics(meter: Meter, duration: DurationHistogram): ProxyMetrics {
+export function proxyMetrics(meter: Meter): ProxyMetrics {
   const denials = meter.createCounter('moat.policy.denials', {
     description: 'MCP messages a policy refused, by policy',
   });
@@ -41,25 +41,14 @@ export function proxyMetrics(meter: Meter, duration: DurationHistogram): ProxyMe
   });
 
   return {
-    record(summary, error) {
-      const { record } = summary;
-      if (record.method !== undefined) {
-        duration.record((summary.ended - summary.started) / 1000, metricKey(summary, error), () =>
-          metricAttributes(summary, error),
-        );
+    count(f) {
+      if (f.deniedBy !== undefined) {
+        denials.add(1, { 'moat.policy': f.deniedBy, 'mcp.method.name': f.method ?? f.httpMethod });
+      } else if (f.status >= 500) {
+        upstreamErrors.add(1, { 'http.response.status_code': f.status });
       }
-      if (record.deniedBy !== undefined) {
-        denials.add(1, {
-          'moat.policy': record.deniedBy,
-          'mcp.method.name': record.method ?? summary.httpMethod,
-        });
-      } else if (summary.status >= 500) {
-        upstreamErrors.add(1, { 'http.response.status_code': summary.status });
-      }
-      if (record.sessionId !== undefined && summary.status < 300) {
-        if (record.method === 'initialize') sessions.add(1);
-        else if (summary.httpMethod === 'DELETE') sessions.add(-1);
-      }
+      const change = sessionChange(f);
+      if (change !== 0) sessions.add(change);
     },
   };
 }

@@ -10,6 +10,7 @@ import { recordMessage, type ExchangeRecord } from '../mcp/exchange.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import {
   chooseSpan,
+  FastIdGenerator,
   formatTraceparent,
   isSampled,
   parentContext,
@@ -22,6 +23,8 @@ const CLIENT_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const META_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const header = `00-${CLIENT_TRACE}-b7ad6b7169203331-01`;
 const meta = `00-${META_TRACE}-00f067aa0ba902b7-01`;
+
+const ids = new FastIdGenerator();
 
 const call = (params: Record<string, unknown>): JsonRpcRequest => ({
   jsonrpc: '2.0',
@@ -65,7 +68,7 @@ describe('propagation to the backend', () => {
   it('puts a sampled span in the headers and in a copy of the message, keeping other _meta', () => {
     const message = call({ _meta: { progressToken: 3 } });
     const record = recorded(message);
-    const out = tracePropagation(new AlwaysOnSampler()).outgoing(record, {}, message);
+    const out = tracePropagation(new AlwaysOnSampler(), ids).outgoing(record, {}, message);
     expect(out.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(record.traceparent).toBe(out.headers.traceparent);
     expect(out.message).toEqual(call({ _meta: { progressToken: 3, traceparent: out.headers.traceparent } }));
@@ -75,7 +78,7 @@ describe('propagation to the backend', () => {
   it('changes no body for an unsampled span: the header carries the decision', () => {
     const message = call({});
     const record = recorded(message);
-    const out = tracePropagation(new AlwaysOffSampler()).outgoing(
+    const out = tracePropagation(new AlwaysOffSampler(), ids).outgoing(
       record,
       { traceparent: header.replace(/01$/, '00') },
       message,
@@ -85,7 +88,7 @@ describe('propagation to the backend', () => {
   });
 
   it('leaves responses alone', () => {
-    const out = tracePropagation(new AlwaysOnSampler()).outgoing(
+    const out = tracePropagation(new AlwaysOnSampler(), ids).outgoing(
       {},
       {},
       { jsonrpc: '2.0', id: 1, result: {} },
@@ -117,5 +120,21 @@ describe('a traceparent this module wrote', () => {
       expect(spanIds(written)).toEqual(chosen);
       expect(tracedAs(written)).toBe(isSampled(chosen));
     }
+  });
+});
+
+describe('the pooled ID generator', () => {
+  it('gives W3C-shaped, distinct IDs across pool refills', () => {
+    const gen = new FastIdGenerator();
+    const seen = new Set<string>();
+    // 4096-byte pool: 1000 trace IDs and 1000 span IDs refill it several times.
+    for (let i = 0; i < 1000; i++) {
+      const traceId = gen.generateTraceId();
+      const spanId = gen.generateSpanId();
+      expect(traceId).toMatch(/^(?!0+$)[0-9a-f]{32}$/);
+      expect(spanId).toMatch(/^(?!0+$)[0-9a-f]{16}$/);
+      seen.add(traceId).add(spanId);
+    }
+    expect(seen.size).toBe(2000);
   });
 });

@@ -6,6 +6,7 @@
  * the backend's spans join the trace although the span itself is made after the answer ended;
  * PresetIdGenerator then hands the SDK exactly those IDs.
  */
+import { randomFillSync } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   ROOT_CONTEXT,
@@ -25,9 +26,19 @@ import {
 import type { ExchangeRecord, TraceContextFields } from '../mcp/exchange.js';
 import type { JsonRpcMessage } from '../mcp/jsonrpc.js';
 
-/** The client's context (`params._meta` wins over headers), as a parent for the exchange's span. */
+/** The client's trace context: `params._meta`'s, which wins over the headers. */
+export function clientContext(record: ExchangeRecord, headers: TraceContextFields): TraceContextFields {
+  return record.metaTraceContext ?? headers;
+}
+
+/** The client's context, as a parent for the exchange's span. */
 export function parentContext(record: ExchangeRecord, headers: TraceContextFields): Context {
-  const { traceparent, tracestate } = record.metaTraceContext ?? headers;
+  const { traceparent, tracestate } = clientContext(record, headers);
+  return remoteParent(traceparent, tracestate);
+}
+
+/** A remote parent from W3C `traceparent`/`tracestate` values (the root when there is none). */
+export function remoteParent(traceparent: string | undefined, tracestate: string | undefined): Context {
   const parent = traceparent ? parseTraceParent(traceparent) : null;
   if (!parent) return ROOT_CONTEXT;
   const remote: SpanContext = {
@@ -106,6 +117,33 @@ export class PresetIdGenerator implements IdGenerator {
   }
 }
 
+/**
+ * Random trace and span IDs from a pool of random bytes filled a few kilobytes at a time: the
+ * SDK's generator draws every byte from Math.random, a visible cost per request at high rates.
+ */
+export class FastIdGenerator implements IdGenerator {
+  private readonly pool = Buffer.alloc(4096);
+  private offset = this.pool.length;
+
+  generateTraceId(): string {
+    return this.next(16);
+  }
+
+  generateSpanId(): string {
+    return this.next(8);
+  }
+
+  private next(bytes: number): string {
+    if (this.offset + bytes > this.pool.length) {
+      randomFillSync(this.pool);
+      this.offset = 0;
+    }
+    const id = this.pool.toString('hex', this.offset, (this.offset += bytes));
+    // All zeros is not a valid ID (W3C); the chance is negligible but the rule is cheap.
+    return /^0+$/.test(id) ? this.next(bytes) : id;
+  }
+}
+
 /** What a forwarder sends the backend so the server's spans join the client's trace. */
 export interface TracePropagation {
   /**
@@ -122,8 +160,7 @@ export interface TracePropagation {
   ): { headers: Record<string, string>; message?: JsonRpcMessage };
 }
 
-export function tracePropagation(sampler: Sampler): TracePropagation {
-  const ids = new RandomIdGenerator();
+export function tracePropagation(sampler: Sampler, ids: IdGenerator): TracePropagation {
   return {
     outgoing(record, headers, message) {
       const { traceparent: incoming, tracestate } = headers;
