@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TRANSPORTS } from '../config/runconfig.js';
 import { normalizeBoolAssignments, parseRunArgv } from './run-command.js';
-import { RUN_FLAGS, attributeName, defaultRunFlags, flagRow, type RunFlagSpec } from './run-flags.js';
+import type { RunFlagSpec } from './run-flag-spec.js';
+import { attributeName, defaultRunFlags, flagRow } from './run-flag-values.js';
+import { RUN_FLAGS } from './run-flags.js';
 
 const BOOLS = RUN_FLAGS.filter((r) => r.type === 'bool' && r.long !== 'help');
 

@@ -7,15 +7,9 @@ import type { PermissionProfile } from '../config/runconfig.js';
 import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
-import {
-  RUN_FLAGS,
-  SECTIONS,
-  attributeName,
-  defaultRunFlags,
-  type RunFlagName,
-  type RunFlagSpec,
-  type RunFlags,
-} from './run-flags.js';
+import { SECTIONS, type RunFlagSpec } from './run-flag-spec.js';
+import { attributeName, defaultRunFlags, type RunFlagName, type RunFlags } from './run-flag-values.js';
+import { RUN_FLAGS } from './run-flags.js';
 
 const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
 

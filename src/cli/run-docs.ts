@@ -5,7 +5,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { RUN_FLAGS, SECTIONS, type RunFlagSpec, type SectionId } from './run-flags.js';
+import { SECTIONS, type RunFlagSpec, type SectionId } from './run-flag-spec.js';
+import { RUN_FLAGS } from './run-flags.js';
 
 const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
 

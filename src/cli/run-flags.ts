@@ -4,54 +4,14 @@
  * RunConfig builder (run-build.ts) and docs/cli.md are all driven by this table. Defaults come
  * from DEFAULTS (config/defaults.ts), never written here, so the help and the docs show what the
  * code uses.
+ *
+ * The table stays one file on purpose: it is flat data in the order help and docs/cli.md show
+ * it, one row per flag; the row's shape is in run-flag-spec.ts, the typed parsed values in
+ * run-flag-values.ts.
  */
 import { DEFAULTS, OTLP_PROTOCOL_NAMES, PROXY_MODES } from '../config/defaults.js';
 import { formatDurationShort } from '../util/duration.js';
-
-export type FlagType = 'string' | 'stringArray' | 'strings' | 'int' | 'float' | 'duration' | 'bool';
-
-/** Help sections, in the order and with the titles of spec §2.1. */
-export const SECTIONS = {
-  identity: 'Workload identity, process and transport',
-  isolation: 'Isolation and permissions',
-  build: 'Build-time options (protocol schemes)',
-  proxy: 'HTTP proxy behavior',
-  tools: 'Tools',
-  policy: 'Audit, authorization and webhook files',
-  oidc: 'Incoming-client OIDC validation',
-  remoteAuth: 'Authentication to a remote MCP server',
-  tokenExchange: 'Token exchange',
-  telemetry: 'Telemetry',
-} as const;
-export type SectionId = keyof typeof SECTIONS;
-
-export interface RunFlagSpec {
-  /** Long name without the dashes. */
-  readonly long: string;
-  readonly short?: string;
-  readonly type: FlagType;
-  /** Placeholder shown in help for flags that take a value. */
-  readonly value?: string;
-  /** Parsed default (milliseconds for durations); absent means "not set". */
-  readonly default?: boolean | number | string;
-  /** How help shows the default when it is not the literal value. */
-  readonly defaultText?: string;
-  readonly choices?: readonly string[];
-  /** A stringArray whose values are also split on commas (the spec's help says "comma-separated"). */
-  readonly commaSeparated?: boolean;
-  /** Inclusive range for int/float flags. */
-  readonly min?: number;
-  readonly max?: number;
-  readonly help: string;
-  readonly section: SectionId;
-  /**
-   * RunConfig field(s) the flag fills or decides (dotted paths); empty when it fills none. The
-   * builder (run-build.ts) is the one place that maps flags to the RunConfig; this column is its
-   * index the other way round (field → flag), for errors that name a flag and for docs/cli.md.
-   * run-build.test.ts checks that each flag changes exactly these fields.
-   */
-  readonly runConfig: readonly string[];
-}
+import type { RunFlagSpec } from './run-flag-spec.js';
 
 const PORT = { min: 1, max: 65535 } as const;
 
@@ -971,49 +931,3 @@ export const RUN_FLAGS = [
     runConfig: ['telemetry_config.useLegacyAttributes'],
   },
 ] as const satisfies readonly RunFlagSpec[];
-
-export type RunFlagRow = (typeof RUN_FLAGS)[number];
-export type RunFlagName = RunFlagRow['long'];
-
-/** `proxy-read-timeout` → `proxyReadTimeout`, as commander names option values. */
-type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
-
-type ValueOf<R extends RunFlagRow> = R['type'] extends 'bool'
-  ? boolean
-  : R['type'] extends 'stringArray' | 'strings'
-    ? string[]
-    : R['type'] extends 'int' | 'float' | 'duration'
-      ? R extends { default: number }
-        ? number
-        : number | undefined
-      : R extends { choices: readonly (infer C)[]; default: string }
-        ? C
-        : R extends { choices: readonly (infer C)[] }
-          ? C | undefined
-          : R extends { default: string }
-            ? string
-            : string | undefined;
-
-/** Parsed flag values, keyed like commander's opts(); durations are milliseconds. */
-export type RunFlags = {
-  [R in RunFlagRow as R['long'] extends 'help' ? never : Camel<R['long']>]: ValueOf<R>;
-};
-
-export function attributeName(long: string): string {
-  return long.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-}
-
-export function flagRow(long: RunFlagName): RunFlagRow {
-  return RUN_FLAGS.find((row) => row.long === long) as RunFlagRow;
-}
-
-/** The default values of every flag, as parsing with no flags would give. */
-export function defaultRunFlags(): RunFlags {
-  const flags: Record<string, unknown> = {};
-  for (const row of RUN_FLAGS as readonly RunFlagSpec[]) {
-    if (row.long === 'help') continue;
-    const isList = row.type === 'stringArray' || row.type === 'strings';
-    flags[attributeName(row.long)] = isList ? [] : row.default;
-  }
-  return flags as RunFlags;
-}

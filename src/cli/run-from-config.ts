@@ -4,7 +4,7 @@
  */
 import { usageError } from '../util/errors.js';
 import type { ParsedRun } from './run-command.js';
-import type { RunFlagName } from './run-flags.js';
+import type { RunFlagName } from './run-flag-values.js';
 
 /**
  * Flags allowed next to --from-config: how and where this run starts, not what the workload is.

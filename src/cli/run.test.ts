@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram, runCli } from './program.js';
 import { parseRunArgv, readParsedRun, type ParsedRun } from './run-command.js';
-import { RUN_FLAGS, SECTIONS, type RunFlagSpec } from './run-flags.js';
+import { SECTIONS, type RunFlagSpec } from './run-flag-spec.js';
+import { RUN_FLAGS } from './run-flags.js';
 import { resolveRunConfig } from './run-action.js';
 
 async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
