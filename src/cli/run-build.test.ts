@@ -9,9 +9,12 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isMoatError } from '../util/errors.js';
-import { buildRunConfig, fsBuildContext, type BuiltRun } from './run-build.js';
+import { fsBuildContext } from './run-build-context.js';
+import { buildRunConfig, type BuiltRun } from './run-build.js';
 import { parseRunArgv } from './run-command.js';
-import { RUN_FLAGS, type RunFlagName, type RunFlagSpec } from './run-flags.js';
+import type { RunFlagSpec } from './run-flag-spec.js';
+import type { RunFlagName } from './run-flag-values.js';
+import { RUN_FLAGS } from './run-flags.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'moat-run-build-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

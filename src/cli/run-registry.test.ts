@@ -5,7 +5,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saveRegistry } from '../registry/index.js';
 import { MoatError } from '../util/errors.js';
-import { buildRunConfig, fsBuildContext } from './run-build.js';
+import { fsBuildContext } from './run-build-context.js';
+import { buildRunConfig } from './run-build.js';
 import { parseRunArgv } from './run-command.js';
 import { resolveRegistryTarget } from './run-registry.js';
 

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildRunConfig, fsBuildContext } from '../cli/run-build.js';
+import { fsBuildContext } from '../cli/run-build-context.js';
+import { buildRunConfig } from '../cli/run-build.js';
 import { parseRunArgv } from '../cli/run-command.js';
 import {
   parseRunConfig,
