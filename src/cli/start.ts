@@ -4,7 +4,7 @@
  * restart <name...>` stops whatever still runs first. Both bring back a workload whose supervisor
  * was killed.
  */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import {
@@ -18,6 +18,7 @@ import {
 import { resolveProxyPort } from '../workloads/ports.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
+import { workloadSelectionCommand } from './workload-selection.js';
 
 const DESCRIPTIONS = {
   start: 'Start stopped workloads from their saved run configuration (a running one is left alone)',
@@ -33,11 +34,7 @@ export function restartCommand(io: CliIO): Command {
 }
 
 function startOrRestart(io: CliIO, verb: 'start' | 'restart'): Command {
-  return new Command(verb)
-    .description(DESCRIPTIONS[verb])
-    .argument('[names...]', `Workloads to ${verb}`)
-    .option('-a, --all', `${verb === 'start' ? 'Start' : 'Restart'} all workloads`, false)
-    .option('-g, --group <group>', `${verb === 'start' ? 'Start' : 'Restart'} the workloads in this group`)
+  return workloadSelectionCommand(verb, verb, DESCRIPTIONS[verb])
     .option('-f, --foreground', 'Run in the foreground until the workload exits (one workload only)', false)
     .action(async (names: string[], opts: { all: boolean; group?: string; foreground: boolean }) => {
       const store = new WorkloadStore();
