@@ -30,7 +30,6 @@ import type {
   V1PodTemplateSpec,
   V1SecurityContext,
   V1Volume,
-  V1VolumeMount,
 } from '@kubernetes/client-node';
 import type { ProxyDeploymentOverrides } from '../crd/index.js';
 
@@ -105,9 +104,10 @@ export function mergePodTemplate(
   if (affinity) merged.affinity = affinity;
   if (pullSecrets.length > 0) merged.imagePullSecrets = pullSecrets;
   merged.securityContext = hardenPod(spec.securityContext ?? {}, userSpec.securityContext, ignored);
-  merged.volumes = mergeByName(
+  merged.volumes = mergeByKey(
     spec.volumes ?? [],
     withoutHostPaths(userSpec.volumes ?? [], ignored),
+    'name',
     'podTemplateSpec.spec.volumes',
     ignored,
   );
@@ -180,17 +180,21 @@ export function mergeAffinity(
   return out;
 }
 
-/** Adds the user's items; an item with the name of an operator item is refused. */
-function mergeByName<T extends { name?: string }>(
+/**
+ * Adds the user's items; an item with the key (`name`, or a mount's `mountPath`) of an operator
+ * item is refused and reported as `path[key=value]`.
+ */
+function mergeByKey<T, K extends keyof T & string>(
   ours: T[],
   theirs: T[],
+  key: K,
   path: string,
   ignored: string[],
 ): T[] {
-  const names = new Set(ours.map((item) => item.name));
+  const taken = new Set(ours.map((item) => item[key]));
   const added = theirs.filter((item) => {
-    if (!names.has(item.name)) return true;
-    ignored.push(`${path}[name=${item.name ?? ''}]`);
+    if (!taken.has(item[key])) return true;
+    ignored.push(`${path}[${key}=${String(item[key] ?? '')}]`);
     return false;
   });
   return [...ours, ...added];
@@ -264,9 +268,10 @@ function mergeContainers(
       ],
       ignored,
     );
-    merged.volumeMounts = mergeMounts(
+    merged.volumeMounts = mergeByKey(
       container.volumeMounts ?? [],
       userProxy?.volumeMounts ?? [],
+      'mountPath',
       `${path}.volumeMounts`,
       ignored,
     );
@@ -279,21 +284,6 @@ function mergeContainers(
     return merged;
   });
   return [...containers, ...sidecars];
-}
-
-function mergeMounts(
-  ours: V1VolumeMount[],
-  theirs: V1VolumeMount[],
-  path: string,
-  ignored: string[],
-): V1VolumeMount[] {
-  const paths = new Set(ours.map((m) => m.mountPath));
-  const added = theirs.filter((m) => {
-    if (!paths.has(m.mountPath)) return true;
-    ignored.push(`${path}[mountPath=${m.mountPath}]`);
-    return false;
-  });
-  return [...ours, ...added];
 }
 
 /** The user's pod security context with the operator's hardening put back on top. */
