@@ -11,10 +11,26 @@ import {
   type MCPRemoteProxy,
   type MCPRemoteProxySpecInput,
 } from '../crd/index.js';
+import { PROXY_UID } from './deployment.js';
 import { configHash } from './hash.js';
 import type { ProxyInputs } from './inputs.js';
 
 export const NAMESPACE = 'team-a';
+
+/**
+ * The security context the proxy container must always get, whatever the user's overrides say:
+ * written out here rather than taken from deployment.ts, so the tests check the code against it.
+ */
+export const RESTRICTED_PROXY_CONTAINER = {
+  runAsNonRoot: true,
+  runAsUser: PROXY_UID,
+  runAsGroup: PROXY_UID,
+  privileged: false,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
 
 export function makeProxy(spec: MCPRemoteProxySpecInput, name = 'github', generation = 1): MCPRemoteProxy {
   return {

@@ -2,7 +2,7 @@ import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { MCPRemoteProxySpecInput } from '../crd/index.js';
 import { PROXY_UID } from './deployment.js';
-import { makeInputs } from './fixtures.js';
+import { RESTRICTED_PROXY_CONTAINER, makeInputs } from './fixtures.js';
 import { desiredObjects } from './objects.js';
 
 function pod(spec: Omit<MCPRemoteProxySpecInput, 'remoteUrl'>): {
@@ -263,16 +263,7 @@ describe('resourceOverrides and podTemplateSpec merge (spec §2.2)', () => {
     expect(moat.volumeMounts!.filter((m) => m.mountPath === '/etc/moat')).toEqual([
       { name: 'runconfig', mountPath: '/etc/moat', readOnly: true },
     ]);
-    expect(moat.securityContext).toEqual({
-      runAsNonRoot: true,
-      runAsUser: PROXY_UID,
-      runAsGroup: PROXY_UID,
-      privileged: false,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    });
+    expect(moat.securityContext).toEqual(RESTRICTED_PROXY_CONTAINER);
     const side = p.containers.find((c) => c.name === 'side')!;
     expect(side.securityContext).toEqual({
       runAsNonRoot: true,

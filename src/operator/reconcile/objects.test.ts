@@ -7,7 +7,7 @@ import {
   type MCPRemoteProxySpecInput,
 } from '../crd/index.js';
 import { PROXY_UID, RUNCONFIG_CHECKSUM, SECRETS_CHECKSUM } from './deployment.js';
-import { makeConfig, makeInputs, secret } from './fixtures.js';
+import { RESTRICTED_PROXY_CONTAINER, makeConfig, makeInputs, secret } from './fixtures.js';
 import type { OperatorOptions, ProxyInputs } from './inputs.js';
 import { desiredObjects } from './objects.js';
 
@@ -110,16 +110,7 @@ describe('desiredObjects for a minimal proxy', () => {
       expect(probe?.httpGet).toEqual({ path: '/health', port: 'http' });
     }
     expect(c.resources).toBeUndefined();
-    expect(c.securityContext).toEqual({
-      runAsNonRoot: true,
-      runAsUser: PROXY_UID,
-      runAsGroup: PROXY_UID,
-      privileged: false,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    });
+    expect(c.securityContext).toEqual(RESTRICTED_PROXY_CONTAINER);
   });
 
   it('builds the Service', () => {
