@@ -3,7 +3,7 @@
  * hand edit (through the owner mapping of a running controller), status goes through `/status`,
  * undesired owned objects are deleted, finalizers survive conflicts, and Events aggregate.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addFinalizer,
   applyObject,
@@ -28,11 +28,9 @@ import {
 import { runController, type Controller } from '../../../src/operator/controller/run.js';
 import { kubeConfig } from '../../support/kube-cluster.js';
 import { adminClient, captureLog, createNamespace, eventually } from '../../support/kube-controller.js';
+import { stoppedAfterEach } from '../../support/stop-after-each.js';
 
-const started: Controller[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((c) => c.stop()));
-});
+const started = stoppedAfterEach<Controller>();
 
 function deployment(namespace: string, name: string, image: string): KubeObject {
   return {

@@ -3,7 +3,7 @@
  * CRD (not ours) watched right after it is established (when the first watch may get 429 and is
  * restarted), its status written through its /status subresource, and a finalizer guarding deletion.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addFinalizer,
   applyObject,
@@ -20,11 +20,9 @@ import {
 import { runController, type Controller } from '../../../src/operator/controller/run.js';
 import { kubeConfig } from '../../support/kube-cluster.js';
 import { adminClient, captureLog, createNamespace, eventually } from '../../support/kube-controller.js';
+import { stoppedAfterEach } from '../../support/stop-after-each.js';
 
-const started: Controller[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((c) => c.stop()));
-});
+const started = stoppedAfterEach<Controller>();
 
 async function createWidgetCrd(): Promise<ResourceType> {
   const group = `w${Date.now().toString(36)}.test.moat.dev`;

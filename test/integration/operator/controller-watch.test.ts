@@ -4,7 +4,7 @@
  * ConfigMaps that name it, probes and metrics answer, and RBAC gaps show up as errors naming the
  * missing permission.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyObject } from '../../../src/operator/controller/apply.js';
 import { KubeClient } from '../../../src/operator/controller/client.js';
 import {
@@ -28,11 +28,9 @@ import {
   eventually,
   serviceAccountToken,
 } from '../../support/kube-controller.js';
+import { stoppedAfterEach } from '../../support/stop-after-each.js';
 
-const started: Controller[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((c) => c.stop()));
-});
+const started = stoppedAfterEach<Controller>();
 
 async function start(
   options: Partial<ControllerOptions> & Pick<ControllerOptions, 'reconcile' | 'namespaces'>,

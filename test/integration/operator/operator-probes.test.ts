@@ -3,16 +3,14 @@
  * controllers' series beside the MCPRemoteProxy controller's, and /readyz stays 503 (naming the
  * controller) while any controller's informer cannot list, until the RBAC gap is fixed.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Operator } from '../../../src/operator/main.js';
 import type { KubeObject } from '../../../src/operator/controller/resource.js';
 import { adminClient, eventually, type PolicyRule } from '../../support/kube-controller.js';
 import { prepareOperatorNamespace, startOperatorIn } from '../../support/moat-operator.js';
+import { stoppedAfterEach } from '../../support/stop-after-each.js';
 
-const started: Operator[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((o) => o.stop()));
-});
+const started = stoppedAfterEach<Operator>();
 
 async function start(namespace: string, token: string): Promise<Operator> {
   const { operator } = await startOperatorIn(namespace, token);
