@@ -17,7 +17,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { parseToolsOverride } from '../config/inputs.js';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../config/runconfig.js';
 import { parsePublish } from '../runtime/container-spec.js';
-import { FLAG_SECRETS, flagSecretName, type FlagSecret } from '../secrets/refs.js';
+import { FLAG_SECRETS, flagSecretName } from '../secrets/refs.js';
 import type { SecretToStore } from '../secrets/workload.js';
 import { formatDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
@@ -26,7 +26,7 @@ import { assertValidName, sanitizeWorkloadName } from '../workloads/names.js';
 import { defined, nonEmpty } from './optional-fields.js';
 import { headerForward, oidcConfig, remoteAuthConfig, tokenExchangeConfig } from './run-build-auth.js';
 import { isolation, labels, permissionProfile, runtimeConfig, volumes } from './run-build-container.js';
-import type { BuildContext } from './run-build-context.js';
+import type { BuildContext, ExistingFn, SecretRefFn } from './run-build-context.js';
 import { rateLimit, telemetryConfig, webhooks } from './run-build-proxy.js';
 import type { ParsedRun } from './run-command.js';
 import { checkApplicability } from './run-flag-applicability.js';
@@ -61,11 +61,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
   checkApplicability(target, explicit, serverArgs);
   const abs = (path: string): string => resolve(ctx.cwd, path);
-  const existing = (
-    flag: RunFlagName,
-    path: string | undefined,
-    kind: 'file' | 'dir' = 'file',
-  ): string | undefined => {
+  const existing: ExistingFn = (flag, path, kind = 'file') => {
     if (path === undefined) return undefined;
     const full = abs(path);
     if (ctx.pathKind(full) !== kind)
@@ -106,7 +102,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
 
   const secretsToStore: SecretToStore[] = [];
   /** Records a command-line secret value to store and returns its reference `NAME,target=TARGET`. */
-  const secretRef = (kind: FlagSecret, value: string | undefined): string | undefined => {
+  const secretRef: SecretRefFn = (kind, value) => {
     if (value === undefined) return undefined;
     secretsToStore.push({ kind, value });
     return `${flagSecretName(kind, name)},target=${FLAG_SECRETS[kind].target}`;
