@@ -58,7 +58,7 @@ function proxyScript(): string {
 
 /**
  * The proxy process, started as `moat` starts the supervisor (its V8 flags and environment
- * defaults; with `launchSettings` false, Node's defaults); `dist` is the build to run (another
+ * defaults; with `launchSettings` false, Node's defaults, or other V8 flags); `dist` is the build to run (another
  * build's dist/ for before/after comparisons). `extraConfig` is merged into its RunConfig.
  */
 export async function startProxy(
@@ -66,8 +66,10 @@ export async function startProxy(
   embed: 'supervisor' | 'library',
   extraConfig: object = {},
   dist = here('../dist/'),
-  launchSettings = true,
+  launchSettings: boolean | { nodeFlags: readonly string[] } = true,
 ): Promise<MeasuredProxy> {
+  const nodeFlags =
+    launchSettings === true ? PROXY_NODE_FLAGS : launchSettings ? launchSettings.nodeFlags : [];
   script ??= proxyScript();
   const child = fork(script, [JSON.stringify(backend), embed, JSON.stringify(extraConfig)], {
     env: {
@@ -75,7 +77,7 @@ export async function startProxy(
       ...process.env,
       MOAT_BENCH_DIST: pathToFileURL(`${dist.replace(/\/+$/, '')}/`).href,
     },
-    execArgv: ['--expose-gc', ...(launchSettings ? PROXY_NODE_FLAGS : [])],
+    execArgv: ['--expose-gc', ...nodeFlags],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   launched.push(child);

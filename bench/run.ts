@@ -269,6 +269,51 @@ async function launchSettingsOnly(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** Each variant's RSS idle, after the load and a quiet while later. */
+function quietMemoryTable(variants: Variant[], idle: Memory[], after: Memory[], quiet: Memory[]): string[] {
+  return [
+    `| proxy (after GC) | idle RSS | RSS after the load | RSS ${QUIET_MS / 1000} s later, idle meanwhile |`,
+    '|---|---|---|---|',
+    ...variants.map(
+      (v, i) =>
+        `| ${v.path} | ${mb(idle[i]!.rss)} | ${mb(after[i]!.rss)} (heap ${mb(after[i]!.heapUsed)}) | ${mb(quiet[i]!.rss)} (heap ${mb(quiet[i]!.heapUsed)}) |`,
+    ),
+  ];
+}
+
+/** The young-generation sizes `MOAT_BENCH_ONLY=semi-space` compares (MB per semi-space). */
+const SEMI_SPACES_MB = [2, 4, 8];
+
+/**
+ * `MOAT_BENCH_ONLY=semi-space`: the HTTP forwarder with the launch settings but each of
+ * SEMI_SPACES_MB as its V8 semi-space, in the same rounds: throughput (GC is a large part of the
+ * proxy's CPU under load) against RSS after the load and a quiet minute later.
+ */
+async function semiSpaceOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  buildDist();
+  const backendUrl = await startServer('./backend-http.ts');
+  const backend = { kind: 'http', url: backendUrl };
+  const variants: Variant[] = [];
+  for (const size of SEMI_SPACES_MB) {
+    const nodeFlags = [`--max-semi-space-size=${size}`];
+    variants.push({
+      path: `${RAW_PATH}, ${nodeFlags[0]}`,
+      proxy: await startProxy(backend, 'supervisor', {}, undefined, { nodeFlags }),
+    });
+  }
+  const { rows, idle, after, quiet } = await loadVariants(backendUrl, variants, QUIET_MS);
+  const first = variants[0]!.path;
+  const lines = [
+    ...reportHead(loadAtStart, rows),
+    ...quietMemoryTable(variants, idle, after, quiet),
+    ...variants.slice(1).flatMap((v) => throughputLines(rows, v.path, first, `${v.path} vs ${first}`)),
+    '',
+    ...targetTable(variants.map((v, i) => nearIdleTarget(idle[i]!, quiet[i]!, v.path))),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 /**
  * `MOAT_BENCH_ONLY=memory`: the memory cells of the HTTP forwarder alone (about 4 minutes on an
  * idle machine): idle, after the raw HTTP load, and after a quiet minute, with the "back near
@@ -290,12 +335,7 @@ async function memoryOnly(): Promise<void> {
   const { rows, idle, after, quiet } = await loadVariants(backendUrl, variants, QUIET_MS);
   const lines = [
     ...reportHead(loadAtStart, rows),
-    `| proxy (after GC) | idle RSS | RSS after the load | RSS ${QUIET_MS / 1000} s later, idle meanwhile |`,
-    '|---|---|---|---|',
-    ...variants.map(
-      (v, i) =>
-        `| ${v.path} | ${mb(idle[i]!.rss)} | ${mb(after[i]!.rss)} (heap ${mb(after[i]!.heapUsed)}) | ${mb(quiet[i]!.rss)} (heap ${mb(quiet[i]!.heapUsed)}) |`,
-    ),
+    ...quietMemoryTable(variants, idle, after, quiet),
     ...(baselineDist ? throughputLines(rows, RAW_PATH, variants[1]!.path, 'This build vs the baseline') : []),
     '',
     ...targetTable(variants.map((v, i) => nearIdleTarget(idle[i]!, quiet[i]!, v.path))),
@@ -619,11 +659,12 @@ async function main(): Promise<void> {
   if (only === 'policies') return policiesOnly();
   if (only === 'launch') return launchSettingsOnly();
   if (only === 'memory') return memoryOnly();
+  if (only === 'semi-space') return semiSpaceOnly();
   if (only === 'stdio') return stdioOnly();
   if (only === 'cli') return cliOnly();
   if (only !== undefined && only !== '' && only !== 'memory-full')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "memory-full", "stdio" and "cli" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio" and "cli" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   buildDist();

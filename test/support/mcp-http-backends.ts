@@ -167,6 +167,7 @@ interface SessionTransport {
 async function startSessionBackend(
   createSession: (onInitialized: (id: string) => void) => Promise<SessionTransport>,
   bearer: (() => string) | undefined,
+  keepAliveMs?: number,
 ): Promise<HttpBackendServer> {
   const seen: SeenRequest[] = [];
   const sessionIds: string[] = [];
@@ -205,6 +206,11 @@ async function startSessionBackend(
       res.end(String(err));
     });
   });
+  if (keepAliveMs !== undefined) {
+    // Idle connections close exactly then (Node adds a 1 s grace by default).
+    http.keepAliveTimeout = keepAliveMs;
+    http.keepAliveTimeoutBuffer = 0;
+  }
   const port = await listen(http);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
@@ -267,20 +273,25 @@ export async function startV1StatelessBackend(): Promise<HttpBackendServer> {
 }
 
 /** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
-export function startV2StreamableBackend(): Promise<HttpBackendServer> {
-  return startSessionBackend(async (onInitialized) => {
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: onInitialized,
-    });
-    const server = new McpServerV2(
-      { name: 'v2-streamable', version: '2.0.0' },
-      { capabilities: { logging: {} } },
-    );
-    registerToolsV2(server);
-    await server.connect(transport);
-    return transport;
-  }, undefined);
+/** `keepAliveMs`: how long the backend keeps an idle connection open (Node's default otherwise). */
+export function startV2StreamableBackend(options: { keepAliveMs?: number } = {}): Promise<HttpBackendServer> {
+  return startSessionBackend(
+    async (onInitialized) => {
+      const transport = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: onInitialized,
+      });
+      const server = new McpServerV2(
+        { name: 'v2-streamable', version: '2.0.0' },
+        { capabilities: { logging: {} } },
+      );
+      registerToolsV2(server);
+      await server.connect(transport);
+      return transport;
+    },
+    undefined,
+    options.keepAliveMs,
+  );
 }
 
 /** v2 createMcpHandler: serves the 2026-07-28 revision (and stateless 2025 traffic) per request. */

@@ -2,6 +2,7 @@
  * The bound on one upstream exchange (`upstream_timeout`): an abort signal that fires when the
  * client goes away or when the time is up, and tells the two apart.
  */
+import type { ServerResponse } from 'node:http';
 import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
 import { RPC, type JsonRpcId } from '../../../../mcp/jsonrpc.js';
 
@@ -22,17 +23,25 @@ export interface UpstreamDeadline {
 
 /**
  * Runs one upstream exchange under a deadline of `ms`; a timeout that escapes `run` becomes a
- * 504 with a JSON-RPC error for request `id`.
+ * 504 with a JSON-RPC error for request `id`. `clientGone` is a signal, or the client's response,
+ * whose close before it finished aborts the exchange (one abort controller per request, not two:
+ * this is on every request's path).
  */
 export async function withDeadline<T>(
   ms: number,
-  clientGone: AbortSignal,
+  clientGone: AbortSignal | ServerResponse,
   id: JsonRpcId | null,
   run: (deadline: UpstreamDeadline) => Promise<T>,
 ): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
-  clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+  if (clientGone instanceof AbortSignal) {
+    clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+  } else {
+    clientGone.once('close', () => {
+      if (!clientGone.writableFinished) controller.abort();
+    });
+  }
   try {
     return await run({ signal: controller.signal, stop: () => clearTimeout(timer) });
   } catch (err) {

@@ -15,7 +15,6 @@ import { isBridgeCandidate, isStatelessRevision, mirrorHeaders } from '../../../
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
 import type { HealthReport } from '../../../edge/server.js';
 import {
-  abortOnClientClose,
   endSession,
   loadSession,
   messageContext,
@@ -157,7 +156,7 @@ async function forwardStreamable(
 
   const rpcId = message && 'id' in message ? message.id : null;
   const outgoing = { method, headers, session, sentRequest, rpcId, stateless, body };
-  await withDeadline(fc.options.upstreamTimeoutMs, abortOnClientClose(request), rpcId, (deadline) =>
+  await withDeadline(fc.options.upstreamTimeoutMs, request.res, rpcId, (deadline) =>
     exchange(fc, request, deadline, outgoing),
   );
 }

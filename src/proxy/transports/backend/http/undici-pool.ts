@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
+import { keepAliveOptions } from './keep-alive.js';
 
 const require = createRequire(import.meta.url);
 const PoolClass = require('undici/lib/dispatcher/pool.js') as typeof Pool;
@@ -64,7 +65,8 @@ export function createPool(origin: string): UpstreamPool {
     // Streams (SSE, GET) may stay open and silent for hours; the edge owns the client-facing timeouts.
     headersTimeout: 0,
     bodyTimeout: 0,
-    keepAliveTimeout: 60_000,
+    // Idle connections close before the backend would close them (keep-alive.ts).
+    ...keepAliveOptions(),
   });
 }
 
