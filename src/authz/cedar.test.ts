@@ -193,6 +193,17 @@ describe('CedarAuthorizer decision cache', () => {
     expect(az.authorize({ ...call, feature: 'prompt' }).allowed).toBe(true);
   });
 
+  it('never lets JSON punctuation in a name move a value into another input', () => {
+    const az = authorizer([
+      'permit(principal, action, resource == Tool::"x") when { resource in MCP::"wx" };',
+    ]);
+    const who = frozen('alice');
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(true);
+    // The same characters as the key of the call above, split differently between name and server.
+    expect(az.authorize({ ...tool(who, 'x","wx'), serverName: '' }).allowed).toBe(false);
+    expect(az.authorize({ ...tool(who, 'x'), serverName: 'wx",null,["path' }).allowed).toBe(false);
+  });
+
   it('keeps decisions per policy set: a new authorizer decides afresh', () => {
     const who = frozen('alice');
     const before = authorizer(['permit(principal, action, resource);']);

@@ -94,25 +94,32 @@ export class CedarAuthorizer {
     return decision;
   }
 
+  /**
+   * The text of a JSON array of every input (so no two different inputs share a key), written
+   * piece by piece: the principal's part is built once per identity and the fixed parts are
+   * literals, so a request costs the JSON of its name, server, annotations and read arguments.
+   */
   private decisionKey(request: AuthzRequest): string {
-    const { identity } = request;
+    const { identity, annotations } = request;
     let principal = this.principalKeys.get(identity);
     if (principal === undefined) {
       principal = JSON.stringify([identity.subject, identity.groups, identity.claims]);
       if (Object.isFrozen(identity)) this.principalKeys.set(identity, principal);
     }
-    const args = request.arguments ?? {};
+    return `[${principal},"${request.feature}",${JSON.stringify(request.id)},${JSON.stringify(request.serverName)},${annotations === undefined ? 'null' : JSON.stringify(annotations)},${this.argumentsKey(request.arguments)}]`;
+  }
+
+  /** The JSON of the arguments the policies read (all of them when they may read any). */
+  private argumentsKey(args: Record<string, unknown> | undefined): string {
     const read = this.argumentsRead;
-    const relevant =
-      read === 'all' ? args : [...read].filter((k) => Object.hasOwn(args, k)).map((k) => [k, args[k]]);
-    return JSON.stringify([
-      principal,
-      request.feature,
-      request.id,
-      request.serverName,
-      request.annotations ?? null,
-      relevant,
-    ]);
+    if (args === undefined) return read === 'all' ? '{}' : '[]';
+    if (read === 'all') return JSON.stringify(args);
+    let key = '[';
+    for (const name of read) {
+      if (!Object.hasOwn(args, name)) continue;
+      key += `${key.length > 1 ? ',' : ''}[${JSON.stringify(name)},${JSON.stringify(args[name])}]`;
+    }
+    return `${key}]`;
   }
 
   private evaluate(request: AuthzRequest): Decision {
