@@ -144,6 +144,17 @@ describe('CedarAuthorizer decision cache', () => {
     }
   });
 
+  it('keeps principals apart after it forgets their numbers (more principals than it holds)', () => {
+    const az = authorizer(['permit(principal in MoatGroup::"admins", action, resource);']);
+    const admin = frozen('alice', ['admins']);
+    expect(az.authorize(tool(admin, 'x')).allowed).toBe(true);
+    for (let i = 0; i <= 10_000; i++) az.authorize(tool(identity(`user-${i}`), 'x'));
+    // alice's old number still stands for alice only; a new identity with her name but no group is not her.
+    expect(az.authorize(tool(admin, 'x')).allowed).toBe(true);
+    expect(az.authorize(tool(frozen('alice'), 'x')).allowed).toBe(false);
+    expect(az.authorize(tool(frozen('alice', ['admins']), 'x')).allowed).toBe(true);
+  });
+
   it('follows a change to an identity that is not frozen', () => {
     const az = authorizer(['permit(principal in MoatGroup::"admins", action, resource);']);
     const who = identity('dave');
