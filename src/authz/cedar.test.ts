@@ -144,6 +144,17 @@ describe('CedarAuthorizer decision cache', () => {
     }
   });
 
+  it('keeps principals apart after it forgets their numbers (more principals than it holds)', () => {
+    const az = authorizer(['permit(principal in MoatGroup::"admins", action, resource);']);
+    const admin = frozen('alice', ['admins']);
+    expect(az.authorize(tool(admin, 'x')).allowed).toBe(true);
+    for (let i = 0; i <= 10_000; i++) az.authorize(tool(identity(`user-${i}`), 'x'));
+    // alice's old number still stands for alice only; a new identity with her name but no group is not her.
+    expect(az.authorize(tool(admin, 'x')).allowed).toBe(true);
+    expect(az.authorize(tool(frozen('alice'), 'x')).allowed).toBe(false);
+    expect(az.authorize(tool(frozen('alice', ['admins']), 'x')).allowed).toBe(true);
+  });
+
   it('follows a change to an identity that is not frozen', () => {
     const az = authorizer(['permit(principal in MoatGroup::"admins", action, resource);']);
     const who = identity('dave');
@@ -191,6 +202,17 @@ describe('CedarAuthorizer decision cache', () => {
     expect(az.authorize({ ...call, annotations: { destructiveHint: false } }).allowed).toBe(true);
     expect(az.authorize({ ...call, serverName: 'other' }).allowed).toBe(false);
     expect(az.authorize({ ...call, feature: 'prompt' }).allowed).toBe(true);
+  });
+
+  it('never lets JSON punctuation in a name move a value into another input', () => {
+    const az = authorizer([
+      'permit(principal, action, resource == Tool::"x") when { resource in MCP::"wx" };',
+    ]);
+    const who = frozen('alice');
+    expect(az.authorize(tool(who, 'x')).allowed).toBe(true);
+    // The same characters as the key of the call above, split differently between name and server.
+    expect(az.authorize({ ...tool(who, 'x","wx'), serverName: '' }).allowed).toBe(false);
+    expect(az.authorize({ ...tool(who, 'x'), serverName: 'wx",null,["path' }).allowed).toBe(false);
   });
 
   it('keeps decisions per policy set: a new authorizer decides afresh', () => {

@@ -18,7 +18,8 @@
  * Arguments reach Cedar only as attributes named `arg_<key>` (of `context` and of the resource);
  * Cedar reads attributes only by literal name, so an argument no policy names cannot change the
  * outcome and is left out of the key. A policy that uses `context` as a whole value puts every
- * argument in the key.
+ * argument in the key. The principal enters the key as a number given to the JSON of its
+ * subject, groups and claims; a number is never given twice, so it stands for exactly one.
  */
 import { randomUUID } from 'node:crypto';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -66,8 +67,14 @@ export class CedarAuthorizer {
   private readonly groupType: string;
   private readonly argumentsRead: ArgumentsRead;
   private readonly decisions = new LruMap<string, Decision>(DECISION_CACHE_ENTRIES);
-  /** Principal part of the decision key, per identity (identities are immutable once frozen). */
-  private readonly principalKeys = new WeakMap<Identity, string>();
+  /**
+   * A short number per distinct principal (its subject, groups and claims as JSON), so decision
+   * keys are short to hash; numbers are never reused, so one always stands for one principal.
+   */
+  private readonly principalNumbers = new Map<string, number>();
+  private nextPrincipalNumber = 0;
+  /** The number per frozen identity (immutable, reused per token by authentication). */
+  private readonly identityNumbers = new WeakMap<Identity, number>();
 
   constructor(config: AuthzConfig, locations?: PolicyLocations) {
     const policies = config.cedar.policies;
@@ -94,25 +101,42 @@ export class CedarAuthorizer {
     return decision;
   }
 
+  /**
+   * The text of a JSON array of every input (so no two different inputs share a key), written
+   * piece by piece: the principal as its number, the fixed parts as literals, so a request costs
+   * the JSON of its name, server, annotations and read arguments.
+   */
   private decisionKey(request: AuthzRequest): string {
-    const { identity } = request;
-    let principal = this.principalKeys.get(identity);
-    if (principal === undefined) {
-      principal = JSON.stringify([identity.subject, identity.groups, identity.claims]);
-      if (Object.isFrozen(identity)) this.principalKeys.set(identity, principal);
+    const { annotations } = request;
+    return `[${this.principalNumber(request.identity)},"${request.feature}",${JSON.stringify(request.id)},${JSON.stringify(request.serverName)},${annotations === undefined ? 'null' : JSON.stringify(annotations)},${this.argumentsKey(request.arguments)}]`;
+  }
+
+  private principalNumber(identity: Identity): number {
+    const known = this.identityNumbers.get(identity);
+    if (known !== undefined) return known;
+    const principal = JSON.stringify([identity.subject, identity.groups, identity.claims]);
+    let number = this.principalNumbers.get(principal);
+    if (number === undefined) {
+      // Bounded: forgetting a principal's number only costs a new one (and cache misses) later.
+      if (this.principalNumbers.size >= DECISION_CACHE_ENTRIES) this.principalNumbers.clear();
+      number = this.nextPrincipalNumber++;
+      this.principalNumbers.set(principal, number);
     }
-    const args = request.arguments ?? {};
+    if (Object.isFrozen(identity)) this.identityNumbers.set(identity, number);
+    return number;
+  }
+
+  /** The JSON of the arguments the policies read (all of them when they may read any). */
+  private argumentsKey(args: Record<string, unknown> | undefined): string {
     const read = this.argumentsRead;
-    const relevant =
-      read === 'all' ? args : [...read].filter((k) => Object.hasOwn(args, k)).map((k) => [k, args[k]]);
-    return JSON.stringify([
-      principal,
-      request.feature,
-      request.id,
-      request.serverName,
-      request.annotations ?? null,
-      relevant,
-    ]);
+    if (args === undefined) return read === 'all' ? '{}' : '[]';
+    if (read === 'all') return JSON.stringify(args);
+    let key = '[';
+    for (const name of read) {
+      if (!Object.hasOwn(args, name)) continue;
+      key += `${key.length > 1 ? ',' : ''}[${JSON.stringify(name)},${JSON.stringify(args[name])}]`;
+    }
+    return `${key}]`;
   }
 
   private evaluate(request: AuthzRequest): Decision {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { localContext } from '../../test/support/message-context.js';
-import type { JsonRpcRequest } from './jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest } from './jsonrpc.js';
 import {
   ALLOW,
   runClientPolicies,
   runServerPolicies,
   inspectsResponses,
+  type ClientVerdict,
   type MessagePolicy,
 } from './policy.js';
 
@@ -82,5 +83,53 @@ describe('policy chains', () => {
     const verdict = await runClientPolicies([{ name: 'ok', onClientMessage: () => ALLOW }], request, ctx);
     expect(verdict).toEqual({ action: 'forward', message: request, rewritten: false });
     expect(verdict.action === 'forward' && verdict.message).toBe(request);
+  });
+
+  it('decides without a promise when every policy answers synchronously', () => {
+    const verdict = runClientPolicies([tagging('a', []), tagging('b', [])], request, ctx);
+    expect(verdict).not.toBeInstanceOf(Promise);
+    expect(verdict).toMatchObject({ action: 'forward', rewritten: true });
+  });
+
+  it('runs the rest of the chain on what an asynchronous policy decided', async () => {
+    const trail: string[] = [];
+    const later = (name: string, verdict: (m: JsonRpcMessage) => ClientVerdict): MessagePolicy => ({
+      name,
+      onClientMessage: async (message) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        trail.push(`client:${name}`);
+        return verdict(message);
+      },
+    });
+    const renamed = later('rename', (m) => ({
+      action: 'rewrite',
+      message: { ...m, method: 'tools/call' } as JsonRpcMessage,
+    }));
+    const forward = runClientPolicies([tagging('a', trail), renamed, tagging('b', trail)], request, ctx);
+    expect(forward).toBeInstanceOf(Promise);
+    expect(await forward).toEqual({
+      action: 'forward',
+      message: { ...request, method: 'tools/call', params: { a: true, b: true } },
+      rewritten: true,
+    });
+    expect(trail).toEqual(['client:a', 'client:rename', 'client:b']);
+
+    const refused = later('refuse', () => ({
+      action: 'deny',
+      reason: 'forbidden',
+      error: { code: 1, message: 'no' },
+    }));
+    trail.length = 0;
+    expect(await runClientPolicies([refused, tagging('after', trail)], request, ctx)).toMatchObject({
+      action: 'deny',
+      policy: 'refuse',
+    });
+    expect(trail).toEqual(['client:refuse']);
+    const allowed = later('allow', () => ALLOW);
+    expect(await runClientPolicies([allowed], request, ctx)).toEqual({
+      action: 'forward',
+      message: request,
+      rewritten: false,
+    });
   });
 });

@@ -79,19 +79,42 @@ export type ChainVerdict =
   | { action: 'forward'; message: JsonRpcMessage; rewritten: boolean }
   | { action: 'deny'; reason: DenialReason; error: JsonRpcError; policy: string };
 
-export async function runClientPolicies(
+/**
+ * Runs the chain over a client message. Synchronous while every policy answers synchronously (the
+ * usual case: tool filter, Cedar, header checks), so a message costs no promise hops; from the
+ * first policy that answers with a promise on, the rest of the chain runs after it settles.
+ */
+export function runClientPolicies(
   policies: readonly MessagePolicy[],
   message: JsonRpcMessage,
   ctx: MessageContext,
-): Promise<ChainVerdict> {
-  let current = message;
-  for (const policy of policies) {
+): ChainVerdict | Promise<ChainVerdict> {
+  return runFrom(policies, 0, message, message, ctx);
+}
+
+function runFrom(
+  policies: readonly MessagePolicy[],
+  from: number,
+  received: JsonRpcMessage,
+  current: JsonRpcMessage,
+  ctx: MessageContext,
+): ChainVerdict | Promise<ChainVerdict> {
+  for (let i = from; i < policies.length; i++) {
+    const policy = policies[i] as MessagePolicy;
     if (!policy.onClientMessage) continue;
-    const verdict = await policy.onClientMessage(current, ctx);
-    if (verdict.action === 'deny') return { ...verdict, policy: policy.name };
-    if (verdict.action === 'rewrite') current = verdict.message;
+    const answer = policy.onClientMessage(current, ctx);
+    if ('then' in answer) {
+      const seen = current;
+      return answer.then((verdict) =>
+        verdict.action === 'deny'
+          ? { ...verdict, policy: policy.name }
+          : runFrom(policies, i + 1, received, verdict.action === 'rewrite' ? verdict.message : seen, ctx),
+      );
+    }
+    if (answer.action === 'deny') return { ...answer, policy: policy.name };
+    if (answer.action === 'rewrite') current = answer.message;
   }
-  return { action: 'forward', message: current, rewritten: current !== message };
+  return { action: 'forward', message: current, rewritten: current !== received };
 }
 
 export async function runServerPolicies(

@@ -7,6 +7,7 @@
 import { isRequest, type JsonRpcError, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
 import {
   runClientPolicies,
+  type ChainVerdict,
   type ClientTransportKind,
   type DenialReason,
   type MessageContext,
@@ -39,8 +40,9 @@ export function messageContext(
   transport: ClientTransportKind,
   sessionId?: string,
 ): MessageContext {
+  // One shape for every message (sessionId present or not), built without a spread.
   return {
-    ...(sessionId === undefined ? {} : { sessionId }),
+    sessionId,
     identity: request.identity,
     serverName,
     transport,
@@ -50,15 +52,26 @@ export function messageContext(
   };
 }
 
-/** What to send on after the client policies; throws a ProxyRejection for a denial. */
-export async function applyClientPolicies(
+type Approved = { message: JsonRpcMessage; rewritten: boolean };
+
+/**
+ * What to send on after the client policies; a denial throws a ProxyRejection. Synchronous when
+ * every policy decides synchronously (see runClientPolicies), so callers' `await` costs one tick.
+ */
+export function applyClientPolicies(
   policies: readonly MessagePolicy[],
   message: JsonRpcMessage,
   ctx: MessageContext,
   request: EdgeRequest,
-): Promise<{ message: JsonRpcMessage; rewritten: boolean }> {
+): Approved | Promise<Approved> {
   if (policies.length === 0) return { message, rewritten: false };
-  const verdict = await runClientPolicies(policies, message, ctx);
+  const verdict = runClientPolicies(policies, message, ctx);
+  return 'then' in verdict
+    ? verdict.then((settled) => approved(settled, message, request))
+    : approved(verdict, message, request);
+}
+
+function approved(verdict: ChainVerdict, message: JsonRpcMessage, request: EdgeRequest): Approved {
   if (verdict.action === 'forward') return verdict;
   request.annotations.deniedBy = verdict.policy;
   request.annotations.rpcErrorCode = verdict.error.code;

@@ -7,12 +7,20 @@
 import type { Identity } from '../../mcp/identity.js';
 import type { SessionRecord } from '../types.js';
 
+/** Principal keys of frozen identities (authentication reuses one per token while it is valid). */
+const principals = new WeakMap<Identity, string>();
+
 /** The principal key stored with a session; undefined for the unauthenticated local user. */
 export function principalOf(identity: Identity): string | undefined {
   if (identity.local) return undefined;
-  const issuer = typeof identity.claims.iss === 'string' ? identity.claims.iss : '';
-  // JSON keeps the two parts apart whatever characters they contain.
-  return JSON.stringify([issuer, identity.subject]);
+  let principal = principals.get(identity);
+  if (principal === undefined) {
+    const issuer = typeof identity.claims.iss === 'string' ? identity.claims.iss : '';
+    // JSON keeps the two parts apart whatever characters they contain.
+    principal = JSON.stringify([issuer, identity.subject]);
+    if (Object.isFrozen(identity)) principals.set(identity, principal);
+  }
+  return principal;
 }
 
 /** The `principal` field for a new session record (absent for the local user). */

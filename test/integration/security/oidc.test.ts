@@ -423,6 +423,21 @@ describe('the verification cache (same token bytes skip the signature check)', (
     }
   });
 
+  it('never answers a token that only ends like a remembered one (same signature, other claims)', async () => {
+    const v = validator(settings());
+    const token = await idp.token('alice');
+    expect(await v.validate(token)).toMatchObject({ sub: 'alice' });
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+    payload.sub = 'mallory';
+    const forged = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${sig}`;
+    expect(forged.slice(-64)).toBe(token.slice(-64));
+    expect(v.remembered(forged)).toBeUndefined();
+    expect((await rejection(v.validate(forged))).message).toBe('the token signature is invalid');
+    // The refusal leaves alice's remembered verification in place.
+    expect(v.remembered(token)).toMatchObject({ sub: 'alice' });
+  });
+
   it('never remembers a token that lacks the required scopes', async () => {
     const s = settings({ requiredScopes: ['mcp:admin'], scopesSupported: ['mcp:admin'] });
     const v = validator(s);

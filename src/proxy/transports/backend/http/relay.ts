@@ -186,7 +186,13 @@ function pump(
     };
     const onData = (chunk: Buffer): void => {
       if (stopped()) return stop();
-      const waiting = write(chunk);
+      let waiting: Promise<void> | undefined;
+      try {
+        waiting = write(chunk);
+      } catch (err) {
+        // A rewrite that fails at once fails the relay as one that fails later does.
+        return finish(err instanceof Error ? err : new Error(String(err)));
+      }
       if (!waiting) return;
       body.pause();
       inFlight = waiting.then(
@@ -222,21 +228,36 @@ export async function relaySse(
   const stopped = () => writer.closed;
   if (!rewrite) return pump(body, (chunk) => writer.write(chunk), stopped);
   const parser = new SseParser();
-  await pump(
-    body,
-    async (chunk) => {
-      for (const event of parser.push(chunk)) await writer.write(await rewrite(event));
-    },
-    stopped,
-  );
+  await pump(body, (chunk) => writeEvents(parser.push(chunk), 0, writer, rewrite), stopped);
   await writer.write(parser.flush());
+}
+
+/**
+ * Writes the events in order; returns a promise only once a rewrite or a write has to wait, so
+ * an answer no policy needs costs no promise hop (and no pause of the body).
+ */
+function writeEvents(
+  events: SseEvent[],
+  from: number,
+  writer: SseWriter,
+  rewrite: EventRewriter,
+): Promise<void> | undefined {
+  for (let i = from; i < events.length; i++) {
+    const text = rewrite(events[i] as SseEvent);
+    const waiting = typeof text === 'string' ? writer.write(text) : text.then((t) => writer.write(t));
+    if (waiting) return waiting.then(() => writeEvents(events, i + 1, writer, rewrite));
+  }
+  return undefined;
 }
 
 /** The rewriter that runs server policies on SSE-framed responses. */
 export function policyRewriter(side: ServerSide): EventRewriter {
-  return async (event) => {
-    if (event.data === undefined) return event.raw;
-    const text = await transformMessageText(event.data, side);
-    return text === event.data ? event.raw : withData(event, text);
+  return (event) => {
+    // Events no policy needs (screened by their raw text) pass as they came, synchronously.
+    if (event.data === undefined || (side.needed && !side.needed(event.data))) return event.raw;
+    const data = event.data;
+    return transformMessageText(data, side).then((text) =>
+      text === data ? event.raw : withData(event, text),
+    );
   };
 }
