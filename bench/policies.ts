@@ -11,9 +11,9 @@
  *   - the minimal Node.js proxy (bench/pipe-proxy.ts), the floor of these rounds (raw cells): the
  *     section runs many proxies in long rounds, and its no-policy ratio is read against this
  *     reference of the same rounds rather than against another section's;
- *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack and no
- *     policies run by that build too, in the same rounds: the before/after comparison on a loaded
- *     machine.
+ *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack, no
+ *     policies and the observers alone (audit, OTel: raw cells) run by that build too, in the same
+ *     rounds: the before/after comparison on a loaded machine.
  * Every row is a ratio to direct in the same interleaved rounds (run.ts's `compare`).
  */
 import { randomUUID } from 'node:crypto';
@@ -82,6 +82,8 @@ export async function startJwksServer(): Promise<{
 
 type PolicyName = 'JWT' | 'Cedar' | 'audit to file' | 'tool filter' | 'OTel 0.1';
 const POLICIES: PolicyName[] = ['JWT', 'Cedar', 'audit to file', 'tool filter', 'OTel 0.1'];
+/** The exchange observers, also run alone by the baseline build: their shared path is theirs to compare. */
+const OBSERVERS: PolicyName[] = ['audit to file', 'OTel 0.1'];
 
 /** RunConfig fields for each policy. */
 function policyConfigs(
@@ -146,8 +148,12 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
       await add(`, ${BASELINE}`, full(), true, baselineDist);
       await add(`, ${NONE_BASELINE}`, {}, false, baselineDist);
     }
-    if (onePolicyCells)
+    if (onePolicyCells) {
       for (const policy of POLICIES) await add(`, ${policy} only`, configs()[policy], policy === 'JWT');
+      if (baselineDist)
+        for (const policy of OBSERVERS)
+          await add(`, ${policy} only, baseline build`, configs()[policy], false, baselineDist);
+    }
     const rows: Row[] = [];
     for (const concurrency of [1, 32])
       rows.push(...(await kit.compare(concurrency, { target, url: backendUrl }, proxied)));
@@ -219,6 +225,12 @@ function report(kit: BenchKit, rows: Row[], withBaseline: boolean): PolicyBench 
     const at = (c: number) => fmt(ratio(`${RAW}, ${policy} only`, c) / ratio(RAW, c), 3);
     lines.push(`| ${policy} | ${at(1)}× | ${at(32)}× |`);
   }
+  if (withBaseline)
+    for (const policy of OBSERVERS) {
+      const at = (c: number) =>
+        fmt(ratio(`${RAW}, ${policy} only, baseline build`, c) / ratio(`${RAW}, ${NONE_BASELINE}`, c), 3);
+      lines.push(`| ${policy}, baseline build (to its no policies) | ${at(1)}× | ${at(32)}× |`);
+    }
   lines.push('', '| target | measured | |', '|---|---|---|');
   for (const t of targets)
     lines.push(

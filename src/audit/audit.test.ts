@@ -243,6 +243,88 @@ describe('auditor', () => {
     expect((await stat(logFile)).mode & 0o777).toBe(0o600);
   });
 
+  it('writes valid JSON whatever the strings hold (quotes, backslashes, controls, line separators, lone surrogates)', async () => {
+    const hostile = 'a"b\\c\n\r\t\u0000\u001f\u2028\u2029\ud800x\udfff}{"],[';
+    const sink = new PassThrough();
+    let text = '';
+    sink.on('data', (d: Buffer) => (text += d.toString('utf8')));
+    const auditor = await createAuditor(
+      settings({ component: hostile, includeRequestData: true, includeResponseData: true }),
+      { sink },
+    );
+    const record: ExchangeRecord = {
+      method: 'tools/call',
+      target: hostile,
+      id: hostile,
+      sessionId: hostile,
+      deniedBy: hostile,
+      toolDefinitionsChanged: [hostile],
+    };
+    recordResponse(record, { jsonrpc: '2.0', id: hostile, error: { code: -32000, message: hostile } });
+    const identity: Identity = { subject: hostile, email: hostile, groups: [], claims: {}, local: true };
+    auditor.onExchange(
+      summary({
+        path: hostile,
+        clientAddress: hostile,
+        userAgent: hostile,
+        identity,
+        requestBody: Buffer.from(hostile),
+        record,
+      }),
+    );
+    await auditor.close();
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toBe('');
+    const event = JSON.parse(lines[0] as string) as AuditEvent;
+    // The same fields, in the same order, as the event object JSON.stringify would write.
+    expect(Object.keys(event)).toEqual([
+      'time',
+      'level',
+      'msg',
+      'audit_id',
+      'type',
+      'logged_at',
+      'outcome',
+      'component',
+      'source',
+      'subjects',
+      'target',
+      'metadata',
+      'data',
+    ]);
+    expect(event).toEqual({
+      time: new Date(1012).toISOString(),
+      level: 'AUDIT',
+      msg: 'audit_event',
+      audit_id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
+      type: 'mcp_tool_call',
+      logged_at: new Date(1012).toISOString(),
+      outcome: 'denied',
+      component: hostile,
+      source: { type: 'network', value: hostile, extra: { user_agent: hostile } },
+      subjects: { user_id: hostile, user: hostile, email: hostile, local: true },
+      target: { endpoint: hostile, method: 'tools/call', name: hostile, type: 'tool' },
+      metadata: {
+        extra: {
+          duration_ms: 12,
+          transport: 'http',
+          http_status: 200,
+          response_size_bytes: 36,
+          session_id: hostile,
+          request_id: hostile,
+          denied_by: hostile,
+          jsonrpc_error_code: -32000,
+          tool_definitions_changed: [hostile],
+        },
+      },
+      // The body arrived as bytes: its lone surrogates were U+FFFD before the proxy read it.
+      data: { request: Buffer.from(hostile).toString('utf8'), response: JSON.stringify(record.response) },
+    });
+    // JSON.stringify escapes a lone surrogate, so the line is valid UTF-8 as well.
+    expect(lines[0]).toContain('\\ud800');
+  });
+
   it('refuses a log file it cannot open, naming it', async () => {
     await expect(
       createAuditor(settings({ logFile: join(dir, 'no', 'such', 'dir', 'a.log') })),

@@ -76,63 +76,55 @@ export interface EventFacts {
   type: AuditEventType;
   component: string;
   detectApplicationErrors: boolean;
-  requestData?: unknown;
+  requestData?: string;
   responseData?: string;
 }
 
-export function buildEvent(summary: ExchangeSummary, facts: EventFacts): AuditEvent {
+/**
+ * The event as one JSON line (with its newline), written field by field: no event object is
+ * built, and each string goes through JSON.stringify, so escaping is JSON's own. The fields and
+ * their order are AuditEvent's. Per request under load this cost about half of building the
+ * object and stringifying it.
+ */
+export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
   const { record: annotations, identity } = summary;
-  const now = new Date(summary.ended).toISOString();
-  const extra: Record<string, unknown> = {
-    duration_ms: summary.ended - summary.started,
-    transport: summary.transport === 'sse' ? 'sse' : 'http',
-    http_status: summary.status,
-    response_size_bytes: summary.responseBytes,
-  };
-  if (annotations.sessionId !== undefined) extra.session_id = annotations.sessionId;
-  if (annotations.id !== undefined) extra.request_id = annotations.id;
-  if (annotations.deniedBy !== undefined) extra.denied_by = annotations.deniedBy;
-  if (annotations.rpcErrorCode !== undefined) extra.jsonrpc_error_code = annotations.rpcErrorCode;
-  if (annotations.toolDefinitionsChanged) extra.tool_definitions_changed = annotations.toolDefinitionsChanged;
-  const event: AuditEvent = {
-    time: now,
-    level: 'AUDIT',
-    msg: 'audit_event',
-    audit_id: randomUUID(),
-    type: facts.type,
-    logged_at: now,
-    outcome: outcomeOf(summary.status, annotations, facts.detectApplicationErrors),
-    component: facts.component,
-    source: {
-      type: 'network',
-      value: summary.clientAddress,
-      ...(summary.userAgent ? { extra: { user_agent: summary.userAgent } } : {}),
-    },
-    subjects: {
-      user_id: identity.subject,
-      user:
-        identity.name ??
-        stringClaim(identity.claims.preferred_username) ??
-        identity.email ??
-        identity.subject,
-      ...(identity.email ? { email: identity.email } : {}),
-      ...(identity.local ? { local: true as const } : {}),
-    },
-    target: {
-      endpoint: summary.path,
-      ...(annotations.method !== undefined ? { method: annotations.method } : {}),
-      ...(annotations.target !== undefined ? { name: annotations.target } : {}),
-      type: (annotations.method !== undefined && TARGET_TYPES[annotations.method]) || 'endpoint',
-    },
-    metadata: { extra },
-  };
-  if (facts.requestData !== undefined || facts.responseData !== undefined) {
-    event.data = {
-      ...(facts.requestData !== undefined ? { request: facts.requestData } : {}),
-      ...(facts.responseData !== undefined ? { response: facts.responseData } : {}),
-    };
+  const now = isoTime(summary.ended);
+  const { method, target } = annotations;
+  let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${randomUUID()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":{"type":"network","value":${JSON.stringify(summary.clientAddress)}`;
+  if (summary.userAgent) line += `,"extra":{"user_agent":${JSON.stringify(summary.userAgent)}}`;
+  const user =
+    identity.name ?? stringClaim(identity.claims.preferred_username) ?? identity.email ?? identity.subject;
+  line += `},"subjects":{"user_id":${JSON.stringify(identity.subject)},"user":${JSON.stringify(user)}`;
+  if (identity.email) line += `,"email":${JSON.stringify(identity.email)}`;
+  if (identity.local) line += ',"local":true';
+  line += `},"target":{"endpoint":${JSON.stringify(summary.path)}`;
+  if (method !== undefined) line += `,"method":${JSON.stringify(method)}`;
+  if (target !== undefined) line += `,"name":${JSON.stringify(target)}`;
+  line += `,"type":"${(method !== undefined && TARGET_TYPES[method]) || 'endpoint'}"},"metadata":{"extra":{"duration_ms":${summary.ended - summary.started},"transport":"${summary.transport === 'sse' ? 'sse' : 'http'}","http_status":${summary.status},"response_size_bytes":${summary.responseBytes}`;
+  if (annotations.sessionId !== undefined) line += `,"session_id":${JSON.stringify(annotations.sessionId)}`;
+  if (annotations.id !== undefined) line += `,"request_id":${JSON.stringify(annotations.id)}`;
+  if (annotations.deniedBy !== undefined) line += `,"denied_by":${JSON.stringify(annotations.deniedBy)}`;
+  if (annotations.rpcErrorCode !== undefined)
+    line += `,"jsonrpc_error_code":${JSON.stringify(annotations.rpcErrorCode)}`;
+  if (annotations.toolDefinitionsChanged)
+    line += `,"tool_definitions_changed":${JSON.stringify(annotations.toolDefinitionsChanged)}`;
+  line += '}}';
+  const { requestData, responseData } = facts;
+  if (requestData !== undefined || responseData !== undefined) {
+    line += ',"data":{';
+    if (requestData !== undefined) line += `"request":${JSON.stringify(requestData)}`;
+    if (responseData !== undefined)
+      line += `${requestData !== undefined ? ',' : ''}"response":${JSON.stringify(responseData)}`;
+    line += '}';
   }
-  return event;
+  return `${line}}\n`;
+}
+
+/** The JSON string of a time, reused while the millisecond stays the same (many events share one). */
+let lastTime = { ms: Number.NaN, json: '' };
+function isoTime(ms: number): string {
+  if (ms !== lastTime.ms) lastTime = { ms, json: `"${new Date(ms).toISOString()}"` };
+  return lastTime.json;
 }
 
 function stringClaim(value: unknown): string | undefined {

@@ -23,7 +23,7 @@ import {
 import { errorMessage, usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import type { AuditSettings } from './config.js';
-import { buildEvent, eventType } from './event.js';
+import { eventLine, eventType } from './event.js';
 
 export interface AuditorOptions {
   /** Where events go instead of stdout or the log file (tests). */
@@ -79,7 +79,7 @@ export async function createAuditor(
         const type = eventType(summary.httpMethod, summary.record);
         if (!wanted(type)) return;
         const { response } = summary.record;
-        const event = buildEvent(summary, {
+        const line = eventLine(summary, {
           type,
           component: settings.component,
           detectApplicationErrors: settings.detectApplicationErrors,
@@ -92,7 +92,7 @@ export async function createAuditor(
               ? truncate(JSON.stringify(response), settings.maxDataSize)
               : undefined,
         });
-        write(`${JSON.stringify(event)}\n`);
+        write(line);
       } catch (err) {
         log().error({ err: errorMessage(err) }, 'could not write an audit event');
       }

@@ -40,6 +40,22 @@ describe('BatchBuilder', () => {
     expect(batch.take()).toEqual({ spans: [], durations: [], counted: [] });
   });
 
+  it('puts each duration in its own series when series alternate and repeat', () => {
+    const batch = new BatchBuilder(true);
+    const targets = ['echo', 'echo', 'other', 'echo', 'other', 'other', 'echo'];
+    targets.forEach((target, i) => batch.add(facts({ target, ended: 1000 + i }), undefined));
+    batch.add(facts({ target: 'echo', httpVersion: '2.0', ended: 1100 }), undefined);
+    const taken = batch.take();
+    const series = (target: string, version?: string) =>
+      taken.durations.find(
+        ([, a]) => a['gen_ai.tool.name'] === target && a['network.protocol.version'] === version,
+      )?.[2];
+    expect(series('echo')).toEqual([0, 0.001, 0.003, 0.006]);
+    expect(series('other')).toEqual([0.002, 0.004, 0.005]);
+    expect(series('echo', '2.0')).toEqual([0.1]);
+    expect(taken.durations).toHaveLength(3);
+  });
+
   it('sends only spans when metrics are off', () => {
     const batch = new BatchBuilder(false);
     batch.add(facts({ status: 500 }), undefined);

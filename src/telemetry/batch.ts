@@ -38,6 +38,8 @@ export class BatchBuilder {
   private spans: SpanEntry[] = [];
   private durations = new Map<string, [key: string, attributes: Attributes, seconds: number[]]>();
   private counted: ExchangeFacts[] = [];
+  /** The series the previous exchange went to, and its facts: most exchanges repeat it. */
+  private last: { facts: ExchangeFacts; seconds: number[] } | undefined;
   /** Exchanges added since the last take(). */
   size = 0;
 
@@ -46,15 +48,21 @@ export class BatchBuilder {
   add(facts: ExchangeFacts, span: SpanPlacement | undefined): void {
     if (span) this.spans.push({ facts, span });
     if (this.metrics) {
-      if (facts.method !== undefined) {
-        const key = metricKey(facts);
-        let series = this.durations.get(key);
-        if (!series) this.durations.set(key, (series = [key, metricAttributes(facts), []]));
-        series[2].push((facts.ended - facts.started) / 1000);
-      }
+      if (facts.method !== undefined) this.seriesOf(facts).push((facts.ended - facts.started) / 1000);
       if (changesCounters(facts)) this.counted.push(facts);
     }
     this.size++;
+  }
+
+  /** The durations of the facts' metric series (metricKey's values), without a key when it repeats. */
+  private seriesOf(facts: ExchangeFacts): number[] {
+    const last = this.last;
+    if (last && sameSeries(last.facts, facts)) return last.seconds;
+    const key = metricKey(facts);
+    let series = this.durations.get(key);
+    if (!series) this.durations.set(key, (series = [key, metricAttributes(facts), []]));
+    this.last = { facts, seconds: series[2] };
+    return series[2];
   }
 
   /** The batch so far, and a fresh start. */
@@ -63,7 +71,19 @@ export class BatchBuilder {
     this.spans = [];
     this.durations = new Map();
     this.counted = [];
+    this.last = undefined;
     this.size = 0;
     return batch;
   }
+}
+
+/** Whether two exchanges' metricKey would be equal, compared field by field. */
+function sameSeries(a: ExchangeFacts, b: ExchangeFacts): boolean {
+  return (
+    a.method === b.method &&
+    a.target === b.target &&
+    a.error === b.error &&
+    a.protocolVersion === b.protocolVersion &&
+    a.httpVersion === b.httpVersion
+  );
 }

@@ -7,22 +7,24 @@ import type { ServerResponse } from 'node:http';
 
 export function meterBody(res: ServerResponse): () => number {
   let total = 0;
-  const count = (chunk: unknown, encoding?: unknown): void => {
+  const count = (chunk: unknown, encoding: unknown): void => {
     if (typeof chunk === 'string') {
       total += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
     } else if (chunk instanceof Uint8Array) {
       total += chunk.byteLength;
     }
   };
-  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
-  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
-  res.write = ((...args: unknown[]) => {
-    count(args[0], args[1]);
-    return write(...args);
-  }) as typeof res.write;
-  res.end = ((...args: unknown[]) => {
-    count(args[0], args[1]);
-    return end(...args);
-  }) as typeof res.end;
+  // Fixed parameters and call() rather than bind() and rest arguments: this runs per request.
+  type Method = (this: ServerResponse, chunk: unknown, encoding: unknown, callback: unknown) => unknown;
+  const write = Reflect.get(res, 'write') as Method;
+  const end = Reflect.get(res, 'end') as Method;
+  res.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, callback?: unknown) {
+    count(chunk, encoding);
+    return write.call(this, chunk, encoding, callback);
+  } as typeof res.write;
+  res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
+    count(chunk, encoding);
+    return end.call(this, chunk, encoding, callback);
+  } as typeof res.end;
   return () => total;
 }

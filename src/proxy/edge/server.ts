@@ -126,20 +126,42 @@ function sessionIdInQuery(url: string | undefined): string | null {
   return query.get('sessionId') ?? query.get('session_id');
 }
 
-/** The client's W3C trace context and protocol versions, for observers (telemetry). */
-function clientFacts(
-  req: IncomingMessage,
-): Pick<ExchangeSummary, 'traceparent' | 'tracestate' | 'protocolVersion' | 'httpVersion' | 'clientPort'> {
-  const { traceparent, tracestate } = req.headers;
-  const protocolVersion = req.headers['mcp-protocol-version'];
-  const clientPort = req.socket.remotePort;
-  return {
-    ...(typeof traceparent === 'string' ? { traceparent } : {}),
-    ...(typeof tracestate === 'string' ? { tracestate } : {}),
-    ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}),
+/**
+ * An ended exchange as observers get it. Plain assignments, no spreads: it runs on every
+ * observed request, on the proxy's one thread.
+ */
+function summarize(
+  request: EdgeRequest,
+  path: string,
+  transport: ClientTransportKind,
+  outcome: { status: number; started: number; responseBytes: number },
+  requestBody: Buffer | undefined,
+): ExchangeSummary {
+  const { req } = request;
+  const summary: ExchangeSummary = {
+    httpMethod: req.method ?? 'GET',
+    path,
+    status: outcome.status,
+    started: outcome.started,
+    ended: Date.now(),
+    identity: request.identity,
+    clientAddress: request.clientAddress,
+    transport,
+    responseBytes: outcome.responseBytes,
     httpVersion: req.httpVersion,
-    ...(clientPort === undefined ? {} : { clientPort }),
+    record: completeRecord(request, requestBody),
   };
+  const { headers } = req;
+  if (headers['user-agent']) summary.userAgent = headers['user-agent'];
+  if (requestBody) summary.requestBody = requestBody;
+  // The client's W3C trace context and protocol version, for telemetry.
+  if (typeof headers.traceparent === 'string') summary.traceparent = headers.traceparent;
+  if (typeof headers.tracestate === 'string') summary.tracestate = headers.tracestate;
+  const protocolVersion = headers['mcp-protocol-version'];
+  if (typeof protocolVersion === 'string') summary.protocolVersion = protocolVersion;
+  const clientPort = req.socket.remotePort;
+  if (clientPort !== undefined) summary.clientPort = clientPort;
+  return summary;
 }
 
 export function createEdge(options: EdgeOptions): Edge {
@@ -242,35 +264,43 @@ export function createEdge(options: EdgeOptions): Edge {
       annotations: {},
     };
     if (options.observers.length === 0) return runChain(request, 0);
+    return observed(request, path, () => body);
+  }
+
+  /**
+   * Serves an exchange with observers, and reports it once its response has closed. Callbacks,
+   * not an async function: no promise waits for the close per request; the chain's promise
+   * settles when the chain is done, and the report follows the response's 'close'.
+   */
+  function observed(
+    request: EdgeRequest,
+    path: string,
+    body: () => Promise<Buffer> | undefined,
+  ): Promise<void> {
+    const { res } = request;
     const started = Date.now();
     const responseBytes = meterBody(res);
-    let failed = false;
-    try {
-      await runChain(request, 0);
-      // 'close' follows 'finish' or an abort; one listener costs less than stream.finished().
-      if (!res.closed) await new Promise((resolve) => res.once('close', resolve));
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      const requestBody = body && (await body.catch(() => undefined));
-      report({
-        httpMethod: req.method ?? 'GET',
-        path,
-        // A failure that escapes is answered with 500 by the caller, after this report.
-        status: failed && !res.headersSent ? 500 : res.statusCode,
-        started,
-        ended: Date.now(),
-        identity: request.identity,
-        clientAddress: request.clientAddress,
-        ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
-        transport: options.transport,
-        responseBytes: responseBytes(),
-        ...(requestBody ? { requestBody } : {}),
-        ...clientFacts(req),
-        record: completeRecord(request, requestBody),
-      });
-    }
+    const finish = (status: number): void => {
+      const outcome = { status, started, responseBytes: responseBytes() };
+      const read = body();
+      if (!read) return report(summarize(request, path, options.transport, outcome, undefined));
+      read.then(
+        (requestBody) => report(summarize(request, path, options.transport, outcome, requestBody)),
+        () => report(summarize(request, path, options.transport, outcome, undefined)),
+      );
+    };
+    return runChain(request, 0).then(
+      () => {
+        // 'close' follows 'finish' or an abort; the response is dropped after it, so on() is enough.
+        if (res.closed) finish(res.statusCode);
+        else res.on('close', () => finish(res.statusCode));
+      },
+      (err: unknown) => {
+        // A failure that escapes is answered with 500 by the caller, after this report's status.
+        finish(res.headersSent ? res.statusCode : 500);
+        throw err;
+      },
+    );
   }
 
   function report(summary: ExchangeSummary): void {
