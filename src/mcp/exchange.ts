@@ -95,7 +95,9 @@ export interface ExchangeSummary {
 
 /**
  * Whether an answer must be parsed for `record.response`, judged from the request's method and
- * the answer's raw JSON text before any parse (e.g. only answers that can carry an error).
+ * the answer's raw JSON text before any parse (e.g. only answers that can carry an error). A
+ * screen, not a parser: it may be given several SSE events at once with their framing, so it must
+ * answer true for any text that contains an answer it needs (look for markers, never parse).
  */
 export type ResponseNeed = (method: string, text: string | Buffer) => boolean;
 

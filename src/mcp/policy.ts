@@ -64,7 +64,8 @@ export interface MessagePolicy {
   /**
    * Which server responses onServerResponse needs, judged from the request's method and the
    * answer's raw text before it is parsed; absent: all of them. Answers no policy needs pass
-   * through unparsed.
+   * through unparsed. A screen (see ResponseNeed): it may see several SSE events at once, so it
+   * looks for markers and never parses.
    */
   needsResponse?(method: string, text: string | Buffer): boolean;
   /**

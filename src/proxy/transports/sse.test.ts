@@ -18,6 +18,23 @@ describe('SseParser', () => {
     expect(parser.flush()).toBe('data: tail');
   });
 
+  it('knows when no partial event or character is held', () => {
+    const parser = new SseParser();
+    expect(parser.atBoundary).toBe(true);
+    parser.push(Buffer.from('data: a\n\ndata: b'));
+    expect(parser.atBoundary).toBe(false);
+    parser.push(Buffer.from('\n\n'));
+    expect(parser.atBoundary).toBe(true);
+    // A chunk whose events all end but whose last byte starts a character: not a boundary.
+    const e = Buffer.from('é');
+    parser.push(Buffer.concat([Buffer.from('data: c\n\n'), e.subarray(0, 1)]));
+    expect(parser.atBoundary).toBe(false);
+    expect(parser.push(Buffer.concat([e.subarray(1), Buffer.from('\n\n')])).map((x) => x.raw)).toEqual([
+      'é\n\n',
+    ]);
+    expect(parser.atBoundary).toBe(true);
+  });
+
   it('replaces data and keeps the other fields', () => {
     const [event] = new SseParser().push('id: 7\nevent: message\ndata: old\nretry: 5\n\n');
     expect(withData(event as never, 'new\nlines')).toBe(

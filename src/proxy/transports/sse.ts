@@ -39,9 +39,20 @@ export interface SseEvent {
 export class SseParser {
   readonly #decoder = new StringDecoder('utf8');
   #buffer = '';
+  /** The decoder holds no partial character (the last chunk ended in an ASCII byte). */
+  #decoderIdle = true;
+
+  /** No partial event is held: the next chunk starts a new event. */
+  get atBoundary(): boolean {
+    return this.#buffer === '' && this.#decoderIdle;
+  }
 
   push(chunk: Buffer | string): SseEvent[] {
-    this.#buffer += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
+    if (typeof chunk === 'string') this.#buffer += chunk;
+    else {
+      this.#buffer += this.#decoder.write(chunk);
+      this.#decoderIdle = chunk.length === 0 || (chunk[chunk.length - 1] as number) < 0x80;
+    }
     const events: SseEvent[] = [];
     for (;;) {
       const end = /\r?\n\r?\n/.exec(this.#buffer);
@@ -57,6 +68,7 @@ export class SseParser {
   flush(): string {
     const rest = this.#buffer + this.#decoder.end();
     this.#buffer = '';
+    this.#decoderIdle = true;
     return rest;
   }
 }

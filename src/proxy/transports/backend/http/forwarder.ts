@@ -272,7 +272,12 @@ async function exchange(
     ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
   });
   try {
-    await relaySse(upstream.body, writer, side ? policyRewriter(side) : undefined);
+    await relaySse(
+      upstream.body,
+      writer,
+      side ? policyRewriter(side) : undefined,
+      side?.needed && ((chunk) => !side.needed?.(chunk)),
+    );
   } catch (err) {
     // The client went away or the backend broke the stream; both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');

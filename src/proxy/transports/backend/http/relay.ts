@@ -219,17 +219,34 @@ function pump(
   });
 }
 
-/** An SSE body: raw with keep-alives, or event by event through `rewrite`. */
+/**
+ * An SSE body: raw with keep-alives, or event by event through `rewrite`. `passesWhole` screens a
+ * chunk of whole events by its raw bytes: one no rewrite can need (the usual answer to a
+ * `tools/call`) is written as it came, without being split into events.
+ */
 export async function relaySse(
   body: Body,
   writer: SseWriter,
   rewrite: EventRewriter | undefined,
+  passesWhole?: (chunk: Buffer) => boolean,
 ): Promise<void> {
   const stopped = () => writer.closed;
   if (!rewrite) return pump(body, (chunk) => writer.write(chunk), stopped);
   const parser = new SseParser();
-  await pump(body, (chunk) => writeEvents(parser.push(chunk), 0, writer, rewrite), stopped);
+  await pump(
+    body,
+    (chunk) =>
+      passesWhole && parser.atBoundary && endsEvent(chunk) && passesWhole(chunk)
+        ? writer.write(chunk)
+        : writeEvents(parser.push(chunk), 0, writer, rewrite),
+    stopped,
+  );
   await writer.write(parser.flush());
+}
+
+/** The chunk ends with a blank line, so it ends at an event boundary. */
+function endsEvent(chunk: Buffer): boolean {
+  return chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
 }
 
 /**

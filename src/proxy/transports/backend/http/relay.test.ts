@@ -1,0 +1,67 @@
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SseWriter, withData, type SseEvent } from '../../sse.js';
+import { relaySse } from './relay.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.close();
+  if (server) await once(server, 'close');
+  server = undefined;
+});
+
+/** Relays `chunks` to a real HTTP client; returns what it read and the events the rewrite saw. */
+async function relayed(chunks: Buffer[]): Promise<{ body: string; rewritten: string[] }> {
+  const rewritten: string[] = [];
+  const rewrite = (event: SseEvent): string => {
+    rewritten.push(event.raw);
+    return event.data?.includes('NEED') ? withData(event, event.data.toLowerCase()) : event.raw;
+  };
+  server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const writer = new SseWriter(res, { keepAliveMs: 0 });
+    const screen = (chunk: Buffer) => !chunk.includes('NEED');
+    void relaySse(Readable.from(chunks, { objectMode: true }), writer, rewrite, screen).then(() => {
+      writer.stop();
+      res.end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const res = await new Promise<IncomingMessage>((resolve, reject) =>
+    request({ host: '127.0.0.1', port }, resolve).on('error', reject).end(),
+  );
+  const parts: Buffer[] = [];
+  for await (const part of res) parts.push(part as Buffer);
+  return { body: Buffer.concat(parts).toString('utf8'), rewritten };
+}
+
+describe('relaySse', () => {
+  it('passes chunks of whole events no rewrite needs as they came, and splits the rest', async () => {
+    const e = Buffer.from('é');
+    const { body, rewritten } = await relayed([
+      Buffer.from('data: a\n\ndata: b\n\n'), // whole and not needed: passed as is
+      Buffer.from('data: NEED\n\ndata: c\n\n'), // needed: every event through the rewrite
+      Buffer.from('data: d\n'), // a partial event ...
+      Buffer.from('\ndata: e\n\n'), // ... so this chunk goes through the parser
+      Buffer.concat([Buffer.from('data: f\n\ndata: '), e.subarray(0, 1)]), // ends inside a character
+      Buffer.concat([e.subarray(1), Buffer.from('\n\n')]), // not at a boundary: parsed
+      Buffer.from('data: g\n\n'), // whole again: passed as is
+    ]);
+    expect(body).toBe(
+      'data: a\n\ndata: b\n\ndata: need\n\ndata: c\n\ndata: d\n\ndata: e\n\ndata: f\n\ndata: é\n\ndata: g\n\n',
+    );
+    expect(rewritten).toEqual([
+      'data: NEED\n\n',
+      'data: c\n\n',
+      'data: d\n\n',
+      'data: e\n\n',
+      'data: f\n\n',
+      'data: é\n\n',
+    ]);
+  });
+});
