@@ -272,8 +272,10 @@ export async function startV1StatelessBackend(): Promise<HttpBackendServer> {
   return { url: `http://127.0.0.1:${port}/mcp`, seen, sessionIds: [], close: () => closeServer(http) };
 }
 
-/** v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. */
-/** `keepAliveMs`: how long the backend keeps an idle connection open (Node's default otherwise). */
+/**
+ * v2 NodeStreamableHTTPServerTransport, stateful, at /mcp. `keepAliveMs`: how long the backend
+ * keeps an idle connection open (Node's default otherwise).
+ */
 export function startV2StreamableBackend(options: { keepAliveMs?: number } = {}): Promise<HttpBackendServer> {
   return startSessionBackend(
     async (onInitialized) => {
