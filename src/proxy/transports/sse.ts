@@ -145,8 +145,7 @@ export class SseWriter {
   write(text: string | Buffer): Promise<void> | undefined {
     if (this.closed || text.length === 0) return undefined;
     this.#wroteSinceTick = true;
-    const tail = typeof text === 'string' ? text.slice(-4) : text.subarray(-4).toString('latin1');
-    this.#atBoundary = tail.endsWith('\n\n') || tail.endsWith('\r\n\r\n');
+    this.#atBoundary = endsWithBlankLine(text);
     return this.#res.write(text) ? undefined : drained(this.#res);
   }
 
@@ -180,6 +179,14 @@ export class SseWriter {
     this.#closed = true;
     clearInterval(this.#timer);
   }
+}
+
+/** The text ends with "\n\n" or "\r\n\r\n", so an event ends there (read in place, no copy). */
+export function endsWithBlankLine(text: string | Buffer): boolean {
+  if (typeof text === 'string') return text.endsWith('\n\n') || text.endsWith('\r\n\r\n');
+  const n = text.length;
+  if (text[n - 1] !== 0x0a) return false;
+  return text[n - 2] === 0x0a || (text[n - 2] === 0x0d && text[n - 3] === 0x0a && text[n - 4] === 0x0d);
 }
 
 /** Resolves when the response can take more data, or is gone. */

@@ -272,21 +272,21 @@ async function exchange(
     ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
   });
   try {
+    // Ends the response itself when the stream ends (in the tick its last event is written).
     await relaySse(
-      upstream.body,
+      upstream,
       writer,
       side ? policyRewriter(side) : undefined,
       side?.needed && ((chunk) => !side.needed?.(chunk)),
     );
   } catch (err) {
-    // The client went away or the backend broke the stream; both end this response.
+    // The client went away or the backend broke the stream (the relay aborted the exchange);
+    // both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
-    discard(upstream.body);
     if (err instanceof UpstreamTimeout && rpcId !== null && !writer.closed) {
       await writer.write(formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId)));
     }
   } finally {
-    writer.stop();
+    writer.end();
   }
-  res.end();
 }

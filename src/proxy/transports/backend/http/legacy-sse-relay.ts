@@ -29,7 +29,7 @@ import {
 import { policyRewriter, relayAnswer, relaySse, type EventRewriter } from './relay.js';
 import { withDeadline } from './deadline.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
-import { clientHeaders, discard, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
+import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
 import { ownerFields } from '../../../sessions/binding.js';
 
@@ -124,12 +124,11 @@ export class LegacySseForwarder {
       return policyRewrite ? policyRewrite(event) : event.raw;
     };
     try {
-      await relaySse(upstream.body, writer, rewrite);
+      await relaySse(upstream, writer, rewrite);
     } catch (err) {
       // A client that left is routine; anything else (backend, store) is worth a warning.
       const level = res.destroyed ? 'debug' : 'warn';
       fc.options.logger[level]({ err: errorMessage(err) }, 'SSE stream from the MCP backend ended early');
-      discard(upstream.body);
     } finally {
       writer.stop();
       if (sessionId) {

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SseWriter, withData, type SseEvent } from '../../sse.js';
 import { relaySse } from './relay.js';
+import type { BodyFlow, BodySink } from './undici-pool.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -12,6 +12,40 @@ afterEach(async () => {
   if (server) await once(server, 'close');
   server = undefined;
 });
+
+/**
+ * A fake upstream body that delivers `chunks` with these exact boundaries, one per macrotask,
+ * honouring pause (TCP would not keep the boundaries the test is about).
+ */
+function chunkSource(chunks: Buffer[]): { consume(sink: BodySink): void } {
+  return {
+    consume(sink) {
+      let next = 0;
+      let paused = false;
+      let scheduled = false;
+      const schedule = (): void => {
+        if (scheduled) return;
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          if (paused) return;
+          if (next === chunks.length) return sink.end();
+          sink.data(chunks[next++] as Buffer, flow);
+          schedule();
+        });
+      };
+      const flow: BodyFlow = {
+        pause: () => (paused = true),
+        resume: () => {
+          paused = false;
+          schedule();
+        },
+        abort: (reason) => sink.error(reason),
+      };
+      schedule();
+    },
+  };
+}
 
 /** Relays `chunks` to a real HTTP client; returns what it read and the events the rewrite saw. */
 async function relayed(chunks: Buffer[]): Promise<{ body: string; rewritten: string[] }> {
@@ -24,10 +58,8 @@ async function relayed(chunks: Buffer[]): Promise<{ body: string; rewritten: str
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const writer = new SseWriter(res, { keepAliveMs: 0 });
     const screen = (chunk: Buffer) => !chunk.includes('NEED');
-    void relaySse(Readable.from(chunks, { objectMode: true }), writer, rewrite, screen).then(() => {
-      writer.stop();
-      res.end();
-    });
+    // The relay ends the response itself when the body ends.
+    void relaySse(chunkSource(chunks), writer, rewrite, screen);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
