@@ -9,7 +9,10 @@ const PREFIX = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
 
 function first(value: string | string[] | undefined): string | undefined {
   const v = Array.isArray(value) ? value[0] : value;
-  return v?.split(',')[0]?.trim() || undefined;
+  if (v === undefined) return undefined;
+  // The usual single value is taken as it is (no split per request).
+  const comma = v.indexOf(',');
+  return (comma === -1 ? v : v.slice(0, comma)).trim() || undefined;
 }
 
 export function externalBaseUrl(

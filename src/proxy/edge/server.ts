@@ -86,9 +86,13 @@ export function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-function routeMatches(route: EdgeRoute, path: string): boolean {
-  const prefix = route.prefix.replace(/\/+$/, '');
-  return path === prefix || path.startsWith(`${prefix}/`);
+function hostAndPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Whether `path` is `prefix` (no trailing slash) or below it. */
+function underPrefix(path: string, prefix: string): boolean {
+  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
 }
 
 /** The client closed the connection before its response was complete. */
@@ -98,6 +102,8 @@ function clientWentAway(res: ServerResponse): boolean {
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  // What MCP clients send, checked without splitting or lower-casing a copy.
+  if (value === 'application/json') return true;
   const essence = value.split(';')[0]?.trim().toLowerCase();
   return essence === 'application/json';
 }
@@ -167,7 +173,9 @@ function summarize(
 export function createEdge(options: EdgeOptions): Edge {
   const { logger, handler } = options;
   let allowlist: Set<string> | undefined;
-  let boundPort = options.port;
+  const routes = options.routes.map((r) => [r.prefix.replace(/\/+$/, ''), r] as const);
+  /** The host in the external URL when the request's Host cannot be used (set again once bound). */
+  let fallbackHost = hostAndPort(options.host, options.port);
 
   function refuse(req: IncomingMessage, res: ServerResponse, rejection: ProxyRejection): void {
     if (rejection.httpStatus === 413) drainRefusedBody(req, options.readTimeoutMs);
@@ -224,13 +232,10 @@ export function createEdge(options: EdgeOptions): Edge {
     checkHttpRules(req);
     const path = pathOf(req.url);
     if (path === '/health') return serveHealth(req, res);
-    const base = externalBaseUrl(
-      req,
-      options.trustProxyHeaders,
-      `${options.host.includes(':') ? `[${options.host}]` : options.host}:${boundPort}`,
-    );
-    const route = options.routes.find((r) => routeMatches(r, path));
-    if (route) return route.handle(req, res, base);
+    const base = externalBaseUrl(req, options.trustProxyHeaders, fallbackHost);
+    for (const [prefix, route] of routes) {
+      if (underPrefix(path, prefix)) return route.handle(req, res, base);
+    }
     if (path.startsWith('/.well-known/')) throw reject(404, RPC.invalidRequest, `Not found: ${path}`);
 
     const origin = req.headers.origin;
@@ -359,7 +364,7 @@ export function createEdge(options: EdgeOptions): Edge {
         server.listen(options.port, options.host, () => {
           server.off('error', rejectListen);
           const port = (server.address() as AddressInfo).port;
-          boundPort = port;
+          fallbackHost = hostAndPort(options.host, port);
           allowlist = originAllowlist(options.allowedOrigins, options.host, port);
           if (!allowlist) {
             logger.warn(
