@@ -228,7 +228,11 @@ export function createEdge(options: EdgeOptions): Edge {
     return middleware(request, () => runChain(request, index + 1));
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Serves one request; a refusal is thrown at once or rejects the returned promise. Not async:
+   * the checks before the chain need no promise of their own (this is on every request's path).
+   */
+  function serve(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     checkHttpRules(req);
     const path = pathOf(req.url);
     if (path === '/health') return serveHealth(req, res);
@@ -312,6 +316,33 @@ export function createEdge(options: EdgeOptions): Edge {
     for (const observer of options.observers) observer.onExchange(summary);
   }
 
+  /** Answers a request whose serving failed: its refusal, or a 500 (or nothing, for a client gone). */
+  function failed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    if (err instanceof ProxyRejection) {
+      refuse(req, res, err);
+      return;
+    }
+    if (isMoatError(err)) {
+      writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
+      return;
+    }
+    if (clientWentAway(res)) {
+      // Normal: e.g. a client closing its GET stream before the backend sent the first event.
+      logger.debug(
+        { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+        'client closed the connection before the response was complete',
+      );
+      res.destroy();
+      return;
+    }
+    logger.error(
+      { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+      'proxy request failed',
+    );
+    if (res.headersSent) res.destroy();
+    else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
+  }
+
   const readTimeout = options.readTimeoutMs;
   const server = createServer(
     {
@@ -327,31 +358,14 @@ export function createEdge(options: EdgeOptions): Edge {
       keepAliveTimeout: Math.max(readTimeout, 5000),
     },
     (req, res) => {
-      serve(req, res).catch((err: unknown) => {
-        if (err instanceof ProxyRejection) {
-          refuse(req, res, err);
-          return;
-        }
-        if (isMoatError(err)) {
-          writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
-          return;
-        }
-        if (clientWentAway(res)) {
-          // Normal: e.g. a client closing its GET stream before the backend sent the first event.
-          logger.debug(
-            { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-            'client closed the connection before the response was complete',
-          );
-          res.destroy();
-          return;
-        }
-        logger.error(
-          { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-          'proxy request failed',
-        );
-        if (res.headersSent) res.destroy();
-        else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
-      });
+      let served: void | Promise<void>;
+      try {
+        served = serve(req, res);
+      } catch (err) {
+        failed(req, res, err);
+        return;
+      }
+      served?.catch((err: unknown) => failed(req, res, err));
     },
   );
   server.on('clientError', answerClientError);

@@ -10,7 +10,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { HttpBackend, TransportOptions } from '../../../types.js';
 import { rpcErrorBody, sessionNotFound } from '../../../pipeline/errors.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
-import { readMessage } from '../../../pipeline/message.js';
+import { messageIn } from '../../../pipeline/message.js';
 import { isBridgeCandidate, isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
 import type { HealthReport } from '../../../edge/server.js';
@@ -108,11 +108,11 @@ async function applyPolicies(
   request: EdgeRequest,
   sessionId: string | undefined,
 ): Promise<{ message: JsonRpcMessage; body: Buffer }> {
-  const received = await readMessage(request);
+  const original = await request.readBody();
+  const received = messageIn(request, original);
   const ctx = messageContext(fc, request, sessionId);
   const { message, rewritten } = await applyClientPolicies(policies, received, ctx, request);
-  const body = rewritten ? Buffer.from(JSON.stringify(message)) : await request.readBody();
-  return { message, body };
+  return { message, body: rewritten ? Buffer.from(JSON.stringify(message)) : original };
 }
 
 async function forwardStreamable(
@@ -139,13 +139,11 @@ async function forwardStreamable(
   let body: Buffer | undefined;
   let message: JsonRpcMessage | undefined;
   if (method === 'POST') {
-    // Every POST is checked as one JSON-RPC message (readMessage), policies or not.
+    // Every POST is checked as one JSON-RPC message (messageIn), policies or not.
     if (policies.length > 0) ({ message, body } = await applyPolicies(fc, policies, request, session?.id));
     else {
-      // Two awaits rather than Promise.all: the body is in once the message is (one read).
-      const read = request.readBody();
-      message = await readMessage(request);
-      body = await read;
+      body = await request.readBody();
+      message = messageIn(request, body);
     }
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
