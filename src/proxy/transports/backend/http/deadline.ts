@@ -27,17 +27,33 @@ export interface UpstreamDeadline {
  * One abort controller and one timer per request, no promise: this is on every request's path.
  */
 export function startDeadline(ms: number, clientGone: AbortSignal | ServerResponse): UpstreamDeadline {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
-  if (clientGone instanceof AbortSignal) {
-    clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
-  } else {
-    // on(), not once(): the response is dropped after its close, and once() wraps the listener.
-    clientGone.on('close', () => {
-      if (!clientGone.writableFinished) controller.abort();
-    });
+  return new ExchangeDeadline(ms, clientGone);
+}
+
+class ExchangeDeadline implements UpstreamDeadline {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(ms: number, clientGone: AbortSignal | ServerResponse) {
+    const controller = this.#controller;
+    this.#timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
+    if (clientGone instanceof AbortSignal) {
+      clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+    } else {
+      // on(), not once(): the response is dropped after its close, and once() wraps the listener.
+      clientGone.on('close', () => {
+        if (!clientGone.writableFinished) controller.abort();
+      });
+    }
   }
-  return { signal: controller.signal, stop: () => clearTimeout(timer) };
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
 }
 
 /** What escapes an exchange run under a deadline: a timeout becomes a 504 for request `id`. */

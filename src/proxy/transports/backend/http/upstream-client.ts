@@ -148,6 +148,7 @@ const MAX_POOLS = 16;
 export class UpstreamClient {
   readonly #pools = new Map<string, UpstreamPool>();
   readonly #auth: UpstreamAuth | undefined;
+  #lastOrigin: { origin: string; pool: UpstreamPool } | undefined;
 
   constructor(auth: UpstreamAuth | undefined) {
     this.#auth = auth;
@@ -232,9 +233,16 @@ export class UpstreamClient {
   }
 
   #dispatch(req: UpstreamRequest, headers: Record<string, string>): Promise<UpstreamResponse> {
-    const { origin, path } = splitUrl(req.url);
-    const { method, body, signal } = req;
-    return exchange(this.#pool(origin), { path, method, headers, body, signal });
+    const { url, method, body, signal } = req;
+    // The backend's origin again (the usual case): its pool without splitting the URL or a lookup.
+    const last = this.#lastOrigin;
+    if (last !== undefined && url.startsWith(last.origin) && url.charCodeAt(last.origin.length) === 0x2f) {
+      return exchange(last.pool, { path: url.slice(last.origin.length), method, headers, body, signal });
+    }
+    const { origin, path } = splitUrl(url);
+    const pool = this.#pool(origin);
+    this.#lastOrigin = { origin, pool };
+    return exchange(pool, { path, method, headers, body, signal });
   }
 
   #pool(origin: string): UpstreamPool {
@@ -273,6 +281,7 @@ export class UpstreamClient {
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    this.#lastOrigin = undefined;
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 }
