@@ -111,6 +111,23 @@ describe('strict envelope check', () => {
     expect(rejection('{"jsonrpc":"2.0","id":1,"method":"ping"} x').error.code).toBe(-32700);
   });
 
+  it('finds a repeated key in an object of any size, and forgets the keys of closed objects and earlier calls', () => {
+    const keys = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => `"k${from + i}":${i}`).join(',');
+    const message = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{${args}}}}`;
+    // Past the listed keys (a Set then), the repeat is the last key or the first one again.
+    expect(rejection(message(`${keys(40)},"K39":1`)).error.message).toMatch(/"K39" appears twice/);
+    expect(rejection(message(`${keys(40)},"k0":1`)).error.message).toMatch(/"k0" appears twice/);
+    expect(rejection(message(`${keys(5)},"K3":1`)).error.message).toMatch(/"K3" appears twice/);
+    // A nested object's keys are its own; its parent's continue after it closes.
+    expect(parseJsonRpc(message(`${keys(20)},"o":{${keys(20)}},${keys(20, 20)}`))).toMatchObject({ id: 1 });
+    expect(rejection(message(`"a":1,"o":{"b":1},"b":2,"A":3`)).error.message).toMatch(/"A" appears twice/);
+    // A call that stopped early (a repeat deep inside) leaves nothing for the next one.
+    expect(rejection(message(`"o":{"p":{${keys(30)},"k29":1}}`)).error.message).toMatch(/appears twice/);
+    expect(parseJsonRpc(message(keys(30)))).toMatchObject({ id: 1 });
+  });
+
   it('accepts a leading BOM, keys that only look alike, and the same key in different objects', () => {
     expect(parseJsonRpc('\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}')).toMatchObject({ id: 1 });
     const message = parseJsonRpc(

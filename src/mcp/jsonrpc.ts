@@ -191,6 +191,19 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 
+/** Up to this many keys an object's keys are compared in a list; a larger object gets a Set. */
+const LISTED_KEYS = 16;
+
+/**
+ * Scratch space of jsonShapeProblem, kept between calls (it is synchronous and never re-entered)
+ * so that checking a message allocates no Set or array per object: per open container, where its
+ * keys start in `keyList` (-1 for an array); the keys of the open objects, folded to lower case;
+ * and a Set for each open object with more than LISTED_KEYS keys (so a huge object stays linear).
+ */
+const keyStart: number[] = [];
+const keyList: Array<string | undefined> = [];
+const largeObjects: Array<Set<string> | undefined> = [];
+
 /**
  * What is wrong with the shape of JSON text that JSON.parse accepted, or undefined: nesting deeper
  * than MAX_JSON_DEPTH, and with `keys`, a key repeated in one object, also in another case
@@ -199,41 +212,61 @@ const CLOSE_BRACE = 0x7d;
  * `text` must be JSON that JSON.parse accepted.
  */
 export function jsonShapeProblem(text: string, keys: boolean): string | undefined {
-  // Per open container: the keys seen (objects) or null (arrays).
-  const open: Array<Set<string> | null> = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      let end = i + 1;
-      let escaped = false;
-      for (let cc = text.charCodeAt(end); cc !== QUOTE && end < text.length; cc = text.charCodeAt(end)) {
-        if (cc === BACKSLASH) {
-          escaped = true;
+  let depth = 0;
+  let keyCount = 0;
+  let keysHigh = 0;
+  try {
+    let expectKey = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) {
+        let end = i + 1;
+        let escaped = false;
+        for (let cc = text.charCodeAt(end); cc !== QUOTE && end < text.length; cc = text.charCodeAt(end)) {
+          if (cc === BACKSLASH) {
+            escaped = true;
+            end++;
+          }
           end++;
         }
-        end++;
+        if (expectKey && keys) {
+          const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+          const folded = key.toLowerCase();
+          const first = keyStart[depth - 1] as number;
+          const large = largeObjects[depth - 1];
+          let seen = large ? large.has(folded) : false;
+          for (let k = first; !large && k < keyCount; k++) if (keyList[k] === folded) seen = true;
+          if (seen) return `the key "${key}" appears twice in one object (keys are compared ignoring case)`;
+          if (large) large.add(folded);
+          else if (keyCount - first < LISTED_KEYS) {
+            keyList[keyCount++] = folded;
+            if (keyCount > keysHigh) keysHigh = keyCount;
+          } else {
+            largeObjects[depth - 1] = new Set(keyList.slice(first, keyCount) as string[]).add(folded);
+          }
+        }
+        expectKey = false;
+        i = end;
+      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        if (depth >= MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
+        keyStart[depth++] = c === OPEN_BRACE ? keyCount : -1;
+        expectKey = c === OPEN_BRACE;
+      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        depth--;
+        const first = keyStart[depth] as number;
+        if (first !== -1) {
+          keyCount = first;
+          largeObjects[depth] = undefined;
+        }
+        expectKey = false;
+      } else if (c === COMMA) {
+        expectKey = depth > 0 && keyStart[depth - 1] !== -1;
       }
-      if (expectKey && keys) {
-        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        const seen = open[open.length - 1] as Set<string>;
-        const folded = key.toLowerCase();
-        if (seen.has(folded))
-          return `the key "${key}" appears twice in one object (keys are compared ignoring case)`;
-        seen.add(folded);
-      }
-      expectKey = false;
-      i = end;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (open.length >= MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
-      open.push(c === OPEN_BRACE ? new Set() : null);
-      expectKey = c === OPEN_BRACE;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      open.pop();
-      expectKey = false;
-    } else if (c === COMMA) {
-      expectKey = open[open.length - 1] != null;
     }
+    return undefined;
+  } finally {
+    // No key of this text stays referenced (a slice can hold the whole text).
+    keyList.fill(undefined, 0, keysHigh);
+    largeObjects.fill(undefined, 0, depth);
   }
-  return undefined;
 }

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ProxyRejection } from '../pipeline/errors.js';
 import { readBody } from './body.js';
 
@@ -18,23 +18,28 @@ afterEach(async () => {
 });
 
 /** A server that hands each request to `read` after `delayMs`, and answers with what it read. */
-async function serverReading(delayMs: number): Promise<{ port: number; complete: boolean[] }> {
+async function serverReading(
+  delayMs: number,
+): Promise<{ port: number; complete: boolean[]; outcomes: string[] }> {
   const complete: boolean[] = [];
+  const outcomes: string[] = [];
   const server = createServer((req: IncomingMessage, res) => {
     void (async () => {
       await sleep(delayMs);
       complete.push(req.complete);
+      let outcome: string;
       try {
-        const body = await readBody(req, LIMIT, 5000);
-        res.end(`read:${body.toString('hex')}`);
+        outcome = `read:${(await readBody(req, LIMIT, 5000)).toString('hex')}`;
       } catch (err) {
-        res.end(`refused:${err instanceof ProxyRejection ? err.httpStatus : String(err)}`);
+        outcome = `refused:${err instanceof ProxyRejection ? err.httpStatus : String(err)}`;
       }
+      outcomes.push(outcome);
+      res.end(outcome);
     })();
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, complete };
+  return { port: (server.address() as AddressInfo).port, complete, outcomes };
 }
 
 /** Sends `parts` of a raw HTTP request, `gapMs` apart, and returns the answer's body. */
@@ -77,7 +82,23 @@ describe('readBody', () => {
     const server = await serverReading(0);
     const answer = await send(server.port, [chunkedHead, '5\r\n{"a":\r\n', '2\r\n1}\r\n', '0\r\n\r\n'], 30);
     expect(answer).toBe(`read:${hex('{"a":1}')}`);
-    expect(server.complete).toEqual([false]);
+    // A Content-Length body sent after its head (as fetch sends one), in two parts.
+    const json = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    expect(await send(server.port, [head(json.length), json.slice(0, 10), json.slice(10)], 30)).toBe(
+      `read:${hex(json)}`,
+    );
+    expect(server.complete).toEqual([false, false]);
+  });
+
+  it('fails a read whose client goes away before the end of its body', async () => {
+    const server = await serverReading(0);
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`${head(40)}{"jsonrpc"`);
+    await sleep(30);
+    socket.destroy();
+    await vi.waitFor(() => expect(server.outcomes).toHaveLength(1), { timeout: 3000 });
+    expect(server.outcomes[0]).toMatch(/^refused:Error: client closed the connection/);
   });
 
   it('refuses a body over the limit with 413, arrived or arriving', async () => {

@@ -65,37 +65,43 @@ function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
 
 export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const buffered = bufferedBody(req, limit);
-  if (buffered) return Promise.resolve(buffered);
+  return buffered ? Promise.resolve(buffered) : streamedBody(req, limit, timeoutMs);
+}
+
+/**
+ * A body still arriving (e.g. fetch sends the body after the head, in its own packet): read in
+ * paused mode on 'readable', which costs fewer listeners and ticks than flowing mode. The end is
+ * seen from `req.complete` once the buffer is empty. No 'error' listener: a request emits 'error'
+ * only to listeners, and its 'close' reports a client gone before the end.
+ */
+function streamedBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, rejectPromise) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const finish = (err?: Error): void => {
+    const fail = (err: Error): void => {
       clearTimeout(timer);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
+      // Listeners off, so a refused body can still be drained (drainRefusedBody) in flowing mode.
+      req.off('readable', onReadable);
       req.off('close', onClose);
-      if (err) {
-        // Stop reading; the connection is closed once the error response is written.
-        req.pause();
-        rejectPromise(err);
-      } else {
-        resolve(withoutBom(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+      rejectPromise(err);
+    };
+    const onReadable = (): void => {
+      for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
+        size += chunk.length;
+        if (size > limit) return fail(tooLarge(limit));
+        chunks.push(chunk);
       }
+      if (!req.complete) return;
+      // All read: the stream ends by itself, and 'close' no longer matters (complete is set).
+      clearTimeout(timer);
+      resolve(withoutBom(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
     };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) finish(tooLarge(limit));
-      else chunks.push(chunk);
-    };
-    const onEnd = (): void => finish();
-    const onError = (err: Error): void => finish(err);
     const onClose = (): void => {
-      if (!req.complete) finish(new Error('client closed the connection while sending the request body'));
+      if (!req.complete) fail(new Error('client closed the connection while sending the request body'));
     };
     const timer = setTimeout(
       () =>
-        finish(
+        fail(
           reject(
             408,
             RPC.serverError,
@@ -107,9 +113,7 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
         ),
       timeoutMs,
     );
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('readable', onReadable);
     req.on('close', onClose);
   });
 }

@@ -60,6 +60,15 @@ describe('external base URL', () => {
     expect(externalBaseUrl(req(forwarded), false, 'fallback:1')).toBe('http://127.0.0.1:9000');
     expect(externalBaseUrl(req(forwarded), true, 'fallback:1')).toBe('https://gw.example:8443/team');
   });
+  it('answers each Host with its own base URL when hosts and proxies alternate', () => {
+    // The last answer is remembered: a different Host or proxy address must not get it.
+    expect(externalBaseUrl(req({ host: 'a:1' }), false, 'p:1')).toBe('http://a:1');
+    expect(externalBaseUrl(req({ host: 'b:2' }), false, 'p:1')).toBe('http://b:2');
+    expect(externalBaseUrl(req({ host: 'b:2' }), false, 'p:1')).toBe('http://b:2');
+    expect(externalBaseUrl(req({ host: 'bad host' }), false, 'p:1')).toBe('http://p:1');
+    expect(externalBaseUrl(req({ host: 'bad host' }), false, 'q:2')).toBe('http://q:2');
+    expect(externalBaseUrl(req({ host: 'a:1' }), false, 'q:2')).toBe('http://a:1');
+  });
   it('falls back to the bind address for a missing or malformed Host', () => {
     expect(externalBaseUrl(req({}), false, '127.0.0.1:5')).toBe('http://127.0.0.1:5');
     expect(externalBaseUrl(req({ host: 'evil/path?x' }), false, '127.0.0.1:5')).toBe('http://127.0.0.1:5');

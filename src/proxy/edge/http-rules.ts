@@ -41,11 +41,12 @@ const PROTECTED = new Set([
   'origin',
 ]);
 
+const NONE: readonly string[] = Object.freeze([]);
+
 /** The header names a Connection header lists (lower case), without the connection options. */
-export function connectionNamed(connection: string | string[] | undefined): string[] {
-  if (connection === undefined) return [];
-  // The common case, on every request of a kept-alive connection: no allocations.
-  if (connection === 'keep-alive' || connection === 'close') return [];
+export function connectionNamed(connection: string | string[] | undefined): readonly string[] {
+  // The common cases, on every request: no allocations.
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return NONE;
   const text = Array.isArray(connection) ? connection.join(',') : connection;
   return text
     .split(',')
@@ -55,8 +56,11 @@ export function connectionNamed(connection: string | string[] | undefined): stri
 
 function hostCount(req: IncomingMessage): number {
   let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]?.toLowerCase() === 'host') count++;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    // Length first: no lower-cased copy of every header name per request.
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
   }
   return count;
 }

@@ -86,9 +86,13 @@ export function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-function routeMatches(route: EdgeRoute, path: string): boolean {
-  const prefix = route.prefix.replace(/\/+$/, '');
-  return path === prefix || path.startsWith(`${prefix}/`);
+function hostAndPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Whether `path` is `prefix` (no trailing slash) or below it. */
+function underPrefix(path: string, prefix: string): boolean {
+  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
 }
 
 /** The client closed the connection before its response was complete. */
@@ -98,6 +102,8 @@ function clientWentAway(res: ServerResponse): boolean {
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  // What MCP clients send, checked without splitting or lower-casing a copy.
+  if (value === 'application/json') return true;
   const essence = value.split(';')[0]?.trim().toLowerCase();
   return essence === 'application/json';
 }
@@ -167,7 +173,9 @@ function summarize(
 export function createEdge(options: EdgeOptions): Edge {
   const { logger, handler } = options;
   let allowlist: Set<string> | undefined;
-  let boundPort = options.port;
+  const routes = options.routes.map((r) => [r.prefix.replace(/\/+$/, ''), r] as const);
+  /** The host in the external URL when the request's Host cannot be used (set again once bound). */
+  let fallbackHost = hostAndPort(options.host, options.port);
 
   function refuse(req: IncomingMessage, res: ServerResponse, rejection: ProxyRejection): void {
     if (rejection.httpStatus === 413) drainRefusedBody(req, options.readTimeoutMs);
@@ -220,17 +228,18 @@ export function createEdge(options: EdgeOptions): Edge {
     return middleware(request, () => runChain(request, index + 1));
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Serves one request; a refusal is thrown at once or rejects the returned promise. Not async:
+   * the checks before the chain need no promise of their own (this is on every request's path).
+   */
+  function serve(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     checkHttpRules(req);
     const path = pathOf(req.url);
     if (path === '/health') return serveHealth(req, res);
-    const base = externalBaseUrl(
-      req,
-      options.trustProxyHeaders,
-      `${options.host.includes(':') ? `[${options.host}]` : options.host}:${boundPort}`,
-    );
-    const route = options.routes.find((r) => routeMatches(r, path));
-    if (route) return route.handle(req, res, base);
+    const base = externalBaseUrl(req, options.trustProxyHeaders, fallbackHost);
+    for (const [prefix, route] of routes) {
+      if (underPrefix(path, prefix)) return route.handle(req, res, base);
+    }
     if (path.startsWith('/.well-known/')) throw reject(404, RPC.invalidRequest, `Not found: ${path}`);
 
     const origin = req.headers.origin;
@@ -307,6 +316,33 @@ export function createEdge(options: EdgeOptions): Edge {
     for (const observer of options.observers) observer.onExchange(summary);
   }
 
+  /** Answers a request whose serving failed: its refusal, or a 500 (or nothing, for a client gone). */
+  function failed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    if (err instanceof ProxyRejection) {
+      refuse(req, res, err);
+      return;
+    }
+    if (isMoatError(err)) {
+      writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
+      return;
+    }
+    if (clientWentAway(res)) {
+      // Normal: e.g. a client closing its GET stream before the backend sent the first event.
+      logger.debug(
+        { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+        'client closed the connection before the response was complete',
+      );
+      res.destroy();
+      return;
+    }
+    logger.error(
+      { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
+      'proxy request failed',
+    );
+    if (res.headersSent) res.destroy();
+    else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
+  }
+
   const readTimeout = options.readTimeoutMs;
   const server = createServer(
     {
@@ -322,31 +358,14 @@ export function createEdge(options: EdgeOptions): Edge {
       keepAliveTimeout: Math.max(readTimeout, 5000),
     },
     (req, res) => {
-      serve(req, res).catch((err: unknown) => {
-        if (err instanceof ProxyRejection) {
-          refuse(req, res, err);
-          return;
-        }
-        if (isMoatError(err)) {
-          writeJsonRpcError(res, err.httpStatus, { code: RPC.serverError, message: err.message });
-          return;
-        }
-        if (clientWentAway(res)) {
-          // Normal: e.g. a client closing its GET stream before the backend sent the first event.
-          logger.debug(
-            { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-            'client closed the connection before the response was complete',
-          );
-          res.destroy();
-          return;
-        }
-        logger.error(
-          { err: errorMessage(err), method: req.method, path: pathOf(req.url) },
-          'proxy request failed',
-        );
-        if (res.headersSent) res.destroy();
-        else writeJsonRpcError(res, 500, { code: RPC.internalError, message: 'Internal proxy error' });
-      });
+      let served: void | Promise<void>;
+      try {
+        served = serve(req, res);
+      } catch (err) {
+        failed(req, res, err);
+        return;
+      }
+      served?.catch((err: unknown) => failed(req, res, err));
     },
   );
   server.on('clientError', answerClientError);
@@ -359,7 +378,7 @@ export function createEdge(options: EdgeOptions): Edge {
         server.listen(options.port, options.host, () => {
           server.off('error', rejectListen);
           const port = (server.address() as AddressInfo).port;
-          boundPort = port;
+          fallbackHost = hostAndPort(options.host, port);
           allowlist = originAllowlist(options.allowedOrigins, options.host, port);
           if (!allowlist) {
             logger.warn(

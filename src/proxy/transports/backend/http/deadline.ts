@@ -22,10 +22,48 @@ export interface UpstreamDeadline {
 }
 
 /**
- * Runs one upstream exchange under a deadline of `ms`; a timeout that escapes `run` becomes a
- * 504 with a JSON-RPC error for request `id`. `clientGone` is a signal, or the client's response,
- * whose close before it finished aborts the exchange (one abort controller per request, not two:
- * this is on every request's path).
+ * Starts the bound on one exchange; the caller stops it once the exchange is over. `clientGone`
+ * is a signal, or the client's response, whose close before it finished aborts the exchange.
+ * One abort controller and one timer per request, no promise: this is on every request's path.
+ */
+export function startDeadline(ms: number, clientGone: AbortSignal | ServerResponse): UpstreamDeadline {
+  return new ExchangeDeadline(ms, clientGone);
+}
+
+class ExchangeDeadline implements UpstreamDeadline {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(ms: number, clientGone: AbortSignal | ServerResponse) {
+    const controller = this.#controller;
+    this.#timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
+    if (clientGone instanceof AbortSignal) {
+      clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+    } else {
+      // on(), not once(): the response is dropped after its close, and once() wraps the listener.
+      clientGone.on('close', () => {
+        if (!clientGone.writableFinished) controller.abort();
+      });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/** What escapes an exchange run under a deadline: a timeout becomes a 504 for request `id`. */
+export function deadlineFailure(err: unknown, id: JsonRpcId | null): unknown {
+  return err instanceof UpstreamTimeout ? timeoutRejection(err, id) : err;
+}
+
+/**
+ * Runs one upstream exchange under a deadline of `ms` (see startDeadline); a timeout that
+ * escapes `run` becomes a 504 with a JSON-RPC error for request `id`.
  */
 export async function withDeadline<T>(
   ms: number,
@@ -33,22 +71,13 @@ export async function withDeadline<T>(
   id: JsonRpcId | null,
   run: (deadline: UpstreamDeadline) => Promise<T>,
 ): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new UpstreamTimeout(ms)), ms);
-  if (clientGone instanceof AbortSignal) {
-    clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
-  } else {
-    clientGone.once('close', () => {
-      if (!clientGone.writableFinished) controller.abort();
-    });
-  }
+  const deadline = startDeadline(ms, clientGone);
   try {
-    return await run({ signal: controller.signal, stop: () => clearTimeout(timer) });
+    return await run(deadline);
   } catch (err) {
-    if (err instanceof UpstreamTimeout) throw timeoutRejection(err, id);
-    throw err;
+    throw deadlineFailure(err, id);
   } finally {
-    clearTimeout(timer);
+    deadline.stop();
   }
 }
 

@@ -60,9 +60,11 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardConte
   const out: Record<string, string> = {};
   // Hop-by-hop by the client's say-so (RFC 9110 §7.6.1); the edge refused any the proxy relies on.
   const hopByHop = connectionNamed(incoming.connection);
-  for (const [name, value] of Object.entries(incoming)) {
+  // for-in over Node's lower-cased header object: no entries array per request.
+  for (const name in incoming) {
+    const value = incoming[name];
     if (value === undefined || REQUEST_DROP.has(name) || hopByHop.includes(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
+    out[name] = typeof value === 'string' ? value : value.join(', ');
   }
   // Identity encoding: responses may need parsing, and keep-alive comments go into the byte stream.
   out['accept-encoding'] = 'identity';
@@ -80,7 +82,8 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardConte
 /** The upstream response headers to pass to the client (session id and hop-by-hop removed). */
 export function clientHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream)) {
+  for (const name in upstream) {
+    const value = upstream[name];
     if (value === undefined || RESPONSE_DROP.has(name)) continue;
     // A body the proxy rewrites goes out in the clear and with another length.
     if (dropLength && (name === 'content-length' || name === 'content-encoding')) continue;
@@ -145,20 +148,37 @@ const MAX_POOLS = 16;
 export class UpstreamClient {
   readonly #pools = new Map<string, UpstreamPool>();
   readonly #auth: UpstreamAuth | undefined;
+  #lastOrigin: { origin: string; pool: UpstreamPool } | undefined;
 
   constructor(auth: UpstreamAuth | undefined) {
     this.#auth = auth;
   }
 
+  /**
+   * One async step for the usual exchange (no credentials to add, an answer that is not a redirect
+   * or a challenge): this is on every request's path, so the rarer steps are separate functions.
+   */
   async send(req: UpstreamRequest): Promise<UpstreamResponse> {
-    let response = await this.#followRedirects(req);
+    const headers = this.#auth ? await this.#withCredentials(req) : req.headers;
+    let response: UpstreamResponse;
+    try {
+      response = await this.#dispatch(req, headers);
+    } catch (err) {
+      throw failure(req, err);
+    }
+    const status = response.statusCode;
+    if (status < 300 || (status > 399 && status !== 401 && status !== 403)) return response;
+    return this.#afterChallenge(req, await this.#afterRedirects(req, response));
+  }
+
+  /** A 401, or a 403 insufficient_scope step-up challenge: new credentials may help, once. */
+  async #afterChallenge(req: UpstreamRequest, response: UpstreamResponse): Promise<UpstreamResponse> {
     const challenge = headerValue(response.headers, 'www-authenticate');
-    // A 401, or a 403 insufficient_scope step-up challenge: new credentials may help, once.
     const stepUp = response.statusCode === 403 && /insufficient_scope/.test(challenge ?? '');
     if ((response.statusCode === 401 || stepUp) && this.#auth?.onUnauthorized) {
       await drain(response.body);
-      if (await this.#auth.onUnauthorized(challenge)) response = await this.#followRedirects(req);
-      else return unauthorized(stepUp ? 403 : 401);
+      if (!(await this.#auth.onUnauthorized(challenge))) return unauthorized(stepUp ? 403 : 401);
+      response = await this.#afterRedirects(req, await this.#once(req, await this.#withCredentials(req)));
     }
     if (response.statusCode === 401) {
       await drain(response.body);
@@ -171,10 +191,10 @@ export class UpstreamClient {
    * Follows 307/308 redirects within the backend's origin (method and body kept), a few times.
    * Any other redirect is refused: passing it on would send the client around the proxy.
    */
-  async #followRedirects(req: UpstreamRequest): Promise<UpstreamResponse> {
+  async #afterRedirects(req: UpstreamRequest, first: UpstreamResponse): Promise<UpstreamResponse> {
     let current = req;
+    let response = first;
     for (let hop = 0; ; hop++) {
-      const response = await this.#once(current);
       if (response.statusCode < 300 || response.statusCode > 399 || response.statusCode === 304)
         return response;
       const location = headerValue(response.headers, 'location');
@@ -193,31 +213,36 @@ export class UpstreamClient {
         );
       }
       current = { ...current, url: target.href };
+      response = await this.#once(
+        current,
+        this.#auth ? await this.#withCredentials(current) : current.headers,
+      );
     }
   }
 
-  async #once(req: UpstreamRequest): Promise<UpstreamResponse> {
-    const headers = this.#auth
-      ? { ...req.headers, ...(await this.#auth.headers(req.identity)) }
-      : req.headers;
+  async #withCredentials(req: UpstreamRequest): Promise<Record<string, string>> {
+    return { ...req.headers, ...(await this.#auth?.headers(req.identity)) };
+  }
+
+  async #once(req: UpstreamRequest, headers: Record<string, string>): Promise<UpstreamResponse> {
     try {
-      return await this.#request(req.url, req.method, headers, req.body, req.signal);
+      return await this.#dispatch(req, headers);
     } catch (err) {
-      // The reason the caller aborted (the client went away, an UpstreamTimeout) is theirs to map.
-      if (req.signal.aborted) throw req.signal.reason as Error;
-      throw reject(502, RPC.serverError, `MCP backend unavailable: ${errorMessage(err)}`);
+      throw failure(req, err);
     }
   }
 
-  async #request(
-    url: string,
-    method: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    signal: AbortSignal,
-  ): Promise<UpstreamResponse> {
+  #dispatch(req: UpstreamRequest, headers: Record<string, string>): Promise<UpstreamResponse> {
+    const { url, method, body, signal } = req;
+    // The backend's origin again (the usual case): its pool without splitting the URL or a lookup.
+    const last = this.#lastOrigin;
+    if (last !== undefined && url.startsWith(last.origin) && url.charCodeAt(last.origin.length) === 0x2f) {
+      return exchange(last.pool, { path: url.slice(last.origin.length), method, headers, body, signal });
+    }
     const { origin, path } = splitUrl(url);
-    return exchange(this.#pool(origin), { path, method, headers, ...(body ? { body } : {}), signal });
+    const pool = this.#pool(origin);
+    this.#lastOrigin = { origin, pool };
+    return exchange(pool, { path, method, headers, body, signal });
   }
 
   #pool(origin: string): UpstreamPool {
@@ -238,7 +263,9 @@ export class UpstreamClient {
     const checked_at = new Date(started).toISOString();
     try {
       const headers = { accept: 'application/json, text/event-stream' };
-      const response = await this.#request(url, 'GET', headers, undefined, AbortSignal.timeout(3000));
+      const { origin, path } = splitUrl(url);
+      const signal = AbortSignal.timeout(3000);
+      const response = await exchange(this.#pool(origin), { path, method: 'GET', headers, signal });
       discard(response.body);
       const latency_ms = Date.now() - started;
       if (response.statusCode >= 500) {
@@ -254,6 +281,7 @@ export class UpstreamClient {
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    this.#lastOrigin = undefined;
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 }
@@ -262,6 +290,12 @@ export class UpstreamClient {
 function splitUrl(url: string): { origin: string; path: string } {
   const slash = url.indexOf('/', url.indexOf('//') + 2);
   return slash === -1 ? { origin: url, path: '/' } : { origin: url.slice(0, slash), path: url.slice(slash) };
+}
+
+/** A failed exchange is a 502, unless the caller aborted it: that reason (the client went away, an UpstreamTimeout) is theirs to map. */
+function failure(req: UpstreamRequest, err: unknown): Error {
+  if (req.signal.aborted) return req.signal.reason as Error;
+  return reject(502, RPC.serverError, `MCP backend unavailable: ${errorMessage(err)}`);
 }
 
 /** Drops a response body without reading it. */
