@@ -86,7 +86,7 @@ const POLICIES: PolicyName[] = ['JWT', 'Cedar', 'audit to file', 'tool filter', 
 const OBSERVERS: PolicyName[] = ['audit to file', 'OTel 0.1'];
 
 /** RunConfig fields for each policy. */
-function policyConfigs(
+export function policyConfigs(
   idp: { issuer: string; jwksUrl: string },
   otlpUrl: string,
   auditDir: string,
@@ -108,6 +108,11 @@ function policyConfigs(
   };
 }
 
+/** The full stack's RunConfig fields: every policy of `policyConfigs` at once. */
+export function fullStackConfig(configs: Record<PolicyName, object>): object {
+  return Object.assign({}, ...Object.values(configs)) as object;
+}
+
 const RAW = 'streamable HTTP (Moat)';
 const SDK = 'streamable HTTP, MCP SDK client and server (Moat)';
 const FULL = 'full policy stack';
@@ -127,7 +132,7 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
   const proxies: ProxyProcess[] = [];
   const stopProxies = () => Promise.all(proxies.splice(0).map((p) => p.stop()));
   const configs = () => policyConfigs(idp, otlp.url, auditDir);
-  const full = () => Object.assign({}, ...Object.values(configs())) as object;
+  const full = () => fullStackConfig(configs());
   const auth = { headers: { authorization: `Bearer ${idp.token}` } };
 
   /** One kind of traffic: no policies, the full stack (and the baseline's), each policy alone. */

@@ -24,7 +24,7 @@ import {
 } from './context.js';
 import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { HttpEraBridge } from './era-bridge.js';
-import { PendingRequests } from './pending.js';
+import { PendingRequests, setsEventId } from './pending.js';
 import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
 import { formatEvent, SseWriter } from '../../sse.js';
 import { timeoutRejection, UpstreamTimeout, withDeadline, type UpstreamDeadline } from './deadline.js';
@@ -118,7 +118,7 @@ async function forwardStreamable(
   if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
   const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
-  const { policies, inspectsResponses: inspects } = policiesFor(fc, stateless);
+  const { policies } = policiesFor(fc, stateless);
 
   let session: SessionRecord | undefined;
   const clientSessionId = stateless ? undefined : headerValue(req.headers, 'mcp-session-id');
@@ -138,7 +138,6 @@ async function forwardStreamable(
     else [message, body] = await Promise.all([readMessage(request), request.readBody()]);
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
-  if (sentRequest && session && inspects) fc.pending.add(session.id, sentRequest);
 
   const headers = upstreamHeaders(req.headers, {
     remote: fc.backend.remote,
@@ -231,13 +230,12 @@ async function exchange(
         // The answer to a request this POST carried is parsed only when some policy needs it.
         needed: (text) => sentRequest === undefined || needsResponse(policies, sentRequest.method, text),
         ctx: messageContext(fc, request, session?.id),
-        lookup: (id) => {
-          if (sentRequest && sentRequest.id === id) {
-            if (session) fc.pending.take(session.id, id);
-            return sentRequest;
-          }
-          return session ? fc.pending.take(session.id, id) : undefined;
-        },
+        lookup: (id) =>
+          sentRequest && sentRequest.id === id
+            ? sentRequest
+            : session
+              ? fc.pending.take(session.id, id)
+              : undefined,
       }
     : undefined;
   const transforms =
@@ -246,8 +244,6 @@ async function exchange(
       (isJson &&
         sentRequest !== undefined &&
         (upstream.whole === undefined || side.needed?.(upstream.whole) !== false)));
-  // An answer relayed unparsed still settles its request.
-  if (side && !transforms && !isSse && sentRequest && session) fc.pending.take(session.id, sentRequest.id);
 
   if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
   const sessionHeader: Record<string, string> =
@@ -271,12 +267,28 @@ async function exchange(
     keepAliveMs: fc.options.keepAliveMs,
     ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
   });
+  // This POST's answer may yet come on a resumed stream only if this one gave the client an event
+  // id: then its request is remembered for the response policies there (pending.ts).
+  const remembers = side !== undefined && sentRequest !== undefined && session !== undefined;
+  let resumable = false;
+  const noteEventIds = (text: string | Buffer): void => {
+    if (remembers && !resumable) resumable = setsEventId(text);
+  };
+  const rewrite = side && policyRewriter(side);
   try {
     await relaySse(
       upstream.body,
       writer,
-      side ? policyRewriter(side) : undefined,
-      side?.needed && ((chunk) => !side.needed?.(chunk)),
+      rewrite &&
+        ((event) => {
+          noteEventIds(event.raw);
+          return rewrite(event);
+        }),
+      side?.needed &&
+        ((chunk) => {
+          noteEventIds(chunk);
+          return !side.needed?.(chunk);
+        }),
     );
   } catch (err) {
     // The client went away or the backend broke the stream; both end this response.
@@ -287,6 +299,7 @@ async function exchange(
     }
   } finally {
     writer.stop();
+    if (resumable && sentRequest && session) fc.pending.add(session.id, sentRequest);
   }
   res.end();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PendingRequests } from './pending.js';
+import { PendingRequests, setsEventId } from './pending.js';
 import type { JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 
 const request = (id: number | string): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/list' });
@@ -24,5 +24,29 @@ describe('PendingRequests', () => {
     expect(pending.take('s', 43)).toBeUndefined();
     expect(pending.take('s', 44)).toEqual(request(44));
     expect(pending.take('s', 299)).toEqual(request(299));
+  });
+});
+
+describe('setsEventId', () => {
+  it('finds an id line at the start or after any line end, in text and in bytes', () => {
+    for (const text of [
+      'id: 7\ndata: {}\n\n',
+      'event: message\nid:7\ndata: {}\n\n',
+      'data: {}\r\rid: 7\r\r',
+    ]) {
+      expect(setsEventId(text)).toBe(true);
+      expect(setsEventId(Buffer.from(text))).toBe(true);
+    }
+  });
+
+  it('says no for events without one, even when the data mentions id:', () => {
+    for (const text of [
+      'event: message\ndata: {"id:":1}\n\n',
+      'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n',
+      '',
+    ]) {
+      expect(setsEventId(text)).toBe(false);
+      expect(setsEventId(Buffer.from(text))).toBe(false);
+    }
   });
 });
