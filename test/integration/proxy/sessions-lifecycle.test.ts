@@ -31,6 +31,51 @@ async function initialize(proxy: RunningProxy): Promise<Record<string, string>> 
   return headers;
 }
 
+/** A `progress` tools/call answered on an SSE stream with event ids; returns its text and the ids. */
+async function progressCall(
+  proxy: RunningProxy,
+  headers: Record<string, string>,
+  id: number,
+  tag: string,
+): Promise<{ text: string; ids: string[] }> {
+  const call = await post(
+    `${proxy.url}/mcp`,
+    {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'progress', arguments: { tag }, _meta: { progressToken: `p-${tag}` } },
+    },
+    headers,
+  );
+  const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
+  expect(ids.length).toBeGreaterThanOrEqual(3);
+  return { text: call.text, ids };
+}
+
+/**
+ * Resumes after `lastEventId` as if the connection had broken there. The SDK server answers 409
+ * until it has let go of the finished stream, so ask again briefly.
+ */
+async function resumeAfter(
+  proxy: RunningProxy,
+  headers: Record<string, string>,
+  lastEventId: string,
+): Promise<Response> {
+  const resume = () =>
+    fetch(`${proxy.url}/mcp`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': lastEventId, ...headers },
+    });
+  let res = await resume();
+  for (let i = 0; res.status === 409 && i < 20; i++) {
+    await res.body?.cancel();
+    await new Promise((r) => setTimeout(r, 100));
+    res = await resume();
+  }
+  expect(res.status).toBe(200);
+  return res;
+}
+
 describe('sliding session TTL', () => {
   it('keeps a session used within the TTL and forgets one idle for a whole TTL', async () => {
     let now = Date.now();
@@ -67,31 +112,9 @@ describe('resumption', () => {
     );
     try {
       const headers = await initialize(proxy);
-      const call = await post(
-        `${proxy.url}/mcp`,
-        {
-          jsonrpc: '2.0',
-          id: 5,
-          method: 'tools/call',
-          params: { name: 'progress', arguments: { tag: 'r' }, _meta: { progressToken: 'p1' } },
-        },
-        headers,
-      );
-      const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
-      expect(ids.length).toBeGreaterThanOrEqual(3);
-      // Pretend the connection broke after the first event. The SDK server answers 409 until it
-      // has let go of the finished stream, so ask again briefly.
-      const resume = () =>
-        fetch(`${proxy.url}/mcp`, {
-          headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
-        });
-      let res = await resume();
-      for (let i = 0; res.status === 409 && i < 20; i++) {
-        await res.body?.cancel();
-        await new Promise((r) => setTimeout(r, 100));
-        res = await resume();
-      }
-      expect(res.status).toBe(200);
+      const call = await progressCall(proxy, headers, 5, 'r');
+      const { ids } = call;
+      const res = await resumeAfter(proxy, headers, ids[0] as string);
       // What followed the first event on the original stream (the backend's replay order may differ).
       const events = call.text.split(/\n\n/);
       const first = events.findIndex((e) => e.includes(`id: ${ids[0]}`));
@@ -135,29 +158,8 @@ describe('resumption with a response policy', () => {
     );
     try {
       const headers = await initialize(proxy);
-      const call = await post(
-        `${proxy.url}/mcp`,
-        {
-          jsonrpc: '2.0',
-          id: 6,
-          method: 'tools/call',
-          params: { name: 'progress', arguments: { tag: 'q' }, _meta: { progressToken: 'p2' } },
-        },
-        headers,
-      );
-      const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
-      expect(ids.length).toBeGreaterThanOrEqual(3);
-      const resume = () =>
-        fetch(`${proxy.url}/mcp`, {
-          headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
-        });
-      let res = await resume();
-      for (let i = 0; res.status === 409 && i < 20; i++) {
-        await res.body?.cancel();
-        await new Promise((r) => setTimeout(r, 100));
-        res = await resume();
-      }
-      expect(res.status).toBe(200);
+      const { ids } = await progressCall(proxy, headers, 6, 'q');
+      const res = await resumeAfter(proxy, headers, ids[0] as string);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       let text = '';
       while (!text.includes('done:q')) {
