@@ -56,11 +56,17 @@ function relayWhole(res: ServerResponse): Dispatcher.DispatchHandler {
 
 /** Streams the answer as it comes; the upstream request ends when the client goes away. */
 function relayStream(res: ServerResponse): Dispatcher.DispatchHandler {
+  let upstream: Dispatcher.DispatchController | undefined;
+  let gone = false;
+  const leave = () => upstream?.abort(new Error('the client went away'));
+  res.on('close', () => {
+    gone = !res.writableFinished;
+    if (gone) leave();
+  });
   return {
     onRequestStart: (controller) => {
-      res.on('close', () => {
-        if (!res.writableFinished) controller.abort(new Error('the client went away'));
-      });
+      upstream = controller;
+      if (gone) leave();
     },
     onResponseStart: (_controller, statusCode, answerHeaders) => {
       res.writeHead(statusCode, without(answerHeaders));
