@@ -8,9 +8,9 @@
  *     audit to a file, a tool filter, and telemetry (OTLP traces at sampling 0.1 and metrics,
  *     exported to run.ts's OTLP/HTTP sink, which reads and drops every export);
  *   - each of those policies alone, so a regression points at its cause (raw cells);
- *   - the minimal Node.js proxy (bench/pipe-proxy.ts), the floor of these rounds (raw cells): the
- *     section runs many proxies in long rounds, and its no-policy ratio is read against this
- *     reference of the same rounds rather than against another section's;
+ *   - the minimal Node.js proxy (bench/pipe-proxy.ts), the floor of these rounds (raw and SDK
+ *     cells): the section runs many proxies in long rounds, and its no-policy ratios are read
+ *     against this reference of the same rounds rather than against another section's;
  *   - with MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), the full stack, no
  *     policies and the observers alone (audit, OTel: raw cells) run by that build too, in the same
  *     rounds: the before/after comparison on a loaded machine.
@@ -86,7 +86,7 @@ const POLICIES: PolicyName[] = ['JWT', 'Cedar', 'audit to file', 'tool filter', 
 const OBSERVERS: PolicyName[] = ['audit to file', 'OTel 0.1'];
 
 /** RunConfig fields for each policy. */
-function policyConfigs(
+export function policyConfigs(
   idp: { issuer: string; jwksUrl: string },
   otlpUrl: string,
   auditDir: string,
@@ -108,12 +108,21 @@ function policyConfigs(
   };
 }
 
+/** The full stack's RunConfig fields: every policy of `policyConfigs` at once. */
+export function fullStackConfig(configs: Record<PolicyName, object>): object {
+  return Object.assign({}, ...Object.values(configs)) as object;
+}
+
 const RAW = 'streamable HTTP (Moat)';
 const SDK = 'streamable HTTP, MCP SDK client and server (Moat)';
 const FULL = 'full policy stack';
 const BASELINE = `${FULL}, baseline build`;
 const NONE_BASELINE = 'no policies, baseline build';
-const REFERENCE = 'streamable HTTP (minimal Node.js proxy, reference)';
+/** The minimal Node.js proxy's row for each kind of traffic (run.ts's first section uses the same paths). */
+export const REFERENCE = {
+  http: 'streamable HTTP (minimal Node.js proxy, reference)',
+  sdk: 'streamable HTTP, MCP SDK client and server (minimal Node.js proxy, reference)',
+} as const;
 
 export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
   const idp = await startJwksServer();
@@ -123,7 +132,7 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
   const proxies: ProxyProcess[] = [];
   const stopProxies = () => Promise.all(proxies.splice(0).map((p) => p.stop()));
   const configs = () => policyConfigs(idp, otlp.url, auditDir);
-  const full = () => Object.assign({}, ...Object.values(configs())) as object;
+  const full = () => fullStackConfig(configs());
   const auth = { headers: { authorization: `Bearer ${idp.token}` } };
 
   /** One kind of traffic: no policies, the full stack (and the baseline's), each policy alone. */
@@ -141,8 +150,7 @@ export async function policyCells(kit: BenchKit): Promise<PolicyBench> {
       proxied.push([`${label}${suffix}`, { target, url: proxy.url, ...(withToken ? auth : {}) }]);
     };
     await add('', {}, false);
-    if (onePolicyCells)
-      proxied.push([REFERENCE, { target, url: await kit.startServer('./pipe-proxy.ts', backendUrl) }]);
+    proxied.push([REFERENCE[target], { target, url: await kit.startServer('./pipe-proxy.ts', backendUrl) }]);
     await add(`, ${FULL}`, full(), true);
     if (baselineDist) {
       await add(`, ${BASELINE}`, full(), true, baselineDist);
@@ -185,22 +193,27 @@ function report(kit: BenchKit, rows: Row[], withBaseline: boolean): PolicyBench 
   };
   const ratio = (path: string, c: number) => throughput(cell(path, c));
   const targets: TargetResult[] = [];
-  for (const [base, min] of [
-    [RAW, 0.45],
-    [SDK, 0.75],
-  ] as const) {
+  const kinds = [
+    { base: RAW, kind: 'raw', reference: REFERENCE.http, min: 0.45 },
+    { base: SDK, kind: 'SDK', reference: REFERENCE.sdk, min: 0.75 },
+  ] as const;
+  for (const { base, kind, reference, min } of kinds) {
     const row = cell(`${base}, ${FULL}`, 32);
-    const kind = base === RAW ? 'raw' : 'SDK';
     targets.push({
       target: `full policy stack, ${kind}, concurrency 32: ≥ ${min}× direct`,
-      measured: `${fmt(throughput(row), 3)}× (${fmt(row.proxied.rps, 0)} / ${fmt(row.direct.rps, 0)} req/s); no policies ${fmt(ratio(base, 32), 3)}×${base === RAW ? `; minimal reference proxy ${fmt(ratio(REFERENCE, 32), 3)}×` : ''}${withBaseline ? `; baseline build ${fmt(ratio(`${base}, ${BASELINE}`, 32), 3)}×` : ''}`,
+      measured: `${fmt(throughput(row), 3)}× (${fmt(row.proxied.rps, 0)} / ${fmt(row.direct.rps, 0)} req/s); no policies ${fmt(ratio(base, 32), 3)}×; minimal reference proxy ${fmt(ratio(reference, 32), 3)}×${withBaseline ? `; baseline build ${fmt(ratio(`${base}, ${BASELINE}`, 32), 3)}×` : ''}`,
       met: throughput(row) >= min,
     });
   }
+  targets.push({
+    target: 'no policies vs the minimal reference proxy, SDK, concurrency 32 (same rounds)',
+    measured: `${fmt(ratio(SDK, 32) / ratio(REFERENCE.sdk, 32), 3)}× of the reference`,
+    met: undefined,
+  });
   for (const c of [1, 32]) {
     targets.push({
       target: `no policies vs the minimal reference proxy, raw, concurrency ${c} (same rounds)`,
-      measured: `${fmt(ratio(RAW, c) / ratio(REFERENCE, c), 3)}× of the reference`,
+      measured: `${fmt(ratio(RAW, c) / ratio(REFERENCE.http, c), 3)}× of the reference`,
       met: undefined,
     });
     if (withBaseline)

@@ -8,7 +8,8 @@
  *   1. streamable-HTTP tools/call through the HTTP forwarder, concurrency 1, 8, 32; and through a
  *      minimal Node.js proxy (bench/pipe-proxy.ts), what one Node.js HTTP hop costs here
  *   2. the same through the official MCP SDK on both ends (SDK client → SDK server, stateful
- *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do
+ *      sessions, SSE-framed answers): protocol-correct traffic, what an MCP host and server do;
+ *      and through the minimal Node.js proxy, the floor of that traffic
  *   3. the stdio path: HTTP → stdio bridge → stdio server, against the stdio server's pipes
  *      directly, and supergateway (the peer, bench/supergateway.ts) fronting the same server;
  *      and through a minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts), the floor
@@ -63,6 +64,8 @@ const MB = 1024 * 1024;
 const RAW_PATH = 'streamable HTTP (Moat)';
 const OTEL_PATH = 'streamable HTTP (Moat), OTel on, sampling 0.1';
 const SDK_PATH = 'streamable HTTP, MCP SDK client and server (Moat)';
+const REFERENCE_PATH = 'streamable HTTP (minimal Node.js proxy, reference)';
+const SDK_REFERENCE_PATH = 'streamable HTTP, MCP SDK client and server (minimal Node.js proxy, reference)';
 const STDIO_PATH = 'stdio (Moat)';
 const PEER_PATH = 'stdio (supergateway 4.0.0, peer)';
 const STDIO_REFERENCE_PATH = 'stdio (minimal Node.js HTTP-to-stdio proxy, reference)';
@@ -682,7 +685,7 @@ async function main(): Promise<void> {
     rows.push(
       ...(await compare(concurrency, { target: 'http', url: backendUrl }, [
         [RAW_PATH, { target: 'http', url: httpProxy.url }],
-        ['streamable HTTP (minimal Node.js proxy, reference)', { target: 'http', url: pipeUrl }],
+        [REFERENCE_PATH, { target: 'http', url: pipeUrl }],
       ])),
     );
   }
@@ -706,10 +709,12 @@ async function main(): Promise<void> {
 
   const sdkBackendUrl = await startServer('./backend-sdk.ts');
   const sdkProxy = await startProxy({ kind: 'http', url: sdkBackendUrl }, 'supervisor');
+  const sdkPipeUrl = await startServer('./pipe-proxy.ts', sdkBackendUrl);
   for (const concurrency of [1, 8, 32]) {
     rows.push(
       ...(await compare(concurrency, { target: 'sdk', url: sdkBackendUrl }, [
         [SDK_PATH, { target: 'sdk', url: sdkProxy.url }],
+        [SDK_REFERENCE_PATH, { target: 'sdk', url: sdkPipeUrl }],
       ])),
     );
   }

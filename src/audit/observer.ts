@@ -116,7 +116,11 @@ function streamSink(stream: NodeJS.WritableStream): LineSink {
   return { write: (text) => stream.write(text), close: () => undefined };
 }
 
-/** The log file: each batch appended with one synchronous write; a failed write is logged and dropped. */
+/**
+ * The log file: each batch appended with one synchronous write of the string (Node encodes it
+ * outside the JS heap, so no Buffer copy per batch for the collector); a short write, rare for a
+ * file, is finished from the encoded bytes. A failed write is logged and dropped.
+ */
 async function openLogFile(path: string): Promise<LineSink> {
   let fd: number;
   try {
@@ -131,8 +135,12 @@ async function openLogFile(path: string): Promise<LineSink> {
     write: (text) => {
       if (closed) return;
       try {
-        const bytes = Buffer.from(text);
-        for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+        const written = writeSync(fd, text);
+        const length = Buffer.byteLength(text);
+        if (written < length) {
+          const bytes = Buffer.from(text);
+          for (let at = written; at < length;) at += writeSync(fd, bytes, at);
+        }
       } catch (err) {
         log().error({ err: errorMessage(err), path }, 'audit log write failed');
       }

@@ -3,6 +3,9 @@
  * resumption with Last-Event-ID passed to the backend under its own session id, and a session
  * store outage answered with 503 instead of a false "Session not found".
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { MemorySessionStore } from '../../../src/proxy/sessions/memory.js';
@@ -26,6 +29,51 @@ async function initialize(proxy: RunningProxy): Promise<Record<string, string>> 
     (await post(`${proxy.url}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status,
   ).toBe(202);
   return headers;
+}
+
+/** A `progress` tools/call answered on an SSE stream with event ids; returns its text and the ids. */
+async function progressCall(
+  proxy: RunningProxy,
+  headers: Record<string, string>,
+  id: number,
+  tag: string,
+): Promise<{ text: string; ids: string[] }> {
+  const call = await post(
+    `${proxy.url}/mcp`,
+    {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'progress', arguments: { tag }, _meta: { progressToken: `p-${tag}` } },
+    },
+    headers,
+  );
+  const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
+  expect(ids.length).toBeGreaterThanOrEqual(3);
+  return { text: call.text, ids };
+}
+
+/**
+ * Resumes after `lastEventId` as if the connection had broken there. The SDK server answers 409
+ * until it has let go of the finished stream, so ask again briefly.
+ */
+async function resumeAfter(
+  proxy: RunningProxy,
+  headers: Record<string, string>,
+  lastEventId: string,
+): Promise<Response> {
+  const resume = () =>
+    fetch(`${proxy.url}/mcp`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': lastEventId, ...headers },
+    });
+  let res = await resume();
+  for (let i = 0; res.status === 409 && i < 20; i++) {
+    await res.body?.cancel();
+    await new Promise((r) => setTimeout(r, 100));
+    res = await resume();
+  }
+  expect(res.status).toBe(200);
+  return res;
 }
 
 describe('sliding session TTL', () => {
@@ -64,31 +112,9 @@ describe('resumption', () => {
     );
     try {
       const headers = await initialize(proxy);
-      const call = await post(
-        `${proxy.url}/mcp`,
-        {
-          jsonrpc: '2.0',
-          id: 5,
-          method: 'tools/call',
-          params: { name: 'progress', arguments: { tag: 'r' }, _meta: { progressToken: 'p1' } },
-        },
-        headers,
-      );
-      const ids = [...call.text.matchAll(/^id: (.+)$/gm)].map((m) => m[1] as string);
-      expect(ids.length).toBeGreaterThanOrEqual(3);
-      // Pretend the connection broke after the first event. The SDK server answers 409 until it
-      // has let go of the finished stream, so ask again briefly.
-      const resume = () =>
-        fetch(`${proxy.url}/mcp`, {
-          headers: { accept: 'text/event-stream', 'last-event-id': ids[0] as string, ...headers },
-        });
-      let res = await resume();
-      for (let i = 0; res.status === 409 && i < 20; i++) {
-        await res.body?.cancel();
-        await new Promise((r) => setTimeout(r, 100));
-        res = await resume();
-      }
-      expect(res.status).toBe(200);
+      const call = await progressCall(proxy, headers, 5, 'r');
+      const { ids } = call;
+      const res = await resumeAfter(proxy, headers, ids[0] as string);
       // What followed the first event on the original stream (the backend's replay order may differ).
       const events = call.text.split(/\n\n/);
       const first = events.findIndex((e) => e.includes(`id: ${ids[0]}`));
@@ -116,6 +142,43 @@ describe('resumption', () => {
       expect(resumeRequest?.headers['mcp-session-id']).toBe(backend.sessionIds.at(-1));
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe('resumption with a response policy', () => {
+  it("gives the replayed answer to the response policies with its request, after the POST's stream ended", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'moat-resume-audit-'));
+    const logFile = join(dir, 'audit.jsonl');
+    // Audit with response data: the response tap sees every answer and records it for the line.
+    const proxy = await startProxy(
+      testConfig({ audit_config: { logFile, includeResponseData: true } }),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+    try {
+      const headers = await initialize(proxy);
+      const { ids } = await progressCall(proxy, headers, 6, 'q');
+      const res = await resumeAfter(proxy, headers, ids[0] as string);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('done:q')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+      await proxy.close();
+      const lines = readFileSync(logFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; data?: { response?: string } });
+      // The resumed stream's line carries the replayed answer: the tap knew which request it answers.
+      const stream = lines.find((line) => line.type === 'sse_connection');
+      expect(stream?.data?.response).toContain('done:q');
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

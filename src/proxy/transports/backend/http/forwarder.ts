@@ -24,7 +24,7 @@ import {
 } from './context.js';
 import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { HttpEraBridge } from './era-bridge.js';
-import { PendingRequests } from './pending.js';
+import { PendingRequests, setsEventId } from './pending.js';
 import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
 import { formatEvent, SseWriter } from '../../sse.js';
 import {
@@ -124,7 +124,7 @@ async function forwardStreamable(
   if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
   const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
   const method = req.method ?? 'GET';
-  const { policies, inspectsResponses: inspects } = policiesFor(fc, stateless);
+  const { policies } = policiesFor(fc, stateless);
 
   let session: SessionRecord | undefined;
   const clientSessionId = stateless ? undefined : headerValue(req.headers, 'mcp-session-id');
@@ -147,7 +147,6 @@ async function forwardStreamable(
     }
   }
   const sentRequest: JsonRpcRequest | undefined = message && isRequest(message) ? message : undefined;
-  if (sentRequest && session && inspects) fc.pending.add(session.id, sentRequest);
 
   const headers = upstreamHeaders(req.headers, {
     remote: fc.backend.remote,
@@ -246,13 +245,12 @@ async function exchange(
         // The answer to a request this POST carried is parsed only when some policy needs it.
         needed: (text) => sentRequest === undefined || needsResponse(policies, sentRequest.method, text),
         ctx: messageContext(fc, request, session?.id),
-        lookup: (id) => {
-          if (sentRequest && sentRequest.id === id) {
-            if (session) fc.pending.take(session.id, id);
-            return sentRequest;
-          }
-          return session ? fc.pending.take(session.id, id) : undefined;
-        },
+        lookup: (id) =>
+          sentRequest && sentRequest.id === id
+            ? sentRequest
+            : session
+              ? fc.pending.take(session.id, id)
+              : undefined,
       }
     : undefined;
   const transforms =
@@ -261,8 +259,6 @@ async function exchange(
       (isJson &&
         sentRequest !== undefined &&
         (upstream.whole === undefined || side.needed?.(upstream.whole) !== false)));
-  // An answer relayed unparsed still settles its request.
-  if (side && !transforms && !isSse && sentRequest && session) fc.pending.take(session.id, sentRequest.id);
 
   if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
   const sessionHeader: Record<string, string> =
@@ -286,13 +282,29 @@ async function exchange(
     keepAliveMs: fc.options.keepAliveMs,
     ...(touchedId ? { onKeepAlive: () => touchSession(fc, touchedId) } : {}),
   });
+  // This POST's answer may yet come on a resumed stream only if this one gave the client an event
+  // id: then its request is remembered for the response policies there (pending.ts).
+  const remembers = side !== undefined && sentRequest !== undefined && session !== undefined;
+  let resumable = false;
+  const noteEventIds = (text: string | Buffer): void => {
+    if (remembers && !resumable) resumable = setsEventId(text);
+  };
+  const rewrite = side && policyRewriter(side);
   try {
     // Ends the response itself when the stream ends (in the tick its last event is written).
     await relaySse(
       upstream,
       writer,
-      side ? policyRewriter(side) : undefined,
-      side?.needed && ((chunk) => !side.needed?.(chunk)),
+      rewrite &&
+        ((event) => {
+          noteEventIds(event.raw);
+          return rewrite(event);
+        }),
+      side?.needed &&
+        ((chunk) => {
+          noteEventIds(chunk);
+          return !side.needed?.(chunk);
+        }),
     );
   } catch (err) {
     // The client went away or the backend broke the stream (the relay aborted the exchange);
@@ -302,6 +314,7 @@ async function exchange(
       await writer.write(formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId)));
     }
   } finally {
+    if (resumable && sentRequest && session) fc.pending.add(session.id, sentRequest);
     writer.end();
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PendingRequests } from './pending.js';
+import { PendingRequests, setsEventId } from './pending.js';
 import type { JsonRpcRequest } from '../../../../mcp/jsonrpc.js';
 
 const request = (id: number | string): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/list' });
@@ -24,5 +24,22 @@ describe('PendingRequests', () => {
     expect(pending.take('s', 43)).toBeUndefined();
     expect(pending.take('s', 44)).toEqual(request(44));
     expect(pending.take('s', 299)).toEqual(request(299));
+  });
+});
+
+describe('setsEventId', () => {
+  it('finds an id line at the start or after any line end, in text and in bytes, and nothing else', () => {
+    const cases: Array<[string, boolean]> = [
+      ['id: 7\ndata: {}\n\n', true],
+      ['event: message\nid:7\ndata: {}\n\n', true],
+      ['data: {}\r\rid: 7\r\r', true],
+      ['event: message\ndata: {"id:":1}\n\n', false],
+      ['data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n', false],
+      ['', false],
+    ];
+    for (const [text, expected] of cases) {
+      expect(setsEventId(text)).toBe(expected);
+      expect(setsEventId(Buffer.from(text))).toBe(expected);
+    }
   });
 });

@@ -56,3 +56,16 @@ export class PendingRequests {
     }
   }
 }
+
+/**
+ * Whether SSE text sets an event id (a line starting `id:`). Only then can a client resume the
+ * stream (GET with Last-Event-ID) and get an answer there instead: a POST stream without one
+ * leaves nothing to remember once it ends.
+ */
+export function setsEventId(text: string | Buffer): boolean {
+  const first =
+    typeof text === 'string'
+      ? text.startsWith('id:')
+      : text[0] === 0x69 && text[1] === 0x64 && text[2] === 0x3a;
+  return first || text.includes('\nid:') || text.includes('\rid:');
+}
