@@ -261,7 +261,7 @@ async function exchange(
   }
   // A stream the client opened (GET) may stay open for hours; a POST's stream carries its answer.
   if (method !== 'POST') deadline.stop();
-  const outHeaders: OutgoingHttpHeaders = { ...clientHeaders(upstream.headers, true), ...sessionHeader };
+  const outHeaders: OutgoingHttpHeaders = Object.assign(clientHeaders(upstream.headers, true), sessionHeader);
   outHeaders['x-accel-buffering'] = 'no';
   outHeaders['cache-control'] ??= 'no-cache';
   res.writeHead(upstream.statusCode, outHeaders);
