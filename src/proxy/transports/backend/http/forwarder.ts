@@ -284,7 +284,10 @@ async function exchange(
     // both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
     if (err instanceof UpstreamTimeout && rpcId !== null && !writer.closed) {
-      await writer.write(formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId)));
+      // An event the backend left half-way is closed first, so the error is an event of its own.
+      const cut = writer.atEventBoundary ? '' : '\n\n';
+      const error = formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId));
+      await writer.write(cut + error);
     }
   } finally {
     writer.end();
