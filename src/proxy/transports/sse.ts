@@ -141,6 +141,11 @@ export class SseWriter {
     return this.#closed || this.#res.writableEnded || this.#res.destroyed;
   }
 
+  /** Everything written so far ends with a whole event (none is cut off half-way). */
+  get atEventBoundary(): boolean {
+    return this.#atBoundary;
+  }
+
   /** Writes at once; returns a promise only when the client is slow and the caller must wait. */
   write(text: string | Buffer): Promise<void> | undefined {
     if (this.closed || text.length === 0) return undefined;

@@ -77,6 +77,9 @@ async function startBackend(): Promise<Backend> {
       case 'hang':
         res.write(result(0, 'before the hang')); // then nothing, until the upstream timeout
         return;
+      case 'hang-mid-event':
+        res.write(result(0, 'before the hang') + 'data: {"jsonrpc":"2.0","method":"notifi');
+        return;
     }
   };
   const server: Server = createServer((req, res) => void answer(req, res));
@@ -129,7 +132,7 @@ async function settled(value: () => number): Promise<number> {
 
 describe.each([
   ['without policies', {}],
-  ['with policies', { tools_filter: ['short', 'spaced', 'big', 'idle', 'broken', 'hang'] }],
+  ['with policies', { tools_filter: ['short', 'spaced', 'big', 'idle', 'broken', 'hang', 'hang-mid-event'] }],
 ])('SSE answers to a POST, %s', (_name, overrides: Partial<RunConfigInput>) => {
   let backend: Backend;
   let proxy: RunningProxy;
@@ -224,6 +227,16 @@ describe.each([
     expect(sseMessages(text)).toMatchObject([
       { id: 0, result: { content: [{ text: 'before the hang' }] } },
       { id: 12, error: { code: -32000, message: expect.stringMatching(/upstream timeout/i) } },
+    ]);
+  });
+
+  it('sends the timeout error as an event of its own when the backend stops half-way in one', async () => {
+    const res = await callTool(quick, 'hang-mid-event', 13);
+    const events = (await res.text()).split('\n\n').filter((event) => event !== '');
+    // Without policies the cut event reaches the client as it came (with policies it is held back).
+    expect(events.at(0)).toBe(result(0, 'before the hang').slice(0, -2));
+    expect(sseMessages(`${events.at(-1)}\n\n`)).toMatchObject([
+      { id: 13, error: { code: -32000, message: expect.stringMatching(/upstream timeout/i) } },
     ]);
   });
 });

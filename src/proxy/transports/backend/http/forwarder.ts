@@ -272,7 +272,7 @@ async function exchange(
   }
   // A stream the client opened (GET) may stay open for hours; a POST's stream carries its answer.
   if (method !== 'POST') deadline.stop();
-  const outHeaders: OutgoingHttpHeaders = { ...clientHeaders(upstream.headers, true), ...sessionHeader };
+  const outHeaders: OutgoingHttpHeaders = Object.assign(clientHeaders(upstream.headers, true), sessionHeader);
   outHeaders['x-accel-buffering'] = 'no';
   outHeaders['cache-control'] ??= 'no-cache';
   res.writeHead(upstream.statusCode, outHeaders);
@@ -311,7 +311,10 @@ async function exchange(
     // both end this response.
     fc.options.logger.debug({ err: String(err) }, 'stream from the MCP backend ended early');
     if (err instanceof UpstreamTimeout && rpcId !== null && !writer.closed) {
-      await writer.write(formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId)));
+      // An event the backend left half-way is closed first, so the error is an event of its own.
+      const cut = writer.atEventBoundary ? '' : '\n\n';
+      const error = formatEvent('message', rpcErrorBody(timeoutRejection(err, rpcId).rpcError, rpcId));
+      await writer.write(cut + error);
     }
   } finally {
     if (resumable && sentRequest && session) fc.pending.add(session.id, sentRequest);
