@@ -13,6 +13,7 @@ import { MemorySessionStore } from '../../../src/proxy/sessions/memory.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { startV1SseBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, testConfig } from '../../support/proxy-harness.js';
+import { readUntil } from '../../support/streams.js';
 
 let backend: HttpBackendServer;
 const proxies: RunningProxy[] = [];
@@ -48,12 +49,7 @@ async function endpointOf(url: string, headers: Record<string, string> = {}): Pr
   expect(res.status).toBe(200);
   expect(res.headers.get('x-accel-buffering')).toBe('no');
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  let text = '';
-  while (!/event: endpoint\r?\ndata: .*\r?\n\r?\n/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
+  const { text } = await readUntil(reader, (read) => /event: endpoint\r?\ndata: .*\r?\n\r?\n/.test(read));
   controller.abort();
   return /event: endpoint\r?\ndata: (.*)\r?\n/.exec(text)?.[1] ?? '';
 }

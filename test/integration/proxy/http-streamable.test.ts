@@ -17,6 +17,7 @@ import {
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, messagesOf, testConfig } from '../../support/proxy-harness.js';
+import { readUntil } from '../../support/streams.js';
 
 interface Setup {
   backend: HttpBackendServer;
@@ -162,12 +163,7 @@ describe('the standalone GET stream', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-accel-buffering')).toBe('no');
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    let received = '';
-    while (!received.includes(': keep-alive')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      received += new TextDecoder().decode(value);
-    }
+    const { text: received } = await readUntil(reader, (text) => text.includes(': keep-alive'));
     controller.abort();
     expect(received).toContain(': keep-alive\n\n');
   });

@@ -12,6 +12,7 @@ import { MemorySessionStore } from '../../../src/proxy/sessions/memory.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, post, sseMessages, testConfig } from '../../support/proxy-harness.js';
 import { startRedis } from '../../support/redis.js';
+import { readUntil } from '../../support/streams.js';
 
 let backend: HttpBackendServer;
 beforeAll(async () => {
@@ -120,16 +121,11 @@ describe('resumption', () => {
       const first = events.findIndex((e) => e.includes(`id: ${ids[0]}`));
       const expected = sseMessages(events.slice(first + 1).join('\n\n'));
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      let text = '';
       // Until every replayed event is complete (events can span chunks and come in any order).
-      const complete = () => sseMessages(text.slice(0, text.lastIndexOf('\n\n') + 2));
-      while (complete().length < expected.length) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
+      const complete = (text: string) => sseMessages(text.slice(0, text.lastIndexOf('\n\n') + 2));
+      const { text } = await readUntil(reader, (read) => complete(read).length >= expected.length);
       await reader.cancel();
-      const replayed = complete();
+      const replayed = complete(text);
       expect(replayed).toContainEqual(
         expect.objectContaining({
           id: 5,
@@ -161,12 +157,7 @@ describe('resumption with a response policy', () => {
       const { ids } = await progressCall(proxy, headers, 6, 'q');
       const res = await resumeAfter(proxy, headers, ids[0] as string);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      let text = '';
-      while (!text.includes('done:q')) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
+      await readUntil(reader, (text) => text.includes('done:q'));
       await reader.cancel();
       await proxy.close();
       const lines = readFileSync(logFile, 'utf8')

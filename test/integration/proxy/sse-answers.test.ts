@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfigInput } from '../../../src/config/runconfig.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { MCP_HEADERS, memoryLogger, sseMessages, testConfig } from '../../support/proxy-harness.js';
+import { readUntil } from '../../support/streams.js';
 
 const BIG_EVENTS = 8000;
 const BIG_EVENT = `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat(4000)}"}}\n\n`;
@@ -103,21 +104,6 @@ const call = (name: string, id: number) =>
 
 function callTool(proxy: RunningProxy, name: string, id: number): Promise<Response> {
   return fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: call(name, id) });
-}
-
-/** Reads a streamed body until `enough` says so or it ends; returns the text so far. */
-async function readUntil(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  enough: (text: string) => boolean,
-  text = '',
-): Promise<{ text: string; done: boolean }> {
-  const decoder = new TextDecoder();
-  while (!enough(text)) {
-    const { value, done } = await reader.read();
-    if (done) return { text, done: true };
-    text += decoder.decode(value, { stream: true });
-  }
-  return { text, done: false };
 }
 
 /** The value once it has not changed for half a second (polled; bounded by the test's timeout). */

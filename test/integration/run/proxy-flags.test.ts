@@ -14,6 +14,7 @@ import { testServerImage } from '../../support/images.js';
 import { testTempDir } from '../../support/temp-dir.js';
 import { callTool, moat, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
+import { readUntil } from '../../support/streams.js';
 
 let image: string;
 const home = testMoatHome();
@@ -144,12 +145,7 @@ describe('proxy and tools flags through moat run', { timeout: 300_000 }, () => {
     });
     expect(sse.status).toBe(200);
     const reader = sse.body!.getReader();
-    let text = '';
-    while (!text.includes('\n\n')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
-    }
+    const { text } = await readUntil(reader, (read) => read.includes('\n\n'));
     controller.abort();
     expect(text).toMatch(
       /event: endpoint\ndata: https:\/\/mcp\.example\.com\/tenant-a\/messages\?session_id=/,
