@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordResponse, type ExchangeRecord, type ExchangeSummary } from '../mcp/exchange.js';
 import { loadAuditSettings, parseAuditConfig, type AuditSettings } from './config.js';
-import { eventType, outcomeOf, type AuditEvent } from './event.js';
+import { eventLine, eventType, isoTime, outcomeOf, type AuditEvent } from './event.js';
 import { createAuditor } from './observer.js';
 import type { Identity } from '../mcp/identity.js';
 
@@ -323,6 +323,78 @@ describe('auditor', () => {
     });
     // JSON.stringify escapes a lone surrogate, so the line is valid UTF-8 as well.
     expect(lines[0]).toContain('\\ud800');
+  });
+
+  it('writes each time as toISOString does, across seconds, before 1970 and past year 9999', () => {
+    const times = [
+      0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      999,
+      1000,
+      1012,
+      -1,
+      -999,
+      -1000,
+      -1001,
+      Date.UTC(2026, 10, 25, 15, 34, 2, 867),
+    ];
+    times.push(
+      Date.UTC(2026, 10, 25, 15, 34, 2, 868),
+      Date.UTC(2026, 10, 25, 15, 34, 3, 5),
+      8.64e15,
+      253402300800000,
+    );
+    for (const ms of times) expect(isoTime(ms)).toBe(JSON.stringify(new Date(ms).toISOString()));
+  });
+
+  it('writes who and from where afresh when they change, and the same text for a reused identity', () => {
+    const facts = { type: 'mcp_tool_call' as const, component: 'wx', detectApplicationErrors: true };
+    const lineOf = (over: Partial<ExchangeSummary>) =>
+      JSON.parse(eventLine(summary(over), facts)) as AuditEvent;
+    const frozen: Identity = Object.freeze({
+      subject: 'bob',
+      email: 'bob@example.com',
+      groups: Object.freeze([]) as unknown as string[],
+      claims: Object.freeze({ sub: 'bob', preferred_username: 'bobby' }),
+      local: false,
+    });
+    expect(lineOf({ identity: frozen }).subjects).toEqual({
+      user_id: 'bob',
+      user: 'bobby',
+      email: 'bob@example.com',
+    });
+    expect(lineOf({ identity: frozen }).subjects).toEqual({
+      user_id: 'bob',
+      user: 'bobby',
+      email: 'bob@example.com',
+    });
+    // An identity that can change (not one authentication built) is read on every event.
+    const mutable: Identity = { subject: 'carol', groups: [], claims: {}, local: false };
+    expect(lineOf({ identity: mutable }).subjects).toEqual({ user_id: 'carol', user: 'carol' });
+    mutable.name = 'Carol';
+    expect(lineOf({ identity: mutable }).subjects).toEqual({ user_id: 'carol', user: 'Carol' });
+    expect(lineOf({ clientAddress: '10.0.0.1', userAgent: 'a/1' }).source).toEqual({
+      type: 'network',
+      value: '10.0.0.1',
+      extra: { user_agent: 'a/1' },
+    });
+    expect(lineOf({ clientAddress: '10.0.0.1', userAgent: undefined }).source).toEqual({
+      type: 'network',
+      value: '10.0.0.1',
+    });
+    expect(lineOf({ clientAddress: '10.0.0.2', userAgent: undefined }).source).toEqual({
+      type: 'network',
+      value: '10.0.0.2',
+    });
+    expect(lineOf({ clientAddress: '10.0.0.2', userAgent: 'b/2' }).source).toEqual({
+      type: 'network',
+      value: '10.0.0.2',
+      extra: { user_agent: 'b/2' },
+    });
   });
 
   it('refuses a log file it cannot open, naming it', async () => {

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditEventType } from './config.js';
 import type { ExchangeRecord, ExchangeSummary } from '../mcp/exchange.js';
+import type { Identity } from '../mcp/identity.js';
 
 export type Outcome = 'success' | 'denied' | 'failure' | 'error' | 'application_error';
 
@@ -90,14 +91,7 @@ export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
   const { record: annotations, identity } = summary;
   const now = isoTime(summary.ended);
   const { method, target } = annotations;
-  let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${randomUUID()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":{"type":"network","value":${JSON.stringify(summary.clientAddress)}`;
-  if (summary.userAgent) line += `,"extra":{"user_agent":${JSON.stringify(summary.userAgent)}}`;
-  const user =
-    identity.name ?? stringClaim(identity.claims.preferred_username) ?? identity.email ?? identity.subject;
-  line += `},"subjects":{"user_id":${JSON.stringify(identity.subject)},"user":${JSON.stringify(user)}`;
-  if (identity.email) line += `,"email":${JSON.stringify(identity.email)}`;
-  if (identity.local) line += ',"local":true';
-  line += `},"target":{"endpoint":${JSON.stringify(summary.path)}`;
+  let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${randomUUID()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":${sourceJson(summary.clientAddress, summary.userAgent)},"subjects":${subjectsJson(identity)},"target":{"endpoint":${JSON.stringify(summary.path)}`;
   if (method !== undefined) line += `,"method":${JSON.stringify(method)}`;
   if (target !== undefined) line += `,"name":${JSON.stringify(target)}`;
   line += `,"type":"${(method !== undefined && TARGET_TYPES[method]) || 'endpoint'}"},"metadata":{"extra":{"duration_ms":${summary.ended - summary.started},"transport":"${summary.transport === 'sse' ? 'sse' : 'http'}","http_status":${summary.status},"response_size_bytes":${summary.responseBytes}`;
@@ -120,11 +114,50 @@ export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
   return `${line}}\n`;
 }
 
-/** The JSON string of a time, reused while the millisecond stays the same (many events share one). */
-let lastTime = { ms: Number.NaN, json: '' };
-function isoTime(ms: number): string {
-  if (ms !== lastTime.ms) lastTime = { ms, json: `"${new Date(ms).toISOString()}"` };
-  return lastTime.json;
+/**
+ * The JSON string of a time: toISOString once per second, then the milliseconds appended (an SDK
+ * call rarely shares its millisecond with the previous event, but nearly always its second).
+ */
+let lastSecond = { second: Number.NaN, prefix: '' };
+export function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond.second) {
+    const iso = new Date(second * 1000).toISOString();
+    // Everything up to the milliseconds: `"2026-11-25T15:34:02.` (also for years past 9999).
+    lastSecond = { second, prefix: `"${iso.slice(0, -4)}` };
+  }
+  const millis = ms - second * 1000;
+  return `${lastSecond.prefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z"`;
+}
+
+/** The `source` object, reused while the caller's address and user agent repeat (they mostly do). */
+let lastSource = { address: '', userAgent: undefined as string | undefined, json: '' };
+function sourceJson(address: string, userAgent: string | undefined): string {
+  if (address === lastSource.address && userAgent === lastSource.userAgent && lastSource.json !== '')
+    return lastSource.json;
+  let json = `{"type":"network","value":${JSON.stringify(address)}`;
+  if (userAgent) json += `,"extra":{"user_agent":${JSON.stringify(userAgent)}}`;
+  json += '}';
+  lastSource = { address, userAgent, json };
+  return json;
+}
+
+/**
+ * The `subjects` object of an identity. Written once per identity that authentication reuses
+ * (frozen, one per token), so requests with the same token share the text.
+ */
+const subjectsOfIdentity = new WeakMap<Identity, string>();
+function subjectsJson(identity: Identity): string {
+  const known = subjectsOfIdentity.get(identity);
+  if (known !== undefined) return known;
+  const user =
+    identity.name ?? stringClaim(identity.claims.preferred_username) ?? identity.email ?? identity.subject;
+  let json = `{"user_id":${JSON.stringify(identity.subject)},"user":${JSON.stringify(user)}`;
+  if (identity.email) json += `,"email":${JSON.stringify(identity.email)}`;
+  if (identity.local) json += ',"local":true';
+  json += '}';
+  if (Object.isFrozen(identity) && Object.isFrozen(identity.claims)) subjectsOfIdentity.set(identity, json);
+  return json;
 }
 
 function stringClaim(value: unknown): string | undefined {
