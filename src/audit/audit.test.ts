@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordResponse, type ExchangeRecord, type ExchangeSummary } from '../mcp/exchange.js';
 import { loadAuditSettings, parseAuditConfig, type AuditSettings } from './config.js';
+import { auditId } from './audit-id.js';
 import { eventLine, eventType, isoTime, outcomeOf, type AuditEvent } from './event.js';
 import { createAuditor } from './observer.js';
 import type { Identity } from '../mcp/identity.js';
@@ -323,6 +324,15 @@ describe('auditor', () => {
     });
     // JSON.stringify escapes a lone surrogate, so the line is valid UTF-8 as well.
     expect(lines[0]).toContain('\\ud800');
+  });
+
+  it('gives every event a distinct version 4 UUID, across refills of its random pool', () => {
+    const ids = Array.from({ length: 1000 }, () => auditId());
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Every hex digit of the random part turns up (not stuck on a few values).
+    expect(new Set(ids.join('').replaceAll('-', '')).size).toBe(16);
   });
 
   it('writes each time as toISOString does, across seconds, before 1970 and past year 9999', () => {

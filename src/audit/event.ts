@@ -4,7 +4,7 @@
  * long it took, on which session and from which address. The shape follows ToolHive's audit
  * events so existing log pipelines keep working.
  */
-import { randomUUID } from 'node:crypto';
+import { auditId } from './audit-id.js';
 import type { AuditEventType } from './config.js';
 import type { ExchangeRecord, ExchangeSummary } from '../mcp/exchange.js';
 import type { Identity } from '../mcp/identity.js';
@@ -91,7 +91,7 @@ export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
   const { record: annotations, identity } = summary;
   const now = isoTime(summary.ended);
   const { method, target } = annotations;
-  let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${randomUUID()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":${sourceJson(summary.clientAddress, summary.userAgent)},"subjects":${subjectsJson(identity)},"target":{"endpoint":${JSON.stringify(summary.path)}`;
+  let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${auditId()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":${sourceJson(summary.clientAddress, summary.userAgent)},"subjects":${subjectsJson(identity)},"target":{"endpoint":${JSON.stringify(summary.path)}`;
   if (method !== undefined) line += `,"method":${JSON.stringify(method)}`;
   if (target !== undefined) line += `,"name":${JSON.stringify(target)}`;
   line += `,"type":"${(method !== undefined && TARGET_TYPES[method]) || 'endpoint'}"},"metadata":{"extra":{"duration_ms":${summary.ended - summary.started},"transport":"${summary.transport === 'sse' ? 'sse' : 'http'}","http_status":${summary.status},"response_size_bytes":${summary.responseBytes}`;
