@@ -75,6 +75,21 @@ export class CedarAuthorizer {
   private nextPrincipalNumber = 0;
   /** The number per frozen identity (immutable, reused per token by authentication). */
   private readonly identityNumbers = new WeakMap<Identity, number>();
+  /**
+   * The previous request's inputs and key: a request with equal inputs (the usual repeated call)
+   * gets the same key string, whose hash the map has already computed, instead of a new one.
+   */
+  private lastKey:
+    | {
+        principal: number;
+        feature: Feature;
+        id: string;
+        serverName: string;
+        annotationsJson: string;
+        args: string;
+        key: string;
+      }
+    | undefined;
 
   constructor(config: AuthzConfig, locations?: PolicyLocations) {
     const policies = config.cedar.policies;
@@ -107,8 +122,25 @@ export class CedarAuthorizer {
    * the JSON of its name, server, annotations and read arguments.
    */
   private decisionKey(request: AuthzRequest): string {
-    const { annotations } = request;
-    return `[${this.principalNumber(request.identity)},"${request.feature}",${JSON.stringify(request.id)},${JSON.stringify(request.serverName)},${annotations === undefined ? 'null' : JSON.stringify(annotations)},${this.argumentsKey(request.arguments)}]`;
+    const { annotations, feature, id, serverName } = request;
+    const principal = this.principalNumber(request.identity);
+    const annotationsJson = annotations === undefined ? 'null' : JSON.stringify(annotations);
+    const args = this.argumentsKey(request.arguments);
+    const last = this.lastKey;
+    if (
+      last !== undefined &&
+      last.principal === principal &&
+      last.feature === feature &&
+      last.id === id &&
+      last.serverName === serverName &&
+      last.annotationsJson === annotationsJson &&
+      last.args === args
+    ) {
+      return last.key;
+    }
+    const key = `[${principal},"${feature}",${JSON.stringify(id)},${JSON.stringify(serverName)},${annotationsJson},${args}]`;
+    this.lastKey = { principal, feature, id, serverName, annotationsJson, args, key };
+    return key;
   }
 
   private principalNumber(identity: Identity): number {
