@@ -137,4 +137,17 @@ describe('the pooled ID generator', () => {
     }
     expect(seen.size).toBe(2000);
   });
+
+  it('never gives the all-zero IDs W3C calls invalid', () => {
+    const gen = new FastIdGenerator();
+    gen.generateSpanId();
+    // Reaching into the pool (a test-only view of a private field): the next trace ID's 16 bytes
+    // are zero, and so are the 8 bytes the span ID would take after the trace ID drawn instead.
+    const { pool } = gen as unknown as { pool: Buffer };
+    pool.fill(0, 8, 24).fill(0, 40, 48);
+    const traceId = gen.generateTraceId();
+    const spanId = gen.generateSpanId();
+    expect(traceId).toMatch(/^(?!0+$)[0-9a-f]{32}$/);
+    expect(spanId).toMatch(/^(?!0+$)[0-9a-f]{16}$/);
+  });
 });

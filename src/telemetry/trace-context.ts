@@ -9,6 +9,8 @@
 import { randomFillSync } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
+  INVALID_SPANID as INVALID_SPAN_ID,
+  INVALID_TRACEID as INVALID_TRACE_ID,
   ROOT_CONTEXT,
   SpanKind,
   TraceFlags,
@@ -140,7 +142,7 @@ export class FastIdGenerator implements IdGenerator {
     }
     const id = this.pool.toString('hex', this.offset, (this.offset += bytes));
     // All zeros is not a valid ID (W3C); the chance is negligible but the rule is cheap.
-    return /^0+$/.test(id) ? this.next(bytes) : id;
+    return id === INVALID_TRACE_ID || id === INVALID_SPAN_ID ? this.next(bytes) : id;
   }
 }
 
@@ -175,10 +177,11 @@ export function tracePropagation(sampler: Sampler, ids: IdGenerator): TracePropa
       const span = chooseSpan(sampler, parent, ids);
       const traceparent = formatTraceparent(span);
       record.traceparent = traceparent;
-      const state = trace.getSpanContext(parent)?.traceState?.serialize();
+      const state =
+        parent === ROOT_CONTEXT ? undefined : trace.getSpanContext(parent)?.traceState?.serialize();
       const context: Record<string, string> = state ? { traceparent, tracestate: state } : { traceparent };
       const traced = message && isSampled(span) ? withMeta(message, context) : undefined;
-      return { headers: context, ...(traced ? { message: traced } : {}) };
+      return traced ? { headers: context, message: traced } : { headers: context };
     },
   };
 }
