@@ -6,6 +6,7 @@ import {
   runClientPolicies,
   runServerPolicies,
   inspectsResponses,
+  needsResponse,
   type ClientVerdict,
   type MessagePolicy,
 } from './policy.js';
@@ -77,6 +78,21 @@ describe('policy chains', () => {
     expect(inspectsResponses([clientOnly, tagging('x', [])])).toBe(true);
     const response = { jsonrpc: '2.0' as const, id: 1, result: { same: true } };
     expect(await runServerPolicies([clientOnly], response, request, ctx)).toBe(response);
+  });
+
+  it('needs an answer parsed when a policy with a server hook wants it or has no screen', () => {
+    const clientOnly: MessagePolicy = { name: 'c', onClientMessage: () => ALLOW, needsResponse: () => true };
+    const screened = (wanted: string): MessagePolicy => ({
+      name: `s-${wanted}`,
+      onServerResponse: (response) => response,
+      needsResponse: (method) => method === wanted,
+    });
+    // A screen on a policy without a server hook does not count.
+    expect(needsResponse([clientOnly], 'tools/list', '{}')).toBe(false);
+    expect(needsResponse([clientOnly, screened('tools/list')], 'tools/call', '{}')).toBe(false);
+    expect(needsResponse([screened('tools/list'), screened('tools/call')], 'tools/call', '{}')).toBe(true);
+    // A server hook without a screen needs every answer.
+    expect(needsResponse([screened('tools/list'), tagging('x', [])], 'ping', '{}')).toBe(true);
   });
 
   it('forwards the message itself, not a copy, when every policy allows it', async () => {

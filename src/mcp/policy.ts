@@ -137,11 +137,19 @@ export function inspectsResponses(policies: readonly MessagePolicy[]): boolean {
   return policies.some((p) => p.onServerResponse !== undefined);
 }
 
-/** True when some policy needs this answer (to a `method` request) parsed. */
+/**
+ * True when some policy needs this answer (to a `method` request) parsed. A loop rather than
+ * some() with an arrow: it runs for every answer (and SSE chunk), and the arrow would be a new
+ * closure each time.
+ */
 export function needsResponse(
   policies: readonly MessagePolicy[],
   method: string,
   text: string | Buffer,
 ): boolean {
-  return policies.some((p) => p.onServerResponse !== undefined && (p.needsResponse?.(method, text) ?? true));
+  for (const policy of policies) {
+    if (policy.onServerResponse === undefined) continue;
+    if (policy.needsResponse === undefined || policy.needsResponse(method, text)) return true;
+  }
+  return false;
 }

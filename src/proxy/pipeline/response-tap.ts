@@ -11,8 +11,14 @@ import type { MessagePolicy } from '../../mcp/policy.js';
 export function responseTap(observers: readonly ExchangeObserver[]): MessagePolicy | undefined {
   const needs = observers.flatMap((o) => (o.needsResponse ? [o.needsResponse] : []));
   if (needs.length === 0) return undefined;
+  // A loop, not some() with an arrow: no closure per answer screened.
   const needsResponse: ResponseNeed =
-    needs.length === 1 ? needs[0]! : (method, text) => needs.some((n) => n(method, text));
+    needs.length === 1
+      ? needs[0]!
+      : (method, text) => {
+          for (const need of needs) if (need(method, text)) return true;
+          return false;
+        };
   return {
     name: 'response-tap',
     needsResponse,
