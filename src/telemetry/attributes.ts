@@ -34,34 +34,35 @@ export interface ExchangeFacts {
   error?: string;
 }
 
-/** The facts of an exchange (the part of its summary telemetry reads). */
+/**
+ * The facts of an exchange (the part of its summary telemetry reads). One literal with every
+ * field, an absent one as undefined: adding the optional fields one by one grew the object's
+ * property store several times per exchange (about 0.3 KB of garbage for every request).
+ */
 export function exchangeFacts(summary: ExchangeSummary): ExchangeFacts {
   const { record } = summary;
-  const facts: ExchangeFacts = {
+  return {
     httpMethod: summary.httpMethod,
     path: summary.path,
     status: summary.status,
     started: summary.started,
     ended: summary.ended,
     clientAddress: summary.clientAddress,
+    clientPort: summary.clientPort,
+    userAgent: summary.userAgent,
     transport: summary.transport,
     responseBytes: summary.responseBytes,
+    requestBytes: summary.requestBody?.length,
+    httpVersion: summary.httpVersion,
+    protocolVersion: protocolVersion(summary),
+    method: record.method,
+    target: record.target,
+    id: record.id === undefined ? undefined : String(record.id),
+    sessionId: record.sessionId,
+    rpcErrorCode: record.rpcErrorCode,
+    deniedBy: record.deniedBy,
+    error: errorType(summary),
   };
-  if (summary.clientPort !== undefined) facts.clientPort = summary.clientPort;
-  if (summary.userAgent !== undefined) facts.userAgent = summary.userAgent;
-  if (summary.requestBody !== undefined) facts.requestBytes = summary.requestBody.length;
-  if (summary.httpVersion !== undefined) facts.httpVersion = summary.httpVersion;
-  const version = protocolVersion(summary);
-  if (version !== undefined) facts.protocolVersion = version;
-  if (record.method !== undefined) facts.method = record.method;
-  if (record.target !== undefined) facts.target = record.target;
-  if (record.id !== undefined) facts.id = String(record.id);
-  if (record.sessionId !== undefined) facts.sessionId = record.sessionId;
-  if (record.rpcErrorCode !== undefined) facts.rpcErrorCode = record.rpcErrorCode;
-  if (record.deniedBy !== undefined) facts.deniedBy = record.deniedBy;
-  const error = errorType(summary);
-  if (error !== undefined) facts.error = error;
-  return facts;
 }
 
 /** Targets low in cardinality enough for span names and metric attributes (not resource URIs). */
