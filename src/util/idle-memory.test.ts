@@ -29,13 +29,13 @@ function nextReduction(reductions: Array<{ rssBefore: number; rssAfter: number }
 }
 
 describe('idleMemoryDecision', () => {
-  const rules = { idleEvents: 50, growthBytes: 8 * MB };
+  const rules = { idleEvents: 50, growthBytes: 8 * MB, quietIntervals: 1 };
   /** Feeds intervals (events, RSS in MB) through the rules; RSS after a reduction is `afterMb`. */
-  function run(intervals: Array<[events: number, rssMb: number]>, afterMb = 76) {
-    let state: IdleMemoryState = { floor: 74 * MB, busySinceReduction: false };
+  function run(intervals: Array<[events: number, rssMb: number]>, afterMb = 76, quietIntervals = 1) {
+    let state: IdleMemoryState = { floor: 74 * MB, busySinceReduction: false, quietIntervals: 0 };
     const reductions: number[] = [];
     for (const [i, [events, rssMb]] of intervals.entries()) {
-      const decision = idleMemoryDecision(state, { events, rss: rssMb * MB, ...rules });
+      const decision = idleMemoryDecision(state, { events, rss: rssMb * MB, ...rules, quietIntervals });
       state = decision.state;
       if (decision.reduce) {
         reductions.push(i);
@@ -128,6 +128,39 @@ describe('idleMemoryDecision', () => {
     expect(state.floor).toBe(74 * MB);
   });
 
+  it('waits for the whole quiet period: pauses shorter than it between bursts never reduce', () => {
+    // Three quiet intervals needed: bursts with two quiet intervals between them keep their heap.
+    const bursts = run(
+      [
+        [5000, 100],
+        [0, 100],
+        [0, 100],
+        [5000, 101],
+        [3, 101],
+        [0, 101],
+        [5000, 101],
+      ],
+      76,
+      3,
+    );
+    expect(bursts.reductions).toEqual([]);
+    expect(bursts.state.quietIntervals).toBe(0);
+    // The third quiet interval in a row reduces; a probe (few events) counts as quiet.
+    expect(
+      run(
+        [
+          [5000, 100],
+          [0, 100],
+          [10, 100],
+          [0, 100],
+          [0, 100],
+        ],
+        76,
+        3,
+      ).reductions,
+    ).toEqual([3]);
+  });
+
   it('lowers the floor to the lowest RSS a check sees', () => {
     expect(
       run([
@@ -151,6 +184,7 @@ describe('startIdleMemoryReducer', () => {
     const reductions: Array<{ rssBefore: number; rssAfter: number }> = [];
     const stop = startIdleMemoryReducer({
       intervalMs: 100,
+      quietMs: 300,
       growthBytes: 16 * MB,
       onReduce: (r) => reductions.push(r),
     });
@@ -192,6 +226,7 @@ describe('startIdleMemoryReducer', () => {
     churn();
     const stop = startIdleMemoryReducer({
       intervalMs: 100,
+      quietMs: 300,
       growthBytes: 1,
       onReduce: (r) => reductions.push(r),
     });

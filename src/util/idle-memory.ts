@@ -5,10 +5,13 @@
  * at GCs, and an idle process makes none, so it runs only after its watchdog (about 100 s after
  * the last GC, and later still while anything allocates a little).
  *
- * Every check interval, when the process handled (almost) no I/O during the whole interval, was
- * busy since the last reduction (or has not reduced yet), and RSS is at least `growthBytes` above
- * the lowest it has ever been, one full memory-reducing GC runs: V8's "last resort" collection,
- * which compacts the heap, shrinks the young generation and releases pooled pages. Idleness is
+ * Every check interval: when the process has handled (almost) no I/O for `quietMs` (whole
+ * intervals in a row), was busy since the last reduction (or has not reduced yet), and RSS is at
+ * least `growthBytes` above the lowest it has ever been, one full memory-reducing GC runs: V8's
+ * "last resort" collection, which compacts the heap, shrinks the young generation and releases
+ * pooled pages. The wait is long because that GC is not free for what comes next: the first
+ * burst after it costs about 40 % more CPU per request (docs/performance.md, "Back near idle
+ * after the load"), and MCP traffic comes in bursts with pauses of seconds between them. Idleness is
  * counted in libuv's I/O events, not in event-loop utilization: a proxy under light load waits on
  * its peers most of the time and looks idle by utilization. Nothing runs per request: the check
  * is one timer. At most once per busy period (`idleMemoryDecision` has the rules).
@@ -21,6 +24,8 @@ import { log } from './log.js';
 export interface IdleMemoryOptions {
   /** How often the event loop's idleness and RSS are checked (default 10 s). */
   intervalMs?: number;
+  /** How long the process must have been quiet before a reduction (default 30 s; whole intervals). */
+  quietMs?: number;
   /** RSS above the lowest seen that makes an idle interval after a busy one reduce memory (default 8 MB). */
   growthBytes?: number;
   /** An interval counts as idle with at most this many I/O events per second (default 5: a health probe or two). */
@@ -63,6 +68,8 @@ export interface IdleMemoryState {
   floor: number;
   /** Whether an interval since the last reduction (or the start) was busy. */
   busySinceReduction: boolean;
+  /** Quiet intervals in a row up to now. */
+  quietIntervals: number;
 }
 
 /** One interval's figures, and the thresholds they are judged by. */
@@ -75,12 +82,15 @@ export interface IdleCheck {
   idleEvents: number;
   /** How far above the floor RSS must be for a reduction to be worth it. */
   growthBytes: number;
+  /** How many quiet intervals in a row a reduction waits for. */
+  quietIntervals: number;
 }
 
 /**
  * Whether this interval reduces memory, and the state after it (before the reduction's own
- * effect: the caller lowers the floor with the RSS measured after it). A reduction needs a quiet
- * interval after a busy one, with RSS at least `growthBytes` above the floor. The floor is the
+ * effect: the caller lowers the floor with the RSS measured after it). A reduction needs
+ * `quietIntervals` quiet intervals in a row after a busy one, with RSS at least `growthBytes`
+ * above the floor. The floor is the
  * lowest RSS ever seen, not the RSS after the last reduction: a reduction in a pause of a long
  * load would otherwise raise the mark, and the heap the rest of the load commits would stay when
  * it ends with less than `growthBytes` on top. A busy interval must come between two reductions,
@@ -91,9 +101,18 @@ export function idleMemoryDecision(
   check: IdleCheck,
 ): { reduce: boolean; state: IdleMemoryState } {
   const floor = Math.min(state.floor, check.rss);
-  if (check.events > check.idleEvents) return { reduce: false, state: { floor, busySinceReduction: true } };
-  const reduce = state.busySinceReduction && check.rss >= floor + check.growthBytes;
-  return { reduce, state: { floor, busySinceReduction: state.busySinceReduction && !reduce } };
+  if (check.events > check.idleEvents) {
+    return { reduce: false, state: { floor, busySinceReduction: true, quietIntervals: 0 } };
+  }
+  const quietIntervals = state.quietIntervals + 1;
+  const reduce =
+    state.busySinceReduction &&
+    quietIntervals >= check.quietIntervals &&
+    check.rss >= floor + check.growthBytes;
+  return {
+    reduce,
+    state: { floor, busySinceReduction: state.busySinceReduction && !reduce, quietIntervals },
+  };
 }
 
 /**
@@ -105,8 +124,13 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions = {}): () => v
   const intervalMs = options.intervalMs ?? 10_000;
   const growthBytes = options.growthBytes ?? 8 * 1024 * 1024;
   const idleEvents = ((options.idleEventsPerSecond ?? 5) * intervalMs) / 1000;
+  const quietIntervals = Math.max(1, Math.ceil((options.quietMs ?? 30_000) / intervalMs));
   // Start-up counts as busy: what it left above the floor goes back at the first quiet interval.
-  let state: IdleMemoryState = { floor: process.memoryUsage.rss(), busySinceReduction: true };
+  let state: IdleMemoryState = {
+    floor: process.memoryUsage.rss(),
+    busySinceReduction: true,
+    quietIntervals: 0,
+  };
   let eventsBefore = ioEvents() ?? 0;
   const timer = setInterval(() => {
     const events = ioEvents() ?? 0;
@@ -116,6 +140,7 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions = {}): () => v
       rss,
       idleEvents,
       growthBytes,
+      quietIntervals,
     });
     eventsBefore = events;
     state = decision.state;
