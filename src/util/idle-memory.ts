@@ -26,7 +26,7 @@ export interface IdleMemoryOptions {
   intervalMs?: number;
   /** How long the process must have been quiet before a reduction (default 30 s; whole intervals). */
   quietMs?: number;
-  /** RSS above the lowest seen that makes an idle interval after a busy one reduce memory (default 8 MB). */
+  /** RSS above the lowest seen that makes a quiet period after a busy one reduce memory (default 8 MB). */
   growthBytes?: number;
   /** An interval counts as idle with at most this many I/O events per second (default 5: a health probe or two). */
   idleEventsPerSecond?: number;
@@ -90,11 +90,11 @@ export interface IdleCheck {
  * Whether this interval reduces memory, and the state after it (before the reduction's own
  * effect: the caller lowers the floor with the RSS measured after it). A reduction needs
  * `quietIntervals` quiet intervals in a row after a busy one, with RSS at least `growthBytes`
- * above the floor. The floor is the
- * lowest RSS ever seen, not the RSS after the last reduction: a reduction in a pause of a long
- * load would otherwise raise the mark, and the heap the rest of the load commits would stay when
- * it ends with less than `growthBytes` on top. A busy interval must come between two reductions,
- * so an idle process never repeats one, however far above the floor it stays.
+ * above the floor. The floor is the lowest RSS ever seen, not the RSS after the last reduction:
+ * a reduction in a pause of a long load would otherwise raise the mark, and the heap the rest of
+ * the load commits would stay when it ends with less than `growthBytes` on top. A busy interval
+ * must come between two reductions, so an idle process never repeats one, however far above the
+ * floor it stays.
  */
 export function idleMemoryDecision(
   state: IdleMemoryState,
@@ -125,7 +125,7 @@ export function startIdleMemoryReducer(options: IdleMemoryOptions = {}): () => v
   const growthBytes = options.growthBytes ?? 8 * 1024 * 1024;
   const idleEvents = ((options.idleEventsPerSecond ?? 5) * intervalMs) / 1000;
   const quietIntervals = Math.max(1, Math.ceil((options.quietMs ?? 30_000) / intervalMs));
-  // Start-up counts as busy: what it left above the floor goes back at the first quiet interval.
+  // Start-up counts as busy: what it left above the floor goes back after the first quiet period.
   let state: IdleMemoryState = {
     floor: process.memoryUsage.rss(),
     busySinceReduction: true,
