@@ -102,6 +102,8 @@ export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
     line += `,"jsonrpc_error_code":${JSON.stringify(annotations.rpcErrorCode)}`;
   if (annotations.toolDefinitionsChanged)
     line += `,"tool_definitions_changed":${JSON.stringify(annotations.toolDefinitionsChanged)}`;
+  if (annotations.guardrailFindings)
+    line += `,"guardrail_findings":${JSON.stringify(annotations.guardrailFindings)}`;
   line += '}}';
   const { requestData, responseData } = facts;
   if (requestData !== undefined || responseData !== undefined) {

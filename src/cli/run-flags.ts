@@ -499,6 +499,14 @@ export const RUN_FLAGS = [
     runConfig: ['authz_config_path'],
   },
   {
+    long: 'guardrail-config',
+    type: 'string',
+    value: '<path>',
+    help: 'Guardrails file: secrets and personal data in tool calls and results blocked, redacted or audited (docs/security.md)',
+    section: 'policy',
+    runConfig: ['guardrail_config_path'],
+  },
+  {
     long: 'webhook-config',
     type: 'stringArray',
     value: '<path>',

@@ -339,6 +339,12 @@ const runConfigFields = z.strictObject({
   tool_pinning: z
     .strictObject({ mode: z.enum(['warn', 'enforce']), store: z.enum(['file', 'memory']).optional() })
     .optional(),
+  /**
+   * Guardrails (secrets and personal data in tool calls and results): the config inline (the
+   * operator's `spec.guardrails`) or a file (--guardrail-config); see src/guardrails/config.ts.
+   */
+  guardrail_config: z.unknown().optional(),
+  guardrail_config_path: z.string().optional(),
   /** Maximum inbound request body in bytes; absent means DEFAULTS.maxRequestBodySize. */
   max_request_body_size: z.number().int().positive().optional(),
   /** Go duration string; absent means the default (derived.ts proxyReadTimeoutMs). */

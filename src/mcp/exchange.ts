@@ -17,6 +17,8 @@ export interface ExchangeRecord {
   deniedBy?: string;
   /** Tools whose definition differs from the pinned one, first noticed in this exchange. */
   toolDefinitionsChanged?: string[];
+  /** What the guardrails found in the exchange's messages (where and which detector, never the value). */
+  guardrailFindings?: GuardrailFinding[];
   /** JSON-RPC error code of the final answer, when it was an error. */
   rpcErrorCode?: number;
   /** The client-facing session the exchange belongs to, once a transport knows it. */
@@ -32,6 +34,15 @@ export interface ExchangeRecord {
   requestedProtocolVersion?: string;
   /** The W3C trace context the client put in `params._meta`, which wins over its headers. */
   metaTraceContext?: TraceContextFields;
+}
+
+/** One guardrail detector's finding: which, in which direction, what was done, where in the message. */
+export interface GuardrailFinding {
+  detector: string;
+  direction: 'to_server' | 'to_client';
+  action: 'block' | 'redact' | 'warn';
+  /** The JSON path of the string it was found in (`tools/call params.arguments.config`). */
+  path: string;
 }
 
 /** A W3C trace context as carried in headers or `params._meta`. */

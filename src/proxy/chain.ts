@@ -15,6 +15,7 @@
  * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
  * | message policy 4 | validating webhooks                    | `validating_webhooks`                 |
  * | message policy 5 | authorization (Cedar)                  | `authz_config`, `authz_config_path`   |
+ * | message policy 5a| guardrails (secrets, personal data)    | `guardrail_config(_path)`             |
  * | message policy 6 | tool definition pinning                | `tool_pinning`                        |
  * | observer         | audit                                  | `audit_config`, `audit_config_path`   |
  * | observer         | telemetry (spans, metrics)             | `telemetry_config` with an endpoint   |
@@ -27,7 +28,9 @@
  * every later policy sees the server's own tool names (Cedar policies and webhooks are written
  * against those, on calls and on list answers alike); mutating webhooks before validating ones and
  * before authorization, so what is validated and authorized is exactly what will be sent;
- * authorization last, as the final word on the message that leaves. Authentication runs before
+ * authorization last, as the final word on the message that leaves; guardrails after it, so they
+ * screen exactly what leaves and, on the way back, redact an answer before any webhook, observer
+ * or log sees it. Authentication runs before
  * every policy, so each sees who is calling; audit observes every exchange that passed the edge's
  * own checks, refused ones included.
  */
@@ -142,6 +145,11 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
         ? await (await import('../authz/index.js')).loadAuthz(config)
         : undefined;
     if (authz) chain.policies.push(authz.policy);
+
+    if (config.guardrail_config !== undefined || config.guardrail_config_path !== undefined) {
+      const guardrails = await (await import('../guardrails/index.js')).loadGuardrails(config, logger);
+      if (guardrails) chain.policies.push(guardrails);
+    }
 
     // Last for client messages, so first to see tools/list answers: it hashes the server's own
     // definitions, before overrides rename or re-describe them.
