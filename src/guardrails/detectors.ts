@@ -16,6 +16,11 @@ export interface Detector {
   readonly pattern: string;
   /** Checks a candidate; absent: every match counts. */
   readonly valid?: (match: string) => boolean;
+  /**
+   * For a `name = value` rule: where the value starts in the match. Only the value is a finding
+   * (and redacted), and a value in a specific detector's format is reported as that one.
+   */
+  readonly valueAt?: (match: string) => number;
 }
 
 /** Not preceded by a token character: formats that start a token on their own (`key=` is fine). */
@@ -95,7 +100,8 @@ export const DETECTORS: readonly Detector[] = [
     category: 'secrets',
     // A secret-sounding name assigned a random-looking value (`api_key = "…"`, `"password": "…"`).
     pattern: `(?<![A-Za-z0-9])[A-Za-z0-9_\\-]{0,24}?(?:[Pp]assw(?:or)?d|PASSW(?:OR)?D|[Pp]wd|PWD|[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Aa]pi_?[Kk]ey|API_?KEY|[Aa]ccess_?[Kk]ey|ACCESS_?KEY|[Cc]redentials?|CREDENTIALS?)["']?\\s{0,3}(?::=|=|:)\\s{0,3}["']?[A-Za-z0-9+/=_\\-.~!@#$%^&*]{12,200}`,
-    valid: (match) => randomLookingValue(assignedValue(match)),
+    valid: (match) => randomLookingValue(match.slice(valueOffset(match))),
+    valueAt: valueOffset,
   },
   {
     id: 'email',
@@ -159,10 +165,12 @@ function hasLiteralPassword(match: string): boolean {
   return password.length > 0 && !/^(?:\$|\{|<|%\(|\*+$|x+$)/i.test(password);
 }
 
-/** The value half of `name = value` (quotes and spaces gone). */
-export function assignedValue(match: string): string {
-  const at = match.search(/["']?\s*(?::=|=|:)/);
-  return match.slice(at).replace(/^["']?\s*(?::=|=|:)\s*["']?/, '');
+const ASSIGNMENT = /["']?\s*(?::=|=|:)\s*["']?/;
+
+/** Where the value of `name = value` starts (after the assignment, spaces and quote). */
+function valueOffset(match: string): number {
+  const found = ASSIGNMENT.exec(match);
+  return found ? found.index + found[0].length : 0;
 }
 
 /** Identifiers and dotted paths (`process.env.TOKEN`, `getToken`) are code, not secrets. */

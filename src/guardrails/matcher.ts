@@ -21,9 +21,21 @@ export function placeholder(detector: string): string {
   return `[REDACTED:${detector}]`;
 }
 
+function combined(detectors: readonly Detector[], flags: string): RegExp {
+  return new RegExp(detectors.map((d) => `(${d.pattern})`).join('|'), flags);
+}
+
+/** The detector whose group matched (every detector is one group, in order). */
+function matched(detectors: readonly Detector[], match: RegExpExecArray): Detector {
+  for (let i = 0; i < detectors.length; i++) if (match[i + 1] !== undefined) return detectors[i] as Detector;
+  throw new Error('a match with no detector group');
+}
+
 export function createMatcher(detectors: readonly Detector[]): Matcher {
-  const source = detectors.map((d) => `(${d.pattern})`).join('|');
-  const regex = new RegExp(source, 'g');
+  const regex = combined(detectors, 'g');
+  // For the value of a `name = value` rule: the specific formats, tried at the value's start only.
+  const specific = detectors.filter((d) => d.valueAt === undefined);
+  const atValue = specific.length > 0 ? combined(specific, 'y') : undefined;
   return {
     scan(text) {
       const hits: Hit[] = [];
@@ -35,18 +47,38 @@ export function createMatcher(detectors: readonly Detector[]): Matcher {
           regex.lastIndex++;
           continue;
         }
-        for (let i = 0; i < detectors.length; i++) {
-          if (match[i + 1] === undefined) continue;
-          const detector = detectors[i] as Detector;
-          if (detector.valid === undefined || detector.valid(found)) {
-            hits.push({ detector: detector.id, start: match.index, end: match.index + found.length });
+        const detector = matched(detectors, match);
+        if (detector.valid !== undefined && !detector.valid(found)) continue;
+        let start = match.index;
+        if (detector.valueAt !== undefined) {
+          start += detector.valueAt(found);
+          const inner = atValue && valueFormat(atValue, specific, text, start);
+          if (inner) {
+            hits.push(inner);
+            regex.lastIndex = Math.max(regex.lastIndex, inner.end);
+            continue;
           }
-          break;
         }
+        hits.push({ detector: detector.id, start, end: match.index + found.length });
       }
       return hits;
     },
   };
+}
+
+/** A specific detector's checked match starting exactly at `start`, if any. */
+function valueFormat(
+  sticky: RegExp,
+  detectors: readonly Detector[],
+  text: string,
+  start: number,
+): Hit | undefined {
+  sticky.lastIndex = start;
+  const match = sticky.exec(text);
+  if (match === null) return undefined;
+  const detector = matched(detectors, match);
+  if (detector.valid !== undefined && !detector.valid(match[0])) return undefined;
+  return { detector: detector.id, start, end: start + match[0].length };
 }
 
 /** `text` with every hit in `redact` replaced by its placeholder. */
