@@ -32,11 +32,19 @@ const guardrailConfigSchema = z.strictObject({
   to_client: action.optional(),
   detectors: z
     .record(
-      z.string().refine((id) => DETECTOR_IDS.includes(id), {
-        message: `unknown detector; known: ${DETECTOR_IDS.join(', ')}`,
-      }),
+      z.string(),
       z.union([action, z.strictObject({ to_server: action.optional(), to_client: action.optional() })]),
     )
+    .superRefine((detectors, ctx) => {
+      for (const id of Object.keys(detectors)) {
+        if (!DETECTOR_IDS.includes(id))
+          ctx.addIssue({
+            code: 'custom',
+            path: [id],
+            message: `unknown detector; known: ${DETECTOR_IDS.join(', ')}`,
+          });
+      }
+    })
     .optional(),
 });
 
