@@ -197,6 +197,25 @@ const rateLimitRuleSchema = z.object({
   burst: int32().min(1).optional().describe('Requests allowed at once; unset means one minute of the rate.'),
 });
 
+const guardrailAction = z.enum(['block', 'redact', 'warn', 'off']);
+const guardrailDirections = {
+  toServer: guardrailAction
+    .optional()
+    .describe('What the client sends (tool and prompt arguments, its answers).'),
+  toClient: guardrailAction
+    .optional()
+    .describe('What the server answers (tool results, prompts, resources).'),
+};
+
+export const guardrailsSchema = z.object({
+  toServer: guardrailDirections.toServer.describe('Default action towards the server; unset is block.'),
+  toClient: guardrailDirections.toClient.describe('Default action towards the client; unset is redact.'),
+  detectors: z
+    .record(z.string().max(64), z.object(guardrailDirections))
+    .optional()
+    .describe('Per detector (by id, see docs/security.md): its actions, overriding the defaults.'),
+});
+
 export const rateLimitSchema = z.object({
   perPrincipal: rateLimitRuleSchema
     .optional()
@@ -327,6 +346,11 @@ export const mcpRemoteProxySpecSchema = withRules(
       .optional()
       .describe(
         'Tool definition pinning: warn logs and audits a changed tool; enforce also hides it; unset is off. Pins live in redis sessionStorage, else in pod memory.',
+      ),
+    guardrails: guardrailsSchema
+      .optional()
+      .describe(
+        'Secrets and personal data in tool calls and results: blocked, redacted or audited; unset is off.',
       ),
     rateLimit: rateLimitSchema
       .optional()

@@ -437,3 +437,21 @@ describe('tool pinning', () => {
     });
   });
 });
+
+describe('guardrails', () => {
+  it('are off by default and become the guardrail config, in the file format, when set', () => {
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE })).guardrail_config).toBeUndefined();
+    const guardrails = { toClient: 'warn' as const, detectors: { email: { toServer: 'redact' as const } } };
+    expect(buildRunConfig(makeInputs({ remoteUrl: REMOTE, guardrails })).guardrail_config).toEqual({
+      to_client: 'warn',
+      detectors: { email: { to_server: 'redact' } },
+    });
+  });
+
+  it('refuse a detector the proxy does not have, naming the field', () => {
+    const guardrails = { detectors: { 'aws-key': { toServer: 'block' as const } } };
+    expect(() => buildRunConfig(makeInputs({ remoteUrl: REMOTE, guardrails }))).toThrow(
+      /spec.guardrails: field detectors.aws-key: unknown detector/,
+    );
+  });
+});

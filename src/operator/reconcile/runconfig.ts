@@ -12,6 +12,7 @@ import {
 import { describeIssues } from '../../config/issues.js';
 import { usageError } from '../../util/errors.js';
 import type { MCPOIDCConfig, MCPTelemetryConfig, MCPToolConfig, OidcConfigRef } from '../crd/index.js';
+import { parseGuardrailConfig } from '../../guardrails/config.js';
 import { resolveAuthz } from './authz.js';
 import type { ProxyInputs } from './inputs.js';
 import { CA_FILE, OIDC_CA_DIR, OTEL_CA_DIR, REDIS_CA_PATH, SERVICE_ACCOUNT_DIR } from './mounts.js';
@@ -53,6 +54,7 @@ export function buildRunConfig(inputs: ProxyInputs): RunConfig {
     ...sessionSection(inputs),
     ...rateLimitSection(inputs),
     ...pinningSection(inputs),
+    ...guardrailSection(inputs),
   };
   const result = runConfigSchema.safeParse(draft);
   if (!result.success) {
@@ -201,6 +203,26 @@ function pinningSection(inputs: ProxyInputs): Partial<RunConfigInput> {
   const mode = inputs.proxy.spec.toolPinning;
   if (mode === undefined) return {};
   return { tool_pinning: { mode, store: 'memory' } };
+}
+
+/** The guardrail config in the file format (snake_case), checked as the proxy will check it. */
+function guardrailSection(inputs: ProxyInputs): Partial<RunConfigInput> {
+  const spec = inputs.proxy.spec.guardrails;
+  if (!spec) return {};
+  const directions = (d: { toServer?: string; toClient?: string }) => ({
+    ...(d.toServer ? { to_server: d.toServer } : {}),
+    ...(d.toClient ? { to_client: d.toClient } : {}),
+  });
+  const config = {
+    ...directions(spec),
+    ...(spec.detectors
+      ? {
+          detectors: Object.fromEntries(Object.entries(spec.detectors).map(([id, d]) => [id, directions(d)])),
+        }
+      : {}),
+  };
+  parseGuardrailConfig(config, 'spec.guardrails');
+  return { guardrail_config: config };
 }
 
 function rateLimitSection(inputs: ProxyInputs): Partial<RunConfigInput> {
