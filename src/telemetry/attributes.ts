@@ -4,7 +4,12 @@
  * The proxy's thread reduces a summary to ExchangeFacts (primitives only, so they cross to the
  * telemetry worker cheaply); the worker names them.
  */
-import { errorResponses, type ExchangeSummary, type ResponseNeed } from '../mcp/exchange.js';
+import {
+  errorResponses,
+  type ExchangeSummary,
+  type GuardrailFinding,
+  type ResponseNeed,
+} from '../mcp/exchange.js';
 
 export type Attributes = Record<string, string | number | boolean>;
 
@@ -30,6 +35,8 @@ export interface ExchangeFacts {
   sessionId?: string;
   rpcErrorCode?: number;
   deniedBy?: string;
+  /** What the guardrails found (detector, direction, action; never where or the value). */
+  guardrails?: ReadonlyArray<Omit<GuardrailFinding, 'path'>>;
   /** errorType's answer. */
   error?: string;
 }
@@ -61,6 +68,11 @@ export function exchangeFacts(summary: ExchangeSummary): ExchangeFacts {
     sessionId: record.sessionId,
     rpcErrorCode: record.rpcErrorCode,
     deniedBy: record.deniedBy,
+    guardrails: record.guardrailFindings?.map(({ detector, direction, action }) => ({
+      detector,
+      direction,
+      action,
+    })),
     error: errorType(summary),
   };
 }
@@ -197,7 +209,7 @@ function legacyAttributes(f: ExchangeFacts): Attributes {
 
 /** Whether the exchange changes a counter: a denial, a 5xx, a session opened or ended (most: no). */
 export function changesCounters(f: ExchangeFacts): boolean {
-  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0;
+  return f.deniedBy !== undefined || f.status >= 500 || sessionChange(f) !== 0 || f.guardrails !== undefined;
 }
 
 /** +1 for a session opened, -1 for one the client ended, else 0. */
