@@ -58,6 +58,7 @@ const badHooksFile = file(
 const caFile = file('ca.pem', '-----BEGIN CERTIFICATE-----\n');
 const tokenFile = file('token.txt', 'token\n');
 const authzFile = file('authz.json', '{}');
+const guardrailFile = file('guardrails.yaml', 'to_client: redact\n');
 const auditFile = file('audit.json', '{}');
 const missing = join(dir, 'missing.file');
 
@@ -532,6 +533,13 @@ const CASES: FlagCase[] = [
     valid: ['--authz-config', authzFile],
     expect: { authz_config_path: authzFile },
     invalid: [[['--authz-config', missing], /--authz-config: file not found/]],
+  },
+  {
+    flag: 'guardrail-config',
+    defaults: { guardrail_config_path: U },
+    valid: ['--guardrail-config', guardrailFile],
+    expect: { guardrail_config_path: guardrailFile },
+    invalid: [[['--guardrail-config', missing], /--guardrail-config: file not found/]],
   },
   {
     flag: 'webhook-config',
@@ -1056,11 +1064,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 103 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url and --request-state-ttl) but --help (tested through the CLI)', () => {
+  it('covers all 104 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl and --guardrail-config) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(103);
+    expect(RUN_FLAGS).toHaveLength(104);
   });
 });
 
