@@ -32,7 +32,9 @@
  * same cells while it idles), and stops there; `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
  * minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts, the floor) and, with
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
- * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7. MOAT_BENCH_BASELINE=<dist/ of another
+ * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7; `MOAT_BENCH_ONLY=guardrails` the full
+ * policy stack without and with guardrails (bench/guardrails.ts; not part of the full run).
+ * MOAT_BENCH_BASELINE=<dist/ of another
  * commit> adds that build to the policy-stack, memory, stdio and CLI rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -487,6 +489,15 @@ async function policiesOnly(): Promise<void> {
   process.stdout.write(`${[measuredLine(loadAtStart), '', ...policies.lines].join('\n')}\n`);
 }
 
+/** `MOAT_BENCH_ONLY=guardrails`: the full stack without and with guardrails (bench/guardrails.ts). */
+async function guardrailsOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  buildDist();
+  const { guardrailCells } = await import('./guardrails.js');
+  const lines = await guardrailCells(kit);
+  process.stdout.write(`${[measuredLine(loadAtStart), '', ...lines].join('\n')}\n`);
+}
+
 /** Memory figures of the run, in bytes (RSS and heap after a forced GC). */
 interface MemoryReport {
   library: Memory;
@@ -660,6 +671,7 @@ async function main(): Promise<void> {
   const only = process.env.MOAT_BENCH_ONLY;
   if (only === 'telemetry') return telemetryOnly();
   if (only === 'policies') return policiesOnly();
+  if (only === 'guardrails') return guardrailsOnly();
   if (only === 'launch') return launchSettingsOnly();
   if (only === 'memory') return memoryOnly();
   if (only === 'semi-space') return semiSpaceOnly();
