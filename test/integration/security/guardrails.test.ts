@@ -187,6 +187,15 @@ describe('guardrails through a real SDK client and server', () => {
     });
   });
 
+  it('redacts personal data in tool arguments, so the server gets the placeholder', async () => {
+    const backend = await sdkBackend(true);
+    await withProxy(backend, 'to_server: redact\n', async ({ client }) => {
+      const sent = { value: `send the invoice to ${EMAIL}` };
+      expect(textOf(await client.callTool({ name: 'store', arguments: sent }))).toBe('stored');
+      expect(backend.calls).toEqual([{ value: 'send the invoice to [REDACTED:email]' }]);
+    });
+  });
+
   for (const answers of ['json', 'sse'] as const) {
     it(`redacts a secret in a tool result answered in ${answers.toUpperCase()}`, async () => {
       const backend = await sdkBackend(answers === 'json');
