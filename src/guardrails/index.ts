@@ -8,9 +8,6 @@ import type { MessagePolicy } from '../mcp/policy.js';
 import { loadGuardrailConfigFile, parseGuardrailConfig } from './config.js';
 import { createGuardrailPolicy } from './policy.js';
 
-export { createGuardrailPolicy, GUARDRAIL_BLOCKED_CODE, GUARDRAILS_POLICY } from './policy.js';
-export { parseGuardrailConfig, type GuardrailSettings } from './config.js';
-
 export async function loadGuardrails(config: RunConfig, logger: Logger): Promise<MessagePolicy | undefined> {
   const settings =
     config.guardrail_config_path !== undefined
