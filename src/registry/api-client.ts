@@ -7,7 +7,7 @@
  * cached: a failed operation caches nothing.
  */
 import type { z } from 'zod';
-import { errorMessage, runtimeError, usageError } from '../util/errors.js';
+import { errorMessage, MoatError, runtimeError, usageError } from '../util/errors.js';
 import {
   API_PREFIX,
   entryFromResponse,
@@ -50,12 +50,20 @@ export interface ListQuery {
   version?: string;
   /** RFC 3339; the API then includes deleted entries. */
   updatedSince?: string;
+  includeDeleted?: boolean;
 }
 
 export interface ListedEntries {
   entries: RegistryEntry[];
   /** Entries whose server.json Moat cannot use, with the reason. */
   skipped: string[];
+}
+
+/** The registry wants a token Moat did not have, or refused the one it had. */
+export class RegistryRefusedError extends MoatError {
+  constructor(message: string) {
+    super('runtime', message);
+  }
 }
 
 /** The API's base URL from what the user typed (a trailing `/v0.1/servers` or `/v0.1` is dropped). */
@@ -130,6 +138,7 @@ export class RegistryApiClient {
           search: query.search,
           version: query.version,
           updated_since: query.updatedSince,
+          include_deleted: query.includeDeleted ? 'true' : undefined,
           cursor,
         });
         const answer = await this.getJson(url, serverListSchema, budget);
@@ -228,7 +237,7 @@ export class RegistryApiClient {
     }
     if (response.status === 404) return { found: false };
     if (response.status === 401 || response.status === 403) {
-      throw runtimeError(
+      throw new RegistryRefusedError(
         `registry ${this.base} refused the request (HTTP ${response.status}); give its token in MOAT_REGISTRY_TOKEN`,
       );
     }

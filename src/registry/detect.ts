@@ -2,11 +2,11 @@
  * What `moat config set-registry` was given: a registry file, a registry document at a URL, or an
  * MCP Registry API base URL. A URL is first asked `GET <base>/v0.1/servers?limit=1`; when that is
  * no API answer, it is read as a registry document. Neither is a usage error naming both reasons;
- * an unreachable URL is a runtime error.
+ * an unreachable URL, or an API that refuses Moat's token (MOAT_REGISTRY_TOKEN), is a runtime error.
  */
 import { resolve } from 'node:path';
 import { errorMessage, usageError } from '../util/errors.js';
-import { RegistryApiClient, apiBaseUrl } from './api-client.js';
+import { RegistryApiClient, RegistryRefusedError, apiBaseUrl } from './api-client.js';
 import { RegistryUnreachableError, checkRegistryUrl } from './guarded-fetch.js';
 import { isUrl, loadRegistry, type RegistrySource } from './source.js';
 
@@ -33,7 +33,7 @@ export async function detectRegistryKind(
     await client.probe();
     return { source: { location: apiBaseUrl(location), allowPrivateIp, kind: 'api' } };
   } catch (err) {
-    if (err instanceof RegistryUnreachableError) throw err;
+    if (err instanceof RegistryUnreachableError || err instanceof RegistryRefusedError) throw err;
     notApi = errorMessage(err);
   }
   const source = { location, allowPrivateIp };

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { errorMessage, usageError } from '../util/errors.js';
-import { RegistryApiClient, latestUsable } from './api-client.js';
+import { RegistryApiClient, latestUsable, type ListQuery } from './api-client.js';
 import type { RegistryEntry } from './api-shape.js';
 import { CATALOG, CATALOG_SOURCE } from './catalog.js';
 import { findServer, mergeRegistries, searchServers, shortName } from './lookup.js';
@@ -139,11 +139,14 @@ class ApiRegistry implements Registry {
     return mergeRegistries(this.catalog, [...this.seen.values()]);
   }
 
-  /** The API's server with this short name (searched by name), unless the name is ambiguous. */
+  /**
+   * The API's server with this short name (searched by name, deleted ones too so that running
+   * one is refused by name), unless the name is ambiguous.
+   */
   private async fullNameOf(short: string): Promise<string | undefined> {
-    const remote = (await this.listed({ search: short, version: 'latest' })).filter(
-      (e) => shortName(e.server.name) === short,
-    );
+    const remote = (
+      await this.listed({ search: short, version: 'latest', includeDeleted: true }, true)
+    ).filter((e) => shortName(e.server.name) === short);
     // Ambiguity is judged over the catalog and the API together, as for a registry document.
     const server = findServer(
       mergeRegistries(
@@ -177,7 +180,7 @@ class ApiRegistry implements Registry {
     throw usageError(`${name} has no version ${version} in the registry (it has ${names})`);
   }
 
-  private async listed(query: Parameters<RegistryApiClient['listServers']>[0]): Promise<RegistryEntry[]> {
+  private async listed(query: ListQuery, keepDeleted = false): Promise<RegistryEntry[]> {
     let listed;
     try {
       listed = await this.client.listServers(query);
@@ -190,7 +193,7 @@ class ApiRegistry implements Registry {
         `${listed.skipped.length} registry entries left out (moat cannot use them), e.g. ${listed.skipped[0]}`,
       );
     }
-    const live = listed.entries.filter((e) => e.status !== 'deleted');
+    const live = listed.entries.filter((e) => keepDeleted || e.status !== 'deleted');
     for (const e of live) this.seen.set(e.server.name, e.server);
     return live;
   }
