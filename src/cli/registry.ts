@@ -6,6 +6,7 @@
 import { Command, Option } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
+import { warnUser } from '../util/log.js';
 
 export type OutputFormat = 'text' | 'json';
 
@@ -22,7 +23,7 @@ export const registryOutput = () => import('./registry-output.js');
 
 /** The registry as the listing commands read it: notices (offline copy, skipped entries) on stderr. */
 export async function openForListing(io: CliIO) {
-  return (await registry()).openRegistry({ warn: (line) => io.stderr.write(`Warning: ${line}\n`) });
+  return (await registry()).openRegistry({ warn: (line) => warnUser(line, io.stderr) });
 }
 
 export function registryCommand(io: CliIO): Command {

@@ -59,7 +59,11 @@ function version(
 export const FIXTURE_VERSIONS: FixtureVersion[] = [
   version('io.fixture/alpha', '1.0.0', 'active', false, 1),
   version('io.fixture/alpha', '1.1.0', 'active', true, 2),
-  version('io.fixture/beta', '2.0.0', 'deprecated', true, 3, { statusMessage: 'use io.fixture/delta' }),
+  // A real npm package, so that `moat run beta` builds and runs (with the deprecation warning).
+  version('io.fixture/beta', '2.0.0', 'deprecated', true, 3, {
+    statusMessage: 'use io.fixture/delta',
+    packages: npm('@modelcontextprotocol/server-everything', '2026.8.31'),
+  }),
   version('io.fixture/delta', '1.0.0', 'active', true, 4),
   version('io.fixture/epsilon', '1.0.0', 'active', true, 5),
   version('io.fixture/eta', '1.0.0', 'active', true, 6),
