@@ -209,12 +209,12 @@ export class RegistryApiClient {
     budget: Budget,
   ): Promise<Fetched<z.infer<S>>> {
     const cache = this.options.cache;
-    const cached = await cache?.read(url);
-    if (cached && cache?.fresh(cached)) return { found: true, value: schema.parse(JSON.parse(cached.body)) };
+    const cached = usableCopy(await cache?.read(url), schema);
+    if (cached && cache?.fresh(cached.answer)) return { found: true, value: cached.value };
     const headers: Record<string, string> = {};
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    if (cached?.etag) headers['if-none-match'] = cached.etag;
-    if (cached?.lastModified) headers['if-modified-since'] = cached.lastModified;
+    if (cached?.answer.etag) headers['if-none-match'] = cached.answer.etag;
+    if (cached?.answer.lastModified) headers['if-modified-since'] = cached.answer.lastModified;
     let response;
     try {
       response = await guardedGet(url, {
@@ -224,16 +224,16 @@ export class RegistryApiClient {
         maxBytes: budget.maxBytes(),
       });
     } catch (err) {
-      if (cached && err instanceof RegistryUnreachableError) return this.offline(cached, schema, err.message);
+      if (cached && err instanceof RegistryUnreachableError) return this.offline(cached, err.message);
       throw err;
     }
     budget.spend(Buffer.byteLength(response.text));
     if (response.status === 304 && cached) {
-      cache?.stage({ ...cached, storedAt: Date.now() });
-      return { found: true, value: schema.parse(JSON.parse(cached.body)) };
+      cache?.stage({ ...cached.answer, storedAt: Date.now() });
+      return { found: true, value: cached.value };
     }
     if (response.status >= 500 && cached) {
-      return this.offline(cached, schema, `registry ${this.base} answered HTTP ${response.status}`);
+      return this.offline(cached, `registry ${this.base} answered HTTP ${response.status}`);
     }
     if (response.status === 404) return { found: false };
     if (response.status === 401 || response.status === 403) {
@@ -253,13 +253,27 @@ export class RegistryApiClient {
     return { found: true, value };
   }
 
-  private offline<S extends z.ZodType>(cached: CachedAnswer, schema: S, why: string): Fetched<z.infer<S>> {
+  private offline<T>(cached: { answer: CachedAnswer; value: T }, why: string): Fetched<T> {
     if (!this.noticed) {
       this.noticed = true;
-      const at = new Date(cached.storedAt).toISOString().replace(/\.\d+Z$/, 'Z');
+      const at = new Date(cached.answer.storedAt).toISOString().replace(/\.\d+Z$/, 'Z');
       this.options.notice?.(`${why}; using the copy cached at ${at}`);
     }
-    return { found: true, value: schema.parse(JSON.parse(cached.body)) };
+    return { found: true, value: cached.value };
+  }
+}
+
+/** A cached answer and its value; a copy that no longer parses (another Moat version wrote it) is none. */
+function usableCopy<S extends z.ZodType>(
+  stored: CachedAnswer | undefined,
+  schema: S,
+): { answer: CachedAnswer; value: z.infer<S> } | undefined {
+  if (!stored) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(stored.body));
+    return parsed.success ? { answer: stored, value: parsed.data } : undefined;
+  } catch {
+    return undefined;
   }
 }
 
