@@ -190,6 +190,19 @@ describe('the official registry’s shape (spec-derived fixture)', () => {
 });
 
 describe('bad registries: one line, exit 2 for a URL that is no registry, 1 at run time; nothing cached', () => {
+  it('moat registry serve refuses a bad port or token file with exit 2', async () => {
+    expect(await moat(home, ['registry', 'serve', '--port', '70000'])).toMatchObject({
+      code: 2,
+      stderr: 'Error: --port 70000: expected a port number from 0 to 65535\n',
+    });
+    const empty = join(home, 'empty-token');
+    writeFileSync(empty, '\n');
+    expect(await moat(home, ['registry', 'serve', '--port', '0', '--token-file', empty])).toMatchObject({
+      code: 2,
+      stderr: `Error: --token-file ${empty}: expected one token (no spaces)\n`,
+    });
+  });
+
   it('a web page, a looping cursor, an oversized page, a server that does not answer', async () => {
     const bad = moatHome();
     try {
