@@ -5,24 +5,31 @@
  */
 import {
   closestNames,
-  findServer,
   planFor,
   moatSettings,
   shortName,
+  splitVersion,
   type DeclaredInput,
+  type Registry,
+  type RegistryEntry,
   type RegistryServer,
 } from '../registry/index.js';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import type { OutputFormat } from './registry.js';
 
-/** One line per server: short name, how it runs, description. */
-export function writeServerTable(servers: readonly RegistryServer[], format: OutputFormat, io: CliIO): void {
+/** One line per server: short name, how it runs, description (a deprecated one says so). */
+export function writeServerTable(entries: readonly RegistryEntry[], format: OutputFormat, io: CliIO): void {
   if (format === 'json') {
-    io.stdout.write(`${JSON.stringify({ servers }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ servers: entries.map((e) => e.server) }, null, 2)}\n`);
     return;
   }
-  const rows = servers.map((s) => [shortName(s.name), s.name, runsAs(s), s.description]);
+  const rows = entries.map(({ server: s, status }) => [
+    shortName(s.name),
+    s.name,
+    runsAs(s),
+    `${status === 'active' ? '' : `[${status}] `}${s.description}`,
+  ]);
   const header = ['NAME', 'FULL NAME', 'RUNS', 'DESCRIPTION'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const row of [header, ...rows]) {
@@ -46,7 +53,8 @@ function describeInput(input: DeclaredInput): string {
   return `  ${input.name}${value} (${marks.join(', ')})${input.description ? `: ${input.description}` : ''}`;
 }
 
-export function writeInfo(server: RegistryServer, io: CliIO): void {
+export function writeInfo(entry: RegistryEntry, io: CliIO): void {
+  const { server } = entry;
   const plan = planFor(server);
   const settings = moatSettings(server);
   const permissions =
@@ -58,6 +66,9 @@ export function writeInfo(server: RegistryServer, io: CliIO): void {
     ...(server.title ? [`Title:       ${server.title}`] : []),
     `Description: ${server.description}`,
     ...(server.version ? [`Version:     ${server.version}`] : []),
+    ...(entry.status !== 'active'
+      ? [`Status:      ${entry.status}${entry.statusMessage ? ` (${entry.statusMessage})` : ''}`]
+      : []),
     ...(server.repository?.url ? [`Repository:  ${server.repository.url}`] : []),
     `Runs:        ${plan.target}`,
     `Transport:   ${plan.transport}`,
@@ -83,11 +94,12 @@ export function writeInfo(server: RegistryServer, io: CliIO): void {
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** The server a name means, or a usage error with the closest names. */
-export function requireServer(servers: readonly RegistryServer[], name: string): RegistryServer {
-  const server = findServer(servers, name);
-  if (server) return server;
-  const close = closestNames(servers, name);
+/** The entry a `name[@version]` means, or a usage error with the closest names. */
+export async function requireEntry(registry: Registry, typed: string): Promise<RegistryEntry> {
+  const { name, version } = splitVersion(typed);
+  const entry = await registry.find(name, version);
+  if (entry) return entry;
+  const close = closestNames(registry.known(), name);
   throw usageError(
     `no server ${JSON.stringify(name)} in the registry` +
       (close.length > 0

@@ -6,14 +6,16 @@
 import { createInterface } from 'node:readline/promises';
 import {
   closestNames,
-  findServer,
   fillPlaceholders,
-  loadServers,
   moatSettings,
+  openRegistry,
   placeholdersIn,
   planFor,
   shortName,
+  splitVersion,
   type DeclaredInput,
+  type Registry,
+  type RegistryEntry,
   type RegistryServer,
   type RunPlan,
 } from '../registry/index.js';
@@ -27,16 +29,30 @@ import { warnUser } from '../util/log.js';
 import type { ParsedRun } from './run-command.js';
 import type { RegistryRunContext } from './run-registry.js';
 
-/** A target that may be a registry name: what its entry describes, or the target as typed when it is none. */
+/**
+ * A target that may be a registry name (`name` or `name@version`): what its entry describes, or
+ * the target as typed when it is none. A deprecated entry runs with a warning; a deleted one is
+ * refused.
+ */
 export async function runRegistryEntry(
   parsed: ParsedRun,
   typed: string,
   ctx: RegistryRunContext,
 ): Promise<ParsedRun> {
-  const servers = await serversForRun(ctx.io);
-  const server = findServer(servers, typed);
-  if (!server) return notInRegistry(parsed, typed, servers, ctx.io);
-  return applyPlan(parsed, typed, server, ctx);
+  const registry = await registryForRun(ctx.io);
+  const { name, version } = splitVersion(typed);
+  const entry = await registry.find(name, version);
+  if (!entry) return notInRegistry(parsed, typed, registry.known(), ctx.io);
+  checkStatus(entry, ctx.io);
+  return applyPlan(parsed, name, entry.server, ctx);
+}
+
+function checkStatus(entry: RegistryEntry, io: CliIO): void {
+  const { server, status, statusMessage } = entry;
+  const at = `${server.name}${server.version ? `@${server.version}` : ''}`;
+  const why = statusMessage ? `: ${statusMessage}` : '';
+  if (status === 'deleted') throw usageError(`${at} is deleted in the registry${why}; it is not run`);
+  if (status === 'deprecated') warnUser(`${at} is deprecated in the registry${why}`, io.stderr);
 }
 
 /** The provenance the registry entry `name` gives its image, when it is an OCI entry. */
@@ -44,23 +60,24 @@ export async function savedEntryProvenance(
   name: string,
   ctx: RegistryRunContext,
 ): Promise<ImageProvenance | undefined> {
-  const servers = await serversForRun(ctx.io);
-  const server = findServer(servers, name);
+  const server = (await (await registryForRun(ctx.io)).find(name))?.server;
   if (!server || !server.packages?.some((p) => p.registryType === 'oci')) return undefined;
   // The saved file, not the entry, says what runs: only the entry's provenance is read here.
   return moatSettings(server).provenance;
 }
 
-/** The merged registry; one the user's registry cannot join is a warning, not a failure. */
-async function serversForRun(io: CliIO): Promise<RegistryServer[]> {
-  const { servers, userProblem } = await loadServers({ tolerateUserFailure: true });
-  if (userProblem)
-    warnUser(`your registry was not read (${userProblem}); using the built-in catalog`, io.stderr);
-  return servers;
+/** The registry; one the user's registry cannot join is a warning, not a failure. */
+function registryForRun(io: CliIO): Promise<Registry> {
+  return openRegistry({ tolerateUserFailure: true, warn: (line) => warnUser(line, io.stderr) });
 }
 
 /** Not a registry name: an image reference runs as before; anything else gets the closest names. */
-function notInRegistry(parsed: ParsedRun, typed: string, servers: RegistryServer[], io: CliIO): ParsedRun {
+function notInRegistry(
+  parsed: ParsedRun,
+  typed: string,
+  servers: readonly RegistryServer[],
+  io: CliIO,
+): ParsedRun {
   const close = closestNames(servers, typed);
   const hint = close.length > 0 ? `did you mean ${close.join(', ')}?` : 'see moat registry list';
   if (!isValidImageRef(typed)) {

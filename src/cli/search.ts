@@ -1,8 +1,11 @@
-/** `moat search <term>`: registry servers whose name, title, description or tags contain the term. */
+/**
+ * `moat search <term>`: registry servers whose name, title, description or tags contain the term
+ * (a registry API is searched as the API searches: by name).
+ */
 import { Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
-import { formatOption, registry, registryOutput, type OutputFormat } from './registry.js';
+import { formatOption, openForListing, registryOutput, type OutputFormat } from './registry.js';
 
 export function searchCommand(io: CliIO): Command {
   return new Command('search')
@@ -11,11 +14,8 @@ export function searchCommand(io: CliIO): Command {
     .addOption(formatOption())
     .action(async (term: string, opts: { format: OutputFormat }) => {
       if (term.trim() === '') throw usageError('search needs a non-empty term');
-      const [{ loadServers, searchServers }, { writeServerTable }] = await Promise.all([
-        registry(),
-        registryOutput(),
-      ]);
-      const found = searchServers((await loadServers()).servers, term.trim());
+      const [open, { writeServerTable }] = await Promise.all([openForListing(io), registryOutput()]);
+      const found = await open.search(term.trim());
       if (found.length === 0 && opts.format === 'text') {
         io.stderr.write(`No server matches ${JSON.stringify(term)}; see moat registry list\n`);
         return;

@@ -86,3 +86,12 @@ export function closestNames(
     .slice(0, 3)
     .map((c) => c.name);
 }
+
+/**
+ * `name@version` → its parts (`fetch@1.2.0`); a name without `@`, or an image digest
+ * (`…@sha256:…`), has no version.
+ */
+export function splitVersion(typed: string): { name: string; version?: string } {
+  const match = /^([^@]+)@([^@:/]+)$/.exec(typed);
+  return match?.[1] && match[2] ? { name: match[1], version: match[2] } : { name: typed };
+}

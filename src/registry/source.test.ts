@@ -4,13 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  MAX_REGISTRY_BYTES,
-  checkRegistryUrl,
-  configuredRegistry,
-  loadRegistry,
-  saveRegistry,
-} from './source.js';
+import { MAX_REGISTRY_BYTES, checkRegistryUrl } from './guarded-fetch.js';
+import { configuredRegistry, loadRegistry, saveRegistry } from './source.js';
 
 const doc = JSON.stringify({ servers: [{ name: 'io.test/a', description: 'A' }] });
 let dir: string;
