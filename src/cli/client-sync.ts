@@ -22,7 +22,8 @@ export function reportSync(results: readonly ClientSyncResult[], io: CliIO): voi
       report.removed.length ? `removed ${report.removed.join(', ')}` : '',
     ].filter(Boolean);
     if (parts.length) io.stdout.write(`${client.title}: ${parts.join('; ')} (${report.file})\n`);
-    for (const { name, reason } of report.skipped) warnUser(`${client.title}: "${name}" not written: ${reason}`, io.stderr);
+    for (const { name, reason } of report.skipped)
+      warnUser(`${client.title}: "${name}" not written: ${reason}`, io.stderr);
   }
 }
 

@@ -50,7 +50,9 @@ function checkTokenEnv(tokenEnv: string | undefined, clients: readonly ClientSpe
     throw usageError(`--token-env must name an environment variable (letters, digits, _), got "${tokenEnv}"`);
   const cannot = clients.filter((c) => !c.envReference).map((c) => c.id);
   if (cannot.length > 0)
-    throw usageError(`--token-env: ${cannot.join(', ')} cannot read a header from an environment variable (docs/clients.md)`);
+    throw usageError(
+      `--token-env: ${cannot.join(', ')} cannot read a header from an environment variable (docs/clients.md)`,
+    );
 }
 
 interface RegisterOptions {
@@ -84,7 +86,7 @@ function finishSync(results: Awaited<ReturnType<typeof syncClients>>, io: CliIO)
 
 export function clientCommand(io: CliIO): Command {
   const command = new Command('client').description(
-    'Configure AI clients (Claude Code, Cursor, VS Code, Codex, ...) to use a group\'s workloads',
+    "Configure AI clients (Claude Code, Cursor, VS Code, Codex, ...) to use a group's workloads",
   );
   const formatOption = () =>
     new Option('--format <format>', 'Output format').choices(['text', 'json']).default('text');
@@ -110,7 +112,13 @@ export function clientCommand(io: CliIO): Command {
       io.stdout.write(
         table(
           ['CLIENT', 'INSTALLED', 'FORMAT', 'FILE', 'MOAT ENTRIES'],
-          rows.map((r) => [r.client, r.installed ? 'yes' : 'no', r.format, r.file, r.managed.join(',') || '-']),
+          rows.map((r) => [
+            r.client,
+            r.installed ? 'yes' : 'no',
+            r.format,
+            r.file,
+            r.managed.join(',') || '-',
+          ]),
         ),
       );
     });
@@ -120,13 +128,18 @@ export function clientCommand(io: CliIO): Command {
     .description('Register clients with a group: their files get an entry per running workload of it')
     .argument('<clients...>', `Clients (${CLIENT_IDS.join(', ')})`)
     .option('-g, --group <group>', 'The group whose workloads the clients use', DEFAULTS.group)
-    .option('--token-env <name>', 'For OIDC workloads: send "Authorization: Bearer $<name>" (the client reads the variable)')
+    .option(
+      '--token-env <name>',
+      'For OIDC workloads: send "Authorization: Bearer $<name>" (the client reads the variable)',
+    )
     .action(async (ids: string[], opts: RegisterOptions) => register(io, clientsNamed(ids), opts));
 
   command
     .command('remove')
     .alias('rm')
-    .description("Unregister clients (from --group, or from every group) and remove Moat's entries from their files")
+    .description(
+      "Unregister clients (from --group, or from every group) and remove Moat's entries from their files",
+    )
     .argument('<clients...>', 'Clients')
     .option('-g, --group <group>', 'Only from this group')
     .action(async (ids: string[], opts: { group?: string }) => {
@@ -144,7 +157,8 @@ export function clientCommand(io: CliIO): Command {
       // Unregistered everywhere: the token variable is forgotten too.
       const tokenEnv = new Map(clients.filter((c) => !stillRegistered.has(c.id)).map((c) => [c.id, null]));
       const results = await syncClients(store, { only: clients, tokenEnv });
-      for (const client of clients) io.stdout.write(`Removed ${client.title}${opts.group ? ` from group ${opts.group}` : ''}\n`);
+      for (const client of clients)
+        io.stdout.write(`Removed ${client.title}${opts.group ? ` from group ${opts.group}` : ''}\n`);
       finishSync(results, io);
     });
 
@@ -173,11 +187,17 @@ export function clientCommand(io: CliIO): Command {
           file,
           managed: Object.keys(ledger.entries),
           ...(ledger.token_env ? { token_env: ledger.token_env } : {}),
-          state: 'problem' in present ? present.problem : missing.length ? `missing: ${missing.join(',')}` : 'in sync',
+          state:
+            'problem' in present
+              ? present.problem
+              : missing.length
+                ? `missing: ${missing.join(',')}`
+                : 'in sync',
         });
       }
       if (opts.format === 'json') return void io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-      if (rows.length === 0) return void io.stdout.write('No clients registered ("moat client register <client>").\n');
+      if (rows.length === 0)
+        return void io.stdout.write('No clients registered ("moat client register <client>").\n');
       io.stdout.write(
         table(
           ['CLIENT', 'GROUPS', 'FILE', 'MOAT ENTRIES', 'STATE'],
@@ -193,7 +213,13 @@ export function clientCommand(io: CliIO): Command {
     .option('-g, --group <group>', 'The group whose workloads the clients use', DEFAULTS.group)
     .option('--token-env <name>', 'For OIDC workloads: the variable holding the bearer token')
     .action(async (opts: RegisterOptions & { client?: string }) => {
-      const ids = opts.client !== undefined ? opts.client.split(',').map((s) => s.trim()).filter(Boolean) : await askClients(io);
+      const ids =
+        opts.client !== undefined
+          ? opts.client
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : await askClients(io);
       if (ids.length === 0) return void io.stdout.write('No clients chosen; nothing changed.\n');
       await register(io, clientsNamed(ids), opts);
     });
@@ -203,7 +229,9 @@ export function clientCommand(io: CliIO): Command {
 /** On a terminal: the installed clients, numbered; the answer picks some (or all). */
 async function askClients(io: CliIO): Promise<string[]> {
   if (!process.stdin.isTTY || !io.stdout.isTTY)
-    throw usageError('moat client setup asks on a terminal; elsewhere give --client <clients> (comma-separated)');
+    throw usageError(
+      'moat client setup asks on a terminal; elsewhere give --client <clients> (comma-separated)',
+    );
   const env = currentClientEnv();
   const found: ClientSpec[] = [];
   for (const client of CLIENTS) if (await isInstalled(client, env)) found.push(client);
@@ -214,7 +242,9 @@ async function askClients(io: CliIO): Promise<string[]> {
   found.forEach((c, i) => io.stdout.write(`  ${i + 1}) ${c.title}  ${c.file(env)}\n`));
   const rl = createInterface({ input: process.stdin, output: io.stdout });
   try {
-    const answer = (await rl.question('Register which clients? (numbers separated by commas, "all", or empty for none) ')).trim();
+    const answer = (
+      await rl.question('Register which clients? (numbers separated by commas, "all", or empty for none) ')
+    ).trim();
     if (answer === '') return [];
     if (answer === 'all') return found.map((c) => c.id);
     return answer.split(',').map((part) => {
@@ -230,5 +260,12 @@ async function askClients(io: CliIO): Promise<string[]> {
 function table(header: string[], rows: string[][]): string {
   const lines = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
-  return `${lines.map((l) => l.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('   ').trimEnd()).join('\n')}\n`;
+  return `${lines
+    .map((l) =>
+      l
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('   ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

@@ -44,8 +44,7 @@ export function runSupervise(args: readonly string[], io: CliIO = processIO): Pr
       // A foreground run is a `moat` command on the terminal: its clients follow it as `moat run`'s do.
       followWorkloadChanges(io, () => store);
       await superviseInForeground(store, name, io, { removeAfter, signal });
-    }
-    else await superviseWorkload({ store, name, signal });
+    } else await superviseWorkload({ store, name, signal });
     return 0;
   }, io);
 }

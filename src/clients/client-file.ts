@@ -45,7 +45,8 @@ async function readClientFile(path: string): Promise<FileState> {
   try {
     info = await stat(target);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { path: target, text: '', exists: false, mode: 0o600 };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { path: target, text: '', exists: false, mode: 0o600 };
     throw runtimeError(`cannot read ${target}: ${errorMessage(err)}`);
   }
   // Checked by the mode bits, not access(): root may write anything, but a read-only file is a user's choice.
@@ -93,7 +94,10 @@ export async function reconcileClientFile(
       const now = current.get(name);
       const ours = name in ledger.entries;
       if (now !== undefined && !ours) {
-        report.skipped.push({ name, reason: `${state.path} already has an entry "${name}" that Moat did not write` });
+        report.skipped.push({
+          name,
+          reason: `${state.path} already has an entry "${name}" that Moat did not write`,
+        });
         continue;
       }
       if (now !== undefined && !sameValue(now, ledger.entries[name])) {
@@ -137,7 +141,8 @@ function verifiedEdit(
   name: string,
   value: Record<string, unknown> | undefined,
 ): string {
-  const next = value === undefined ? adapter.remove(text, file, at, name) : adapter.set(text, file, at, name, value);
+  const next =
+    value === undefined ? adapter.remove(text, file, at, name) : adapter.set(text, file, at, name, value);
   const before = adapter.entries(text, file, at);
   let after: Map<string, unknown>;
   let rest: [unknown, unknown];
@@ -150,7 +155,8 @@ function verifiedEdit(
   if (value === undefined) before.delete(name);
   else before.set(name, value);
   const sameEntries = sameValue(Object.fromEntries(before), Object.fromEntries(after));
-  if (!sameEntries || !sameValue(rest[0], rest[1])) throw unsafe(file, 'the edit would change more than its entry');
+  if (!sameEntries || !sameValue(rest[0], rest[1]))
+    throw unsafe(file, 'the edit would change more than its entry');
   return next;
 }
 
@@ -163,7 +169,8 @@ function withoutEntries(data: unknown, at: EntriesAt): unknown {
   const copy = structuredClone(data) as Record<string, unknown>;
   let node: unknown = copy;
   for (const key of at.path.slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[key];
-  if (node && typeof node === 'object') delete (node as Record<string, unknown>)[at.path[at.path.length - 1] as string];
+  if (node && typeof node === 'object')
+    delete (node as Record<string, unknown>)[at.path[at.path.length - 1] as string];
   return copy;
 }
 

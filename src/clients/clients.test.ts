@@ -4,7 +4,16 @@
  * hand; MOAT_UPDATE_GOLDEN=1 rewrites them) and comes back byte for byte after removal. Then the
  * file-safety rules: malformed, read-only, missing directory, foreign and hand-edited entries.
  */
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +25,12 @@ import { CLIENTS, findClient } from './table.js';
 import type { ClientSpec, Endpoint } from './types.js';
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/clients/', import.meta.url));
-const ENDPOINT: Endpoint = { name: 'time', url: 'http://127.0.0.1:41234/mcp', transport: 'streamable-http', requiresAuth: false };
+const ENDPOINT: Endpoint = {
+  name: 'time',
+  url: 'http://127.0.0.1:41234/mcp',
+  transport: 'streamable-http',
+  requiresAuth: false,
+};
 
 let dir: string;
 const savedHome = process.env.MOAT_HOME;
@@ -31,7 +45,9 @@ afterAll(() => {
 });
 
 function fixtureOf(client: ClientSpec): string {
-  const file = readdirSync(FIXTURES).find((f) => f.startsWith(`${client.id}.`) && !f.includes('.registered.'));
+  const file = readdirSync(FIXTURES).find(
+    (f) => f.startsWith(`${client.id}.`) && !f.includes('.registered.'),
+  );
   if (!file) throw new Error(`no golden fixture for ${client.id}`);
   return join(FIXTURES, file);
 }
@@ -61,7 +77,11 @@ describe('client table', () => {
       const text = JSON.stringify(Object.fromEntries(entries));
       if (client.envReference) expect(text, client.id).toContain('MOAT_TOKEN');
       else if (client.oauthDiscovery) expect(text, client.id).not.toContain('Authorization');
-      else expect(skipped.map((s) => s.name), client.id).toEqual(['time']);
+      else
+        expect(
+          skipped.map((s) => s.name),
+          client.id,
+        ).toEqual(['time']);
       const discovered = desiredEntries(client, [secured], undefined);
       if (!client.oauthDiscovery) expect(discovered.skipped[0]?.reason, client.id).toContain('requires OIDC');
     }
@@ -89,7 +109,9 @@ describe.each(CLIENTS.map((c) => [c.id, c] as const))('golden file: %s', (_id, c
     expect(Object.keys((await readLedger(client.id)).entries)).toEqual(['time']);
 
     const moved = { ...ENDPOINT, url: 'http://127.0.0.1:42000/mcp' };
-    expect(await reconcileClientFile(client, file, entriesFor(client, [moved]))).toMatchObject({ updated: ['time'] });
+    expect(await reconcileClientFile(client, file, entriesFor(client, [moved]))).toMatchObject({
+      updated: ['time'],
+    });
     expect(readFileSync(file, 'utf8')).toBe(written.replace('41234', '42000'));
 
     expect(await reconcileClientFile(client, file, new Map())).toMatchObject({ removed: ['time'] });
@@ -108,18 +130,25 @@ describe('safety of the user files', () => {
     [vscode, '{\n  "servers": { "a": }\n}\n', /:2:21: not valid JSONC/],
     [codex, 'model = "x"\n[mcp_servers.a\nurl = 1\n', /:2:\d+: not valid TOML/],
     [goose, 'extensions:\n  a: [1, 2\nb: c\n', /:\d+:\d+: not valid YAML/],
-  ])('refuses a malformed %s file with its position, and leaves it untouched', async (client, text, message) => {
-    const file = join(mkdtempSync(join(dir, 'bad-')), 'config');
-    writeFileSync(file, text);
-    await expect(reconcileClientFile(client, file, entriesFor(client, [ENDPOINT]))).rejects.toThrow(message);
-    expect(readFileSync(file, 'utf8')).toBe(text);
-    expect(existsSync(`${file}${BACKUP_SUFFIX}`)).toBe(false);
-  });
+  ])(
+    'refuses a malformed %s file with its position, and leaves it untouched',
+    async (client, text, message) => {
+      const file = join(mkdtempSync(join(dir, 'bad-')), 'config');
+      writeFileSync(file, text);
+      await expect(reconcileClientFile(client, file, entriesFor(client, [ENDPOINT]))).rejects.toThrow(
+        message,
+      );
+      expect(readFileSync(file, 'utf8')).toBe(text);
+      expect(existsSync(`${file}${BACKUP_SUFFIX}`)).toBe(false);
+    },
+  );
 
   it('refuses a read-only file and a missing directory, changing nothing', async () => {
     const file = copyOf(fixtureOf(claude));
     chmodSync(file, 0o444);
-    await expect(reconcileClientFile(claude, file, entriesFor(claude, [ENDPOINT]))).rejects.toThrow(/is read-only; Moat left it untouched$/);
+    await expect(reconcileClientFile(claude, file, entriesFor(claude, [ENDPOINT]))).rejects.toThrow(
+      /is read-only; Moat left it untouched$/,
+    );
     expect(readFileSync(file, 'utf8')).toBe(readFileSync(fixtureOf(claude), 'utf8'));
     await expect(
       reconcileClientFile(claude, join(dir, 'no-such-dir', 'x.json'), entriesFor(claude, [ENDPOINT])),
@@ -140,7 +169,9 @@ describe('safety of the user files', () => {
     const edited = readFileSync(file, 'utf8').replace('41234/mcp"', '41234/mcp", "note": "mine now"');
     writeFileSync(file, edited);
     const removal = await reconcileClientFile(cursor, file, new Map());
-    expect(removal.skipped).toEqual([{ name: 'time', reason: 'changed by hand since Moat wrote it; left as it is' }]);
+    expect(removal.skipped).toEqual([
+      { name: 'time', reason: 'changed by hand since Moat wrote it; left as it is' },
+    ]);
     expect(readFileSync(file, 'utf8')).toBe(edited);
   });
 
@@ -150,13 +181,21 @@ describe('safety of the user files', () => {
     // Each call makes the entries exactly its set; run at once, the last one must win whole.
     await Promise.all(
       names.map((_, i) =>
-        reconcileClientFile(codex, file, entriesFor(codex, names.slice(0, i + 1).map((name) => ({ ...ENDPOINT, name })))),
+        reconcileClientFile(
+          codex,
+          file,
+          entriesFor(
+            codex,
+            names.slice(0, i + 1).map((name) => ({ ...ENDPOINT, name })),
+          ),
+        ),
       ),
     );
     const ledger = await readLedger(codex.id);
     const text = readFileSync(file, 'utf8');
     for (const name of Object.keys(ledger.entries)) expect(text).toContain(`[mcp_servers.${name}]`);
-    for (const name of names.filter((n) => !(n in ledger.entries))) expect(text).not.toContain(`[mcp_servers.${name}]`);
+    for (const name of names.filter((n) => !(n in ledger.entries)))
+      expect(text).not.toContain(`[mcp_servers.${name}]`);
     expect(text.startsWith(readFileSync(fixtureOf(codex), 'utf8'))).toBe(true);
   });
 });

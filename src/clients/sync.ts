@@ -25,7 +25,11 @@ export async function registrations(store: WorkloadStore): Promise<Map<string, s
 }
 
 /** How one client authenticates to one endpoint, or why it cannot. */
-export function entryAuth(client: ClientSpec, endpoint: Endpoint, tokenEnv: string | undefined): EntryAuth | string {
+export function entryAuth(
+  client: ClientSpec,
+  endpoint: Endpoint,
+  tokenEnv: string | undefined,
+): EntryAuth | string {
   if (!endpoint.requiresAuth) return { kind: 'none' };
   if (tokenEnv && client.envReference) return { kind: 'header', envVar: tokenEnv };
   if (client.oauthDiscovery) return { kind: 'none' };
@@ -43,7 +47,8 @@ export function desiredEntries(
   for (const endpoint of endpoints) {
     const auth = entryAuth(client, endpoint, tokenEnv);
     const entry = typeof auth === 'string' ? { unsupported: auth } : client.entry(endpoint, auth);
-    if ('unsupported' in entry && typeof entry.unsupported === 'string') skipped.push({ name: endpoint.name, reason: entry.unsupported });
+    if ('unsupported' in entry && typeof entry.unsupported === 'string')
+      skipped.push({ name: endpoint.name, reason: entry.unsupported });
     else entries.set(endpoint.name, entry);
   }
   return { entries, skipped };

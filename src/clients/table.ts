@@ -9,7 +9,10 @@ import { appConfigDir, xdgConfigDir } from './platform.js';
 import type { ClientSpec, Endpoint, EntryAuth } from './types.js';
 
 /** `Authorization: Bearer <reference to the variable>` in the client's own syntax. */
-function headers(auth: EntryAuth, reference: ((name: string) => string) | undefined): Record<string, unknown> {
+function headers(
+  auth: EntryAuth,
+  reference: ((name: string) => string) | undefined,
+): Record<string, unknown> {
   if (auth.kind !== 'header' || !reference) return {};
   return { headers: { Authorization: `Bearer ${reference(auth.envVar)}` } };
 }
@@ -257,12 +260,21 @@ export const CLIENTS: readonly ClientSpec[] = [
     id: 'cline',
     title: 'Cline',
     file: (env) =>
-      join(appConfigDir(env), 'Code', 'User', 'globalStorage', 'saoudrizwan.claude-dev', 'settings', 'cline_mcp_settings.json'),
+      join(
+        appConfigDir(env),
+        'Code',
+        'User',
+        'globalStorage',
+        'saoudrizwan.claude-dev',
+        'settings',
+        'cline_mcp_settings.json',
+      ),
     documented: {
       linux: '~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json',
       macos:
         '~/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json',
-      windows: '%APPDATA%\\Code\\User\\globalStorage\\saoudrizwan.claude-dev\\settings\\cline_mcp_settings.json',
+      windows:
+        '%APPDATA%\\Code\\User\\globalStorage\\saoudrizwan.claude-dev\\settings\\cline_mcp_settings.json',
     },
     format: 'json',
     at: { path: ['mcpServers'] },

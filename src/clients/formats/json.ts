@@ -6,7 +6,14 @@
  * with it. Nothing else is re-printed, so comments, key order and the layout of every other
  * entry stay byte for byte (jsonc-parser's own `modify` re-formats the neighbour's line too).
  */
-import { findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import {
+  findNodeAtLocation,
+  getNodeValue,
+  parseTree,
+  printParseErrorCode,
+  type Node,
+  type ParseError,
+} from 'jsonc-parser';
 import type { EntriesAt } from '../types.js';
 import { isPlainObject, malformed, notAMap, positionOf, type FormatAdapter } from './adapter.js';
 
@@ -51,7 +58,8 @@ function nextToken(text: string, offset: number): number {
   for (;;) {
     while (i < text.length && /\s/.test(text[i] ?? '')) i++;
     if (text.startsWith('//', i)) i = lineEnd(text, i);
-    else if (text.startsWith('/*', i)) i = text.indexOf('*/', i + 2) < 0 ? text.length : text.indexOf('*/', i + 2) + 2;
+    else if (text.startsWith('/*', i))
+      i = text.indexOf('*/', i + 2) < 0 ? text.length : text.indexOf('*/', i + 2) + 2;
     else return i;
   }
 }
@@ -63,7 +71,12 @@ function addProperty(text: string, object: Node, key: string, value: unknown, la
   const last = object.children?.at(-1);
   if (!last) {
     const close = object.offset + object.length - 1;
-    return splice(text, object.offset + 1, close, `${layout.eol}${indent}${property}${layout.eol}${indentAt(text, object.offset)}`);
+    return splice(
+      text,
+      object.offset + 1,
+      close,
+      `${layout.eol}${indent}${property}${layout.eol}${indentAt(text, object.offset)}`,
+    );
   }
   const lastEnd = last.offset + last.length;
   const after = nextToken(text, lastEnd);
@@ -123,7 +136,8 @@ export function jsonAdapter(comments: boolean): FormatAdapter {
   /** The node holding the entries, checked to be an object when present. */
   function container(root: Node | undefined, file: string, at: EntriesAt): Node | undefined {
     const node = root && findNodeAtLocation(root, at.path);
-    if (node && node.type !== 'object') throw notAMap(file, at.path, node.type === 'array' ? 'a list' : `a ${node.type}`);
+    if (node && node.type !== 'object')
+      throw notAMap(file, at.path, node.type === 'array' ? 'a list' : `a ${node.type}`);
     return node;
   }
 
@@ -144,7 +158,12 @@ export function jsonAdapter(comments: boolean): FormatAdapter {
       const node = container(root, file, at);
       const existing = node && findNodeAtLocation(node, [name]);
       if (existing) {
-        return splice(base, existing.offset, existing.offset + existing.length, printed(value, indentAt(base, existing.parent?.offset ?? existing.offset), layout));
+        return splice(
+          base,
+          existing.offset,
+          existing.offset + existing.length,
+          printed(value, indentAt(base, existing.parent?.offset ?? existing.offset), layout),
+        );
       }
       if (node) return addProperty(base, node, name, value, layout);
       // The container is missing: created with the entry in it, under the deepest object that exists.
@@ -156,7 +175,9 @@ export function jsonAdapter(comments: boolean): FormatAdapter {
         if (child.type !== 'object') throw notAMap(file, at.path.slice(0, depth + 1), `a ${child.type}`);
         parent = child;
       }
-      const nested = at.path.slice(depth + 1).reduceRight<unknown>((inner, key) => ({ [key]: inner }), { [name]: value });
+      const nested = at.path
+        .slice(depth + 1)
+        .reduceRight<unknown>((inner, key) => ({ [key]: inner }), { [name]: value });
       return addProperty(base, parent, at.path[depth] as string, nested, layout);
     },
     remove: (text, file, at, name) => {

@@ -15,7 +15,7 @@ export const TOML_MARKER = '# Managed by Moat (moat client remove undoes it)';
 
 function parseToml(text: string, file: string): Record<string, unknown> {
   try {
-    return parse(text) as Record<string, unknown>;
+    return parse(text);
   } catch (err) {
     if (err instanceof TomlError) {
       const detail = err.message.split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? 'parse error';
@@ -98,7 +98,7 @@ export const tomlAdapter: FormatAdapter = {
     if (!found) return text; // not a table of its own (inline or dotted keys): not Moat's shape
     let [from, end] = found;
     // One blank line that separated the table from what came before goes with it.
-    if (from > 0 && lines[from - 1]?.trim() === '' ) from--;
+    if (from > 0 && lines[from - 1]?.trim() === '') from--;
     else if (lines[end]?.trim() === '') end++;
     lines.splice(from, end - from);
     return lines.join(eol);

@@ -61,14 +61,20 @@ function spans(text: string, node: Node, at: EntriesAt): Array<{ name: string; s
       const value = pair.value as Node | null;
       if (!key?.range) return [];
       const last = value?.range ?? key.range;
-      return [{ name: String((key as { value?: unknown }).value), start: lineStart(text, key.range[0]), end: afterLine(text, last[1]) }];
+      return [
+        {
+          name: String((key as { value?: unknown }).value),
+          start: lineStart(text, key.range[0]),
+          end: afterLine(text, last[1]),
+        },
+      ];
     });
   }
   if (isSeq(node)) {
     return node.items.flatMap((item) => {
       const it = item as Node;
       if (!it.range) return [];
-      const name = isMap(it) ? String(it.get(at.listKey as string)) : '';
+      const name = isMap(it) ? String(it.get(at.listKey)) : '';
       return [{ name, start: lineStart(text, it.range[0]), end: afterLine(text, it.range[1]) }];
     });
   }
@@ -78,7 +84,10 @@ function spans(text: string, node: Node, at: EntriesAt): Array<{ name: string; s
 /** The entry printed as the collection's item, each line indented like its neighbours. */
 function printEntry(at: EntriesAt, name: string, value: Record<string, unknown>, indent: string): string {
   const printed = stringify(at.listKey ? [value] : { [name]: value }, PRINT).trimEnd();
-  return `${printed.split('\n').map((line) => `${indent}${line}`).join('\n')}\n`;
+  return `${printed
+    .split('\n')
+    .map((line) => `${indent}${line}`)
+    .join('\n')}\n`;
 }
 
 function withNewline(text: string): string {
@@ -114,10 +123,17 @@ function spliceEntry(
 }
 
 /** The same edit through the Document API (prints the whole document). */
-function documentEdit(doc: Document, at: EntriesAt, name: string, value: Record<string, unknown> | undefined): string {
+function documentEdit(
+  doc: Document,
+  at: EntriesAt,
+  name: string,
+  value: Record<string, unknown> | undefined,
+): string {
   const node = doc.getIn(at.path, true);
   if (at.listKey) {
-    const index = isSeq(node) ? node.items.findIndex((item) => isMap(item) && String(item.get(at.listKey as string)) === name) : -1;
+    const index = isSeq(node)
+      ? node.items.findIndex((item) => isMap(item) && String(item.get(at.listKey)) === name)
+      : -1;
     if (value === undefined) {
       if (index >= 0) doc.deleteIn([...at.path, index]);
     } else if (index >= 0) doc.setIn([...at.path, index], doc.createNode(value));
@@ -128,7 +144,13 @@ function documentEdit(doc: Document, at: EntriesAt, name: string, value: Record<
   return doc.toString(PRINT);
 }
 
-function edit(text: string, file: string, at: EntriesAt, name: string, value: Record<string, unknown> | undefined): string {
+function edit(
+  text: string,
+  file: string,
+  at: EntriesAt,
+  name: string,
+  value: Record<string, unknown> | undefined,
+): string {
   const doc = document(text, file);
   collection(doc, file, at);
   if (value === undefined && !entriesOf(doc, file, at).has(name)) return text;
@@ -136,7 +158,7 @@ function edit(text: string, file: string, at: EntriesAt, name: string, value: Re
 }
 
 export const yamlAdapter: FormatAdapter = {
-  parse: (text, file) => document(text, file).toJS() ?? {},
+  parse: (text, file) => (document(text, file).toJS() as unknown) ?? {},
   entries: (text, file, at) => entriesOf(document(text, file), file, at),
   set: (text, file, at, name, value) => edit(text, file, at, name, value),
   remove: (text, file, at, name) => edit(text, file, at, name, undefined),

@@ -70,7 +70,8 @@ const USER_FILES: Record<string, string> = {
 function prepareHome(): { home: string; cwd: string } {
   const home = join(tmp, uniqueName('home'));
   const cwd = join(home, 'project');
-  for (const dir of ['.codex', '.gemini', '.qwen', '.config/opencode', 'project']) mkdirSync(join(home, dir), { recursive: true });
+  for (const dir of ['.codex', '.gemini', '.qwen', '.config/opencode', 'project'])
+    mkdirSync(join(home, dir), { recursive: true });
   for (const [file, text] of Object.entries(USER_FILES)) writeFileSync(join(home, file), text);
   // Gemini CLI and Qwen Code load no MCP server in a folder the user has not trusted.
   const trusted = `${JSON.stringify({ [cwd]: 'TRUST_FOLDER' })}\n`;
@@ -99,7 +100,11 @@ describe('moat client register, checked by the real clients', { timeout: 600_000
     const ids = CLIENTS.map((c) => c.id);
 
     const firstUrl = printedUrl(
-      await moatOk(moatHome, ['run', remote.url, '--name', name, '--proxy-port', String(await freePort())], env),
+      await moatOk(
+        moatHome,
+        ['run', remote.url, '--name', name, '--proxy-port', String(await freePort())],
+        env,
+      ),
     );
     const registered = await moatOk(moatHome, ['client', 'register', ...ids], env);
     expect(registered).toContain(`Claude Code: added ${name}`);
@@ -108,7 +113,11 @@ describe('moat client register, checked by the real clients', { timeout: 600_000
     // The workload moves to another port: rm and run again; every registered file follows by itself.
     await moatOk(moatHome, ['rm', name], env);
     const secondUrl = printedUrl(
-      await moatOk(moatHome, ['run', remote.url, '--name', name, '--proxy-port', String(await freePort())], env),
+      await moatOk(
+        moatHome,
+        ['run', remote.url, '--name', name, '--proxy-port', String(await freePort())],
+        env,
+      ),
     );
     expect(secondUrl).not.toBe(firstUrl);
     expectShown(await listings(home, cwd), name, secondUrl);
@@ -116,7 +125,8 @@ describe('moat client register, checked by the real clients', { timeout: 600_000
     await moatOk(moatHome, ['client', 'remove', ...ids], env);
     const after = await listings(home, cwd);
     for (const client of CLIENTS) expect(after.get(client.id), client.id).not.toContain(name);
-    for (const [file, text] of Object.entries(USER_FILES)) expect(readFileSync(join(home, file), 'utf8')).toBe(text);
+    for (const [file, text] of Object.entries(USER_FILES))
+      expect(readFileSync(join(home, file), 'utf8')).toBe(text);
     await moatOk(moatHome, ['rm', name], env);
   });
 });
