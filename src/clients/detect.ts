@@ -16,7 +16,15 @@ async function onPath(command: string, env: NodeJS.ProcessEnv): Promise<boolean>
 }
 
 export async function isInstalled(client: ClientSpec, env: ClientEnv): Promise<boolean> {
-  const dir = await stat(dirname(client.file(env))).catch(() => undefined);
-  if (dir?.isDirectory()) return true;
+  const file = client.file(env);
+  // A file right in the home directory (~/.claude.json): the home says nothing, the file does.
+  const marker = dirname(file) === env.home ? file : dirname(file);
+  if (
+    await stat(marker).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
   return client.command !== undefined && onPath(client.command, env.env);
 }

@@ -7,7 +7,7 @@
 import { errorMessage } from '../util/errors.js';
 import { readLedger, type Ledger } from './ledger.js';
 import { groupEndpoints } from './endpoints.js';
-import { reconcileClientFile, type FileReport } from './client-file.js';
+import type { FileReport } from './client-file.js';
 import { currentClientEnv } from './platform.js';
 import { CLIENTS } from './table.js';
 import type { ClientSpec, Endpoint, EntryAuth } from './types.js';
@@ -82,6 +82,8 @@ export async function syncClients(
   }
   // Nothing registered anywhere: `moat stop` and friends do not even list the workloads.
   if (candidates.length === 0) return [];
+  // Loaded only now: with no client registered, a workload change never loads the format parsers.
+  const { reconcileClientFile } = await import('./client-file.js');
   const endpoints = await groupEndpoints(store);
   const env = currentClientEnv();
   const results: ClientSyncResult[] = [];

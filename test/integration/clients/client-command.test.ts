@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { testHostServer } from '../../support/host-server.js';
 import { moat, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
+import { moatOnPty } from '../../support/pty.js';
 import { testTempDir } from '../../support/temp-dir.js';
 
 const remote = testHostServer();
@@ -119,5 +120,31 @@ describe('moat client: sync with the group', { timeout: 300_000 }, () => {
     expect(await moatOk(moatHome, ['client', 'status'], env)).toBe(
       'No clients registered ("moat client register <client>").\n',
     );
+  });
+});
+
+describe('moat client setup on a terminal', { timeout: 120_000 }, () => {
+  it('lists the clients found, numbered, and registers the ones picked', async () => {
+    const home = newHome();
+    mkdirSync(join(home, '.gemini'));
+    mkdirSync(join(home, '.cursor'));
+    let asked = '';
+    const pty = await moatOnPty(['client', 'setup'], {
+      home: moatHome,
+      env: { HOME: home, PATH: '/usr/bin:/bin' },
+      keyboard: true,
+      onOutput(output, type) {
+        if (!output.includes('Register which clients?')) return false;
+        asked = output;
+        const cursor = /(\d+)\) Cursor/.exec(output)?.[1] ?? 'none';
+        type(`${cursor}\r`);
+        return true;
+      },
+    });
+    expect(pty.timedOut).toBe(false);
+    expect(asked).toMatch(/1\) Cursor .*\n.*2\) Gemini CLI/s);
+    expect(pty.code).toBe(0);
+    expect(pty.output).toContain('Registered Cursor with group default');
+    expect(await moatOk(moatHome, ['client', 'status'], { HOME: home })).toMatch(/cursor\s+default/);
   });
 });
