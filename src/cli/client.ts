@@ -1,24 +1,16 @@
 /**
  * `moat client list|setup|register|remove|status`: point AI clients (Claude Code, Cursor, VS
  * Code, Codex, ...) at the workloads of a group. A registered client's file then follows the
- * group (see src/clients/sync.ts); docs/clients.md has the table of clients and files.
+ * group (see src/clients/sync.ts); docs/clients.md has the table of clients and files. The
+ * parsers and the sync load when a subcommand runs, not for `moat --help`.
  */
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { DEFAULTS } from '../config/defaults.js';
-import {
-  checkClientFile,
-  CLIENT_IDS,
-  CLIENTS,
-  currentClientEnv,
-  currentEntries,
-  findClient,
-  isInstalled,
-  readLedger,
-  registrations,
-  syncClients,
-  type ClientSpec,
-} from '../clients/index.js';
+import { CLIENT_IDS, CLIENTS, findClient } from '../clients/table.js';
+import { currentClientEnv } from '../clients/platform.js';
+import type { ClientSpec } from '../clients/types.js';
+import type { ClientSyncResult } from '../clients/index.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { assertValidName } from '../workloads/names.js';
@@ -62,6 +54,7 @@ interface RegisterOptions {
 
 /** Checks every file first (nothing is registered when one is unusable), then registers and syncs. */
 async function register(io: CliIO, clients: readonly ClientSpec[], opts: RegisterOptions): Promise<void> {
+  const { checkClientFile, syncClients } = await import('../clients/index.js');
   const store = new WorkloadStore();
   const group = await existingGroup(store, opts.group);
   checkTokenEnv(opts.tokenEnv, clients);
@@ -78,7 +71,7 @@ async function register(io: CliIO, clients: readonly ClientSpec[], opts: Registe
 }
 
 /** Reports a sync; a client left untouched makes the command fail (exit 1) after the others were done. */
-function finishSync(results: Awaited<ReturnType<typeof syncClients>>, io: CliIO): void {
+function finishSync(results: readonly ClientSyncResult[], io: CliIO): void {
   reportSync(results, io);
   const failed = results.filter((r) => r.problem);
   if (failed.length > 0) throw runtimeError(`not updated: ${failed.map((r) => r.client.id).join(', ')}`);
@@ -97,6 +90,7 @@ export function clientCommand(io: CliIO): Command {
     .description('Every supported client: installed or not, its config file, what Moat manages there')
     .addOption(formatOption())
     .action(async (opts: { format: 'text' | 'json' }) => {
+      const { isInstalled, readLedger } = await import('../clients/index.js');
       const env = currentClientEnv();
       const rows = await Promise.all(
         CLIENTS.map(async (c) => ({
@@ -143,6 +137,7 @@ export function clientCommand(io: CliIO): Command {
     .argument('<clients...>', 'Clients')
     .option('-g, --group <group>', 'Only from this group')
     .action(async (ids: string[], opts: { group?: string }) => {
+      const { registrations, syncClients } = await import('../clients/index.js');
       const clients = clientsNamed(ids);
       const store = new WorkloadStore();
       const groups = opts.group ? [await existingGroup(store, opts.group)] : await store.groupNames();
@@ -167,6 +162,7 @@ export function clientCommand(io: CliIO): Command {
     .description('Registered clients: their groups, files, and the entries Moat manages there')
     .addOption(formatOption())
     .action(async (opts: { format: 'text' | 'json' }) => {
+      const { currentEntries, readLedger, registrations } = await import('../clients/index.js');
       const registered = await registrations(new WorkloadStore());
       const env = currentClientEnv();
       const rows = [];
@@ -228,6 +224,7 @@ export function clientCommand(io: CliIO): Command {
 
 /** On a terminal: the installed clients, numbered; the answer picks some (or all). */
 async function askClients(io: CliIO): Promise<string[]> {
+  const { isInstalled } = await import('../clients/index.js');
   if (!process.stdin.isTTY || !io.stdout.isTTY)
     throw usageError(
       'moat client setup asks on a terminal; elsewhere give --client <clients> (comma-separated)',
