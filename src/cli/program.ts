@@ -7,6 +7,8 @@ import { debugFromEnv, setDebug } from '../util/log.js';
 import { errorLine, reportFailure } from './exit.js';
 import { versionLine } from './version.js';
 import { processIO, type CliIO } from '../util/io.js';
+import { WorkloadStore } from '../workloads/store.js';
+import { followWorkloadChanges } from './client-sync.js';
 
 export type { CliIO };
 
@@ -38,6 +40,7 @@ const COMMANDS: Array<{ names: string[]; load: () => Promise<CommandFactory> }> 
   { names: ['search'], load: async () => (await import('./search.js')).searchCommand },
   { names: ['config'], load: async () => (await import('./config.js')).configCommand },
   { names: ['tools'], load: async () => (await import('./tools.js')).toolsCommand },
+  { names: ['client'], load: async () => (await import('./client.js')).clientCommand },
 ];
 
 /** The first argument that is not an option: the command a command line names, if any. */
@@ -95,6 +98,7 @@ export async function runCli(argv: string[], io: CliIO = processIO): Promise<num
     return 0;
   }
   const program = await buildProgram(io, argv);
+  const unfollow = followWorkloadChanges(io, () => new WorkloadStore());
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
@@ -103,5 +107,7 @@ export async function runCli(argv: string[], io: CliIO = processIO): Promise<num
     // a command group without its subcommand (help shown as an error) are usage errors.
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     return reportFailure(err, io);
+  } finally {
+    unfollow();
   }
 }

@@ -16,6 +16,7 @@ import {
 import { WorkloadStore } from '../workloads/store.js';
 import { superviseWorkload } from '../workloads/supervisor.js';
 import { runUntilStopped } from './exit.js';
+import { followWorkloadChanges } from './client-sync.js';
 
 const USAGE =
   `usage: moat supervise <name>, or moat supervise ${SUPERVISE_FOREGROUND} [${SUPERVISE_REMOVE_AFTER}] <name> ` +
@@ -39,8 +40,11 @@ export function runSupervise(args: readonly string[], io: CliIO = processIO): Pr
   return runUntilStopped(async (signal) => {
     const { name, foreground, removeAfter } = parseSuperviseArgs(args);
     const store = new WorkloadStore();
-    if (foreground) await superviseInForeground(store, name, io, { removeAfter, signal });
-    else await superviseWorkload({ store, name, signal });
+    if (foreground) {
+      // A foreground run is a `moat` command on the terminal: its clients follow it as `moat run`'s do.
+      followWorkloadChanges(io, () => store);
+      await superviseInForeground(store, name, io, { removeAfter, signal });
+    } else await superviseWorkload({ store, name, signal });
     return 0;
   }, io);
 }

@@ -6,6 +6,7 @@
 import type { CliIO } from '../util/io.js';
 import { lazyRuntime, loadWorkload, removeWorkload } from './lifecycle.js';
 import type { WorkloadStore } from './store.js';
+import { announceWorkloadChange } from './changes.js';
 import { superviseWorkload } from './supervisor.js';
 
 /** The internal flags of `moat supervise` for a foreground run (see runForeground). */
@@ -27,15 +28,16 @@ export async function superviseInForeground(
       store,
       name,
       signal: options.signal,
-      onReady: (url, metricsUrl) =>
+      onReady: (url, metricsUrl) => {
         io.stdout.write(
           `Workload "${name}" is running; press Ctrl-C to stop.\nURL: ${url}\n${metricsUrl ? `Metrics: ${metricsUrl}\n` : ''}`,
-        ),
+        );
+        void announceWorkloadChange({ kind: 'running', name });
+      },
     });
   } finally {
-    if (options.removeAfter) {
-      const workload = await loadWorkload(store, name).catch(() => undefined);
-      if (workload) await removeWorkload(store, workload, lazyRuntime());
-    }
+    const workload = await loadWorkload(store, name).catch(() => undefined);
+    if (options.removeAfter && workload) await removeWorkload(store, workload, lazyRuntime());
+    else await announceWorkloadChange({ kind: 'stopped', name });
   }
 }

@@ -10,6 +10,7 @@ import { errorMessage, runtimeError, usageError } from '../util/errors.js';
 import { isSupervisorProcess } from './process.js';
 import { reconcileStatus, type Observation, type ReconciledStatus, type StatusRecord } from './status.js';
 import type { WorkloadStore } from './store.js';
+import { announceWorkloadChange } from './changes.js';
 
 /** How long a supervisor gets to shut down after SIGTERM before it is killed. */
 const SUPERVISOR_STOP_TIMEOUT_MS = 45_000;
@@ -131,6 +132,7 @@ export async function stopWorkload(
       { mustExist: true },
     );
   }
+  await announceWorkloadChange({ kind: 'stopped', name });
 }
 
 /** SIGTERM, wait for the process to go, SIGKILL after the timeout. */
@@ -176,6 +178,7 @@ export async function removeWorkload(
     await forgetWorkloadSecrets(workload.config);
   }
   await store.withWorkloadLock(workload.name, () => store.deleteWorkloadFiles(workload.name));
+  await announceWorkloadChange({ kind: 'removed', name: workload.name });
 }
 
 /**

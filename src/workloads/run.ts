@@ -34,6 +34,7 @@ import { applyStatusChange, type StatusRecord } from './status.js';
 import { WorkloadStore } from './store.js';
 import { SUPERVISE_FOREGROUND, SUPERVISE_REMOVE_AFTER, superviseInForeground } from './foreground.js';
 import { IMAGE_PREPARED_ENV } from './supervisor.js';
+import { announceWorkloadChange } from './changes.js';
 
 export interface RunRequest {
   /** The complete, validated RunConfig (from flags or --from-config). */
@@ -292,6 +293,7 @@ export async function startDetached(
   if (child.pid !== undefined) await store.updateStatus(name, { process_id: child.pid }, { mustExist: true });
 
   const status = await waitUntilRunning(store, name, () => exitCode, io.stderr);
+  await announceWorkloadChange({ kind: 'running', name });
   io.stdout.write(`Workload "${name}" is running.\nURL: ${status.url ?? '(unknown)'}\n`);
   if (status.metrics_url) io.stdout.write(`Metrics: ${status.metrics_url}\n`);
   if (status.status === 'unhealthy')

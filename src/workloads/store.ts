@@ -154,6 +154,23 @@ export class WorkloadStore {
     });
   }
 
+  /**
+   * Changes a group's record under the groups' lock (the clients registered with it); returns the
+   * record written, or undefined when the group does not exist.
+   */
+  async updateGroup(
+    group: string,
+    change: (record: GroupRecord) => GroupRecord,
+  ): Promise<GroupRecord | undefined> {
+    return withLock(join(this.dirs.groups, '.groups.lock'), async () => {
+      const current = await this.readGroup(group);
+      if (!current) return undefined;
+      const next = change({ ...current, registered_clients: current.registered_clients ?? [] });
+      await writeFileAtomic(this.groupPath(group), `${JSON.stringify(next, null, 2)}\n`);
+      return next;
+    });
+  }
+
   async deleteGroup(group: string): Promise<void> {
     await rm(this.groupPath(group), { force: true });
   }
