@@ -38,6 +38,7 @@ const COMMANDS: Array<{ names: string[]; load: () => Promise<CommandFactory> }> 
   { names: ['search'], load: async () => (await import('./search.js')).searchCommand },
   { names: ['config'], load: async () => (await import('./config.js')).configCommand },
   { names: ['tools'], load: async () => (await import('./tools.js')).toolsCommand },
+  { names: ['ui'], load: async () => (await import('./ui.js')).uiCommand },
 ];
 
 /** The first argument that is not an option: the command a command line names, if any. */

@@ -1,0 +1,35 @@
+/**
+ * The JSON the dashboard's server sends its browser client: shared by both sides (the client
+ * imports only these types, never server code).
+ */
+
+/** One row of the workloads page. */
+export interface WorkloadRow {
+  name: string;
+  /** The truthful status, as `moat list` shows it. */
+  status: string;
+  status_context: string;
+  /** `healthy`, `unhealthy` or `-` (not running). */
+  health: string;
+  transport: string;
+  url: string;
+  group: string;
+  /** When the current run became healthy or unhealthy (ISO time); empty when not running. */
+  running_since: string;
+  restarts: number;
+}
+
+/** What the workloads feed sends: every workload, and why container states may be stale. */
+export interface WorkloadsSnapshot {
+  workloads: WorkloadRow[];
+  runtime_problem?: string;
+}
+
+export const WORKLOAD_ACTIONS = ['start', 'stop', 'restart', 'remove'] as const;
+export type WorkloadAction = (typeof WORKLOAD_ACTIONS)[number];
+
+/** The answer to an action: what the CLI would have printed, or the error (`ok` false). */
+export interface ActionResult {
+  ok: boolean;
+  message: string;
+}
