@@ -1,0 +1,182 @@
+/**
+ * `moat ui` against a real Moat: workloads in Podman (the stdio test server) and a remote one,
+ * the dashboard started by the real CLI, driven by real headless Chromium. The page must show
+ * every workload, follow stop/start/remove made in the page and by the CLI without a reload,
+ * and the gate must refuse what is not the dashboard's own (HTTP tests at the end).
+ */
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, type TestBrowser } from '../../support/browser.js';
+import { rawRequest, screenshotDir, startDashboard, type Dashboard } from '../../support/dashboard.js';
+import { testHostServer } from '../../support/host-server.js';
+import { testServerImage } from '../../support/images.js';
+import { moatOk, testMoatHome, workload } from '../../support/moat-cli.js';
+import { uniqueName } from '../../support/podman.js';
+
+const home = testMoatHome();
+const remote = testHostServer();
+const NAME = uniqueName('uiw');
+const REMOTE = uniqueName('uir');
+/** A start or stop of a container workload on a busy machine. */
+const CHANGE_MS = 120_000;
+
+let dashboard: Dashboard;
+let browser: TestBrowser;
+let page: Page;
+let screens: string;
+
+function row(name: string, state?: string): string {
+  return `tr[data-workload="${name}"]${state ? `[data-state="${state}"]` : ''}`;
+}
+
+async function sessionCookie(): Promise<string> {
+  const cookie = (await browser.context.cookies(dashboard.url)).find((c) => c.name === 'moat_ui_session');
+  if (!cookie) throw new Error('no session cookie');
+  return `${cookie.name}=${cookie.value}`;
+}
+
+beforeAll(async () => {
+  const image = await testServerImage('stdio-server');
+  await moatOk(home, ['run', '--transport', 'stdio', '--name', NAME, image]);
+  await moatOk(home, ['run', remote.url, '--name', REMOTE]);
+  dashboard = await startDashboard(home);
+  browser = await launchChromium();
+  page = await browser.context.newPage();
+  screens = screenshotDir();
+  console.log(`moat ui screenshots: ${screens}`);
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dashboard?.stop();
+});
+
+describe('moat ui in Chromium', { timeout: 300_000 }, () => {
+  it('opens with the one-time link, which becomes an HttpOnly SameSite=Strict cookie and is spent', async () => {
+    const response = await page.goto(dashboard.loginUrl);
+    expect(response?.status()).toBe(200);
+    expect(page.url()).toBe(dashboard.url); // the token left the address bar
+    const [cookie] = await browser.context.cookies(dashboard.url);
+    expect(cookie).toMatchObject({ name: 'moat_ui_session', httpOnly: true, sameSite: 'Strict' });
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect((await rawRequest(dashboard.loginUrl)).status).toBe(401);
+  });
+
+  it('shows every workload with its state, health, transport, URL, group and uptime', async () => {
+    const url = (await workload(home, NAME))?.url;
+    const line = page.locator(row(NAME, 'running'));
+    await line.waitFor({ timeout: CHANGE_MS });
+    const cells = await line.locator('th, td').allTextContents();
+    expect(cells.slice(0, 6)).toEqual([NAME, 'running', 'healthy', 'stdio', url, 'default']);
+    expect(cells[6]).toMatch(/^\d+[smhd]/);
+    await page.locator(row(REMOTE, 'running')).waitFor({ timeout: CHANGE_MS });
+    await page.screenshot({ path: join(screens, 'workloads.png'), fullPage: true });
+  });
+
+  it('stops and starts a workload from the page; the row follows without a reload', async () => {
+    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    await page.getByRole('button', { name: `stop ${NAME}`, exact: true }).click();
+    await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
+    expect((await workload(home, NAME))?.status).toBe('stopped');
+    await page.getByRole('button', { name: `start ${NAME}`, exact: true }).click();
+    await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
+    expect((await workload(home, NAME))?.status).toBe('running');
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/running/);
+    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
+      true,
+    );
+  });
+
+  it('follows what the CLI does, without a reload', async () => {
+    await moatOk(home, ['stop', NAME]);
+    await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
+    await moatOk(home, ['start', NAME]);
+    await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
+    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
+      true,
+    );
+  });
+
+  it('removes a workload only after the confirmation, reachable by keyboard', async () => {
+    await page.getByRole('button', { name: `remove ${REMOTE}`, exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Confirm removal' });
+    await dialog.waitFor();
+    // Cancel has the focus: Enter keeps the workload.
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await workload(home, REMOTE)).toBeDefined();
+
+    await page.getByRole('button', { name: `remove ${REMOTE}`, exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator(row(REMOTE)).waitFor({ state: 'detached', timeout: CHANGE_MS });
+    expect(await workload(home, REMOTE)).toBeUndefined();
+  });
+});
+
+describe('moat ui gate over HTTP', { timeout: 120_000 }, () => {
+  it('answers 401 without the session cookie, on pages, data and assets', async () => {
+    for (const path of ['', 'api/workloads/events', 'assets/app.js']) {
+      expect((await rawRequest(dashboard.url + path)).status, path).toBe(401);
+    }
+    const wrong = await rawRequest(`${dashboard.url}?token=not-the-token`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('answers 403 to a Host or Origin that is not the dashboard (DNS rebinding), even with the cookie', async () => {
+    const cookie = await sessionCookie();
+    const port = new URL(dashboard.url).port;
+    const foreignHost = await rawRequest(dashboard.url, {
+      headers: { cookie, host: `rebound.example:${port}` },
+    });
+    expect(foreignHost.status).toBe(403);
+    const otherPort = await rawRequest(dashboard.url, { headers: { cookie, host: `127.0.0.1:1` } });
+    expect(otherPort.status).toBe(403);
+    const foreignOrigin = await rawRequest(dashboard.url, {
+      headers: { cookie, origin: 'http://rebound.example' },
+    });
+    expect(foreignOrigin.status).toBe(403);
+    const ok = await rawRequest(dashboard.url, { headers: { cookie } });
+    expect(ok.status).toBe(200);
+  });
+
+  it('refuses a state change without the cookie, without or with a foreign Origin, or not as JSON', async () => {
+    const cookie = await sessionCookie();
+    const origin = dashboard.url.slice(0, -1);
+    const stop = `${dashboard.url}api/workloads/${NAME}/stop`;
+    const json = { 'content-type': 'application/json' };
+    const attempts: Array<[string, Record<string, string>, number, string]> = [
+      ['no cookie', { ...json, origin }, 401, 'POST'],
+      ['no Origin', { ...json, cookie }, 403, 'POST'],
+      ['foreign Origin', { ...json, cookie, origin: 'http://evil.example' }, 403, 'POST'],
+      ['a form post', { 'content-type': 'application/x-www-form-urlencoded', cookie, origin }, 415, 'POST'],
+      ['GET', { cookie }, 404, 'GET'],
+    ];
+    for (const [what, headers, status, method] of attempts) {
+      const response = await rawRequest(stop, {
+        method,
+        headers,
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect(response.status, what).toBe(status);
+    }
+    expect((await workload(home, NAME))?.status).toBe('running');
+  });
+
+  it('serves every answer with a strict Content-Security-Policy and no inline script', async () => {
+    const cookie = await sessionCookie();
+    const page = await rawRequest(dashboard.url, { headers: { cookie } });
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    expect(page.body).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/);
+    expect((await rawRequest(dashboard.url)).headers['content-security-policy']).toBe(csp);
+  });
+});
