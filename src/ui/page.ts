@@ -5,10 +5,12 @@
 
 export const PAGES = {
   workloads: 'Workloads',
+  workload: 'Workload',
 } as const;
 export type PageName = keyof typeof PAGES;
 
-const PATHS: Record<PageName, string> = { workloads: '/' };
+/** The pages the navigation lists (one workload's page is reached from its row). */
+const NAV: Partial<Record<PageName, string>> = { workloads: '/' };
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -16,9 +18,10 @@ function escapeHtml(text: string): string {
 
 /** The page shell; `params` become `data-` attributes of `main` (escaped). */
 export function pageHtml(page: PageName, params: Record<string, string> = {}): string {
-  const nav = (Object.keys(PAGES) as PageName[])
+  const nav = (Object.entries(NAV) as Array<[PageName, string]>)
     .map(
-      (p) => `<a href="${PATHS[p]}"${p === page ? ' aria-current="page"' : ''}>${escapeHtml(PAGES[p])}</a>`,
+      ([p, path]) =>
+        `<a href="${path}"${p === page ? ' aria-current="page"' : ''}>${escapeHtml(PAGES[p])}</a>`,
     )
     .join('');
   const data = Object.entries(params)
@@ -30,13 +33,13 @@ export function pageHtml(page: PageName, params: Record<string, string> = {}): s
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>${escapeHtml(PAGES[page])} · Moat</title>
+<title>${escapeHtml(params.workload ?? PAGES[page])} · Moat</title>
 <link rel="stylesheet" href="/assets/app.css">
 <script type="module" src="/assets/app.js"></script>
 </head>
 <body>
 <header><span class="brand">Moat</span><nav aria-label="Pages">${nav}</nav></header>
-<main id="main" data-page="${page}"${data}><h1>${escapeHtml(PAGES[page])}</h1></main>
+<main id="main" data-page="${page}"${data}><h1>${escapeHtml(params.workload ?? PAGES[page])}</h1></main>
 </body>
 </html>
 `;

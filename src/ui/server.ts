@@ -10,7 +10,8 @@ import type { WorkloadStore } from '../workloads/store.js';
 import { WorkloadFeed } from './feed.js';
 import { Gate, dashboardHostNames } from './gate.js';
 import { pageHtml } from './page.js';
-import { WORKLOAD_ACTIONS, type ActionResult, type WorkloadAction } from './shared.js';
+import type { ActionResult, WorkloadAction } from './shared.js';
+import { callFromForm, workloadGet, workloadPostVerb } from './workload-routes.js';
 import { runWorkloadAction } from './workloads.js';
 
 export interface UiServerOptions {
@@ -121,31 +122,27 @@ async function handle(
   const session = gate.checkSession(req);
   if (!session.ok) return sendText(res, session.status, session.message);
 
+  const ctx = { store: options.store, runtime: options.runtime };
+  const page = /^\/workloads\/([^/]+)$/.exec(url.pathname);
+  const api = /^\/api\/workloads\/([^/]+)\/(.+)$/.exec(url.pathname);
+  const name = decodeURIComponent((page ?? api)?.[1] ?? '');
   if (req.method === 'GET') {
     if (url.pathname === '/') return sendHtml(res, pageHtml('workloads'));
+    if (page) return sendHtml(res, pageHtml('workload', { workload: name }));
     const asset = ASSETS[url.pathname];
     if (asset) return sendAsset(res, url.pathname, asset);
     if (url.pathname === '/api/workloads/events') return streamWorkloads(feed, req, res);
+    if (api && (await workloadGet(ctx, name, api[2]!, url, req, res, sendJson))) return;
     return sendText(res, 404, 'not found');
   }
-  const action = /^\/api\/workloads\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
-  if (action) {
-    const change = gate.checkChange(req);
-    if (!change.ok) return sendJson(res, change.status, { ok: false, message: change.message });
-    await readJsonBody(req);
-    const verb = action[2] as WorkloadAction;
-    if (!WORKLOAD_ACTIONS.includes(verb))
-      return sendJson(res, 404, {
-        ok: false,
-        message: `unknown action "${verb}" (${WORKLOAD_ACTIONS.join(', ')})`,
-      });
-    return act(feed, options, decodeURIComponent(action[1]!), verb, res);
-  }
-  return sendText(
-    res,
-    req.method === 'POST' ? 404 : 405,
-    req.method === 'POST' ? 'not found' : 'method not allowed',
-  );
+  const verb = api ? workloadPostVerb(api[2]!) : undefined;
+  if (req.method !== 'POST') return sendText(res, 405, 'method not allowed');
+  if (!verb) return sendJson(res, 404, { ok: false, message: 'not found' });
+  const change = gate.checkChange(req);
+  if (!change.ok) return sendJson(res, change.status, { ok: false, message: change.message });
+  const body = await readJsonBody(req);
+  if (verb === 'call') return sendJson(res, 200, await callFromForm(options.store, name, body));
+  return act(feed, options, name, verb, res);
 }
 
 async function act(

@@ -33,3 +33,29 @@ export interface ActionResult {
   ok: boolean;
   message: string;
 }
+
+/** A tool as the workload lists it: every field is the server's and shown as inert text. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
+
+export interface Capabilities {
+  tools: ToolInfo[];
+  prompts: Array<{ name: string; description: string }>;
+  resources: Array<{ uri: string; name: string; mimeType: string }>;
+}
+
+/** One item of a tool result's content, as MCP defines it (only the fields the page shows). */
+export type ContentItem =
+  | { type: 'text'; text: string }
+  | { type: 'image' | 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name?: string }
+  | { type: 'resource'; resource: { uri: string; text?: string; mimeType?: string } }
+  | { type: string };
+
+export interface ToolCallResult {
+  isError: boolean;
+  content: ContentItem[];
+}

@@ -2,9 +2,9 @@
  * The workloads page: a table kept current by the server's event stream (any change, from the
  * dashboard or from the CLI, arrives there), with start, stop, restart and remove per row.
  */
-import type { WorkloadAction, WorkloadRow, WorkloadsSnapshot } from '../shared.js';
+import type { ActionResult, WorkloadAction, WorkloadRow, WorkloadsSnapshot } from '../shared.js';
 import { post } from './api.js';
-import { button, el } from './dom.js';
+import { button, el, localLink } from './dom.js';
 
 const COLUMNS = ['Name', 'State', 'Health', 'Transport', 'URL', 'Group', 'Uptime', 'Restarts', 'Actions'];
 const UP = new Set(['running', 'unhealthy']);
@@ -43,9 +43,11 @@ export function workloadsPage(main: HTMLElement): void {
       busy.add(name);
       render();
       status.textContent = `${verbing(action)} ${name}…`;
-      const result = await post(`/api/workloads/${encodeURIComponent(name)}/${action}`);
+      const result = await post<ActionResult>(`/api/workloads/${encodeURIComponent(name)}/${action}`);
       busy.delete(name);
-      status.textContent = result.ok ? result.message : `${action} ${name} failed: ${result.message}`;
+      status.textContent = result.ok
+        ? result.value.message || `${action} ${name}: done`
+        : `${action} ${name} failed: ${result.message}`;
       render();
     })();
   };
@@ -86,7 +88,7 @@ function rowElement(
   return el(
     'tr',
     { 'data-workload': row.name, 'data-state': row.status },
-    el('th', { scope: 'row' }, row.name),
+    el('th', { scope: 'row' }, localLink(`/workloads/${encodeURIComponent(row.name)}`, row.name)),
     el('td', { class: `state state-${row.status}`, title: row.status_context }, row.status),
     el('td', { title: row.status === 'unhealthy' ? row.status_context : '' }, row.health),
     el('td', {}, row.transport || '-'),

@@ -59,7 +59,7 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     expect(page.url()).toBe(dashboard.url); // the token left the address bar
     const [cookie] = await browser.context.cookies(dashboard.url);
     expect(cookie).toMatchObject({ name: 'moat_ui_session', httpOnly: true, sameSite: 'Strict' });
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
     expect((await rawRequest(dashboard.loginUrl)).status).toBe(401);
   });
 
@@ -75,7 +75,7 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
   });
 
   it('stops and starts a workload from the page; the row follows without a reload', async () => {
-    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    await page.evaluate(() => ((globalThis as unknown as { sameDocument: boolean }).sameDocument = true));
     await page.getByRole('button', { name: `stop ${NAME}`, exact: true }).click();
     await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
     expect((await workload(home, NAME))?.status).toBe('stopped');
@@ -83,7 +83,7 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
     expect((await workload(home, NAME))?.status).toBe('running');
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/running/);
-    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
+    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
       true,
     );
   });
@@ -93,7 +93,7 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
     await moatOk(home, ['start', NAME]);
     await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
-    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
+    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
       true,
     );
   });
