@@ -10,14 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type TestBrowser } from '../../support/browser.js';
 import { rawRequest, screenshotDir, startDashboard, type Dashboard } from '../../support/dashboard.js';
 import { testHostServer } from '../../support/host-server.js';
+import { HOSTILE_DESCRIPTION, HOSTILE_TOOL, testHostileServer } from '../../support/hostile-server.js';
 import { testServerImage } from '../../support/images.js';
 import { moatOk, testMoatHome, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 const home = testMoatHome();
 const remote = testHostServer();
+const hostile = testHostileServer();
 const NAME = uniqueName('uiw');
 const REMOTE = uniqueName('uir');
+const HOSTILE = uniqueName('uih');
 /** A start or stop of a container workload on a busy machine. */
 const CHANGE_MS = 120_000;
 
@@ -83,9 +86,9 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
     expect((await workload(home, NAME))?.status).toBe('running');
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/running/);
-    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
-      true,
-    );
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
+    ).toBe(true);
   });
 
   it('follows what the CLI does, without a reload', async () => {
@@ -93,9 +96,9 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
     await moatOk(home, ['start', NAME]);
     await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
-    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
-      true,
-    );
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
+    ).toBe(true);
   });
 
   it('removes a workload only after the confirmation, reachable by keyboard', async () => {
@@ -114,6 +117,82 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     await page.keyboard.press('Enter');
     await page.locator(row(REMOTE)).waitFor({ state: 'detached', timeout: CHANGE_MS });
     expect(await workload(home, REMOTE)).toBeUndefined();
+  });
+});
+
+describe("moat ui: one workload's page in Chromium", { timeout: 300_000 }, () => {
+  it('lists the tools through the proxy and calls one from the form built from its schema', async () => {
+    await page.goto(dashboard.url);
+    await page.getByRole('link', { name: NAME, exact: true }).click();
+    await page.waitForURL(`${dashboard.url}workloads/${NAME}`);
+    await page.locator('main[data-tools="loaded"]').waitFor({ timeout: CHANGE_MS });
+    const panel = page.locator('details.tool-panel', {
+      has: page.locator('code.tool-name', { hasText: /^echo$/ }),
+    });
+    await panel.locator('summary').click();
+    await panel.getByLabel('text (required)').fill('hello from the form');
+    await panel.getByRole('button', { name: 'Call' }).click();
+    await expect
+      .poll(() => panel.locator('.result pre').textContent(), { timeout: CHANGE_MS })
+      .toBe('hello from the form');
+
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await expect.poll(() => page.locator('pre.runconfig').textContent()).toContain(`"name": "${NAME}"`);
+    expect(await page.getByRole('link', { name: `Export ${NAME}.json` }).getAttribute('href')).toBe(
+      `/api/workloads/${NAME}/runconfig?download=1`,
+    );
+    await page.screenshot({ path: join(screens, 'workload.png'), fullPage: true });
+  });
+
+  it('tails the proxy log live: lines written after the page opened arrive', async () => {
+    const log = page.getByRole('log', { name: 'Log lines' });
+    await expect.poll(() => log.textContent(), { timeout: CHANGE_MS }).toContain('workload running');
+    const starts = async () => ((await log.textContent()) ?? '').split('supervisor started').length - 1;
+    const before = await starts();
+    await moatOk(home, ['restart', NAME]);
+    await expect.poll(starts, { timeout: CHANGE_MS }).toBe(before + 1);
+    await page.locator(`main[data-state="running"]`).waitFor({ timeout: CHANGE_MS });
+  });
+
+  it("renders a hostile server's tool name, description, schema and results inert: no script runs", async () => {
+    await moatOk(home, ['run', hostile.url, '--name', HOSTILE]);
+    const tab = await browser.context.newPage();
+    // Installed before the page's own script: records every Content-Security-Policy violation.
+    await tab.addInitScript(
+      "globalThis.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => globalThis.cspViolations.push(e.violatedDirective));",
+    );
+    const dialogs: string[] = [];
+    tab.on('dialog', (d) => void dialogs.push(d.message()));
+    await tab.goto(`${dashboard.url}workloads/${HOSTILE}`);
+    await tab.locator('main[data-tools="loaded"]').waitFor({ timeout: CHANGE_MS });
+    const panel = tab.locator('details.tool-panel');
+    expect(await panel.locator('summary').textContent()).toBe(`${HOSTILE_TOOL} — ${HOSTILE_DESCRIPTION}`);
+    await panel.locator('summary').click();
+    await panel.locator('input[type="text"]').fill('x');
+    await panel.getByRole('button', { name: 'Call' }).click();
+    const result = panel.getByRole('region', { name: 'Tool result' });
+    await result.waitFor({ timeout: CHANGE_MS });
+    expect(await result.locator('pre').first().textContent()).toContain(
+      '<script>globalThis.pwned=2</script>',
+    );
+    expect(await result.textContent()).toContain('Resource link: javascript:globalThis.pwned=4');
+    expect(await result.textContent()).toContain('image of type "image/svg+xml" not shown');
+    const images = await tab.locator('img').evaluateAll((els) => els.map((e) => e.getAttribute('src')));
+    expect(images).toHaveLength(1);
+    expect(images[0]).toMatch(/^data:image\/png;base64,/);
+    expect(await tab.locator('a[href^="javascript:"], script:not([src])').count()).toBe(0);
+    await tab.screenshot({ path: join(screens, 'hostile.png'), fullPage: true });
+
+    expect(await tab.evaluate('globalThis.pwned')).toBeUndefined();
+    expect(await tab.evaluate('globalThis.cspViolations')).toEqual([]);
+    expect(dialogs).toEqual([]);
+    // The detector works: markup injected by hand is blocked by the policy, and reported.
+    await tab.evaluate(
+      `document.body.insertAdjacentHTML('beforeend', '<img src="data:," onerror="globalThis.pwned=9">')`,
+    );
+    await expect.poll(() => tab.evaluate('globalThis.cspViolations.length')).toBeGreaterThan(0);
+    expect(await tab.evaluate('globalThis.pwned')).toBeUndefined();
+    await tab.close();
   });
 });
 
