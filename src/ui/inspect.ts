@@ -51,6 +51,6 @@ export function listCapabilities(url: string): Promise<Capabilities> {
 export function callTool(url: string, name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
   return withClient(url, async (client) => {
     const result = await client.callTool({ name, arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
-    return { isError: result.isError === true, content: (result.content ?? []) as ToolCallResult['content'] };
+    return { isError: result.isError === true, content: result.content ?? [] };
   });
 }

@@ -62,7 +62,9 @@ function shape(schema: unknown): { properties: Record<string, PropertySchema>; r
 }
 
 function controlFor(property: PropertySchema, id: string, required: boolean): [HTMLElement, Reader] {
-  const type = Array.isArray(property.type) ? property.type.find((t) => t !== 'null') : property.type;
+  const type = Array.isArray(property.type)
+    ? (property.type as unknown[]).find((t) => t !== 'null')
+    : property.type;
   if (Array.isArray(property.enum)) {
     const select = el('select', { id, name: id });
     if (!required) select.append(el('option', { value: '' }, '(none)'));
