@@ -6,11 +6,12 @@
 export const PAGES = {
   workloads: 'Workloads',
   workload: 'Workload',
+  audit: 'Audit',
 } as const;
 export type PageName = keyof typeof PAGES;
 
 /** The pages the navigation lists (one workload's page is reached from its row). */
-const NAV: Partial<Record<PageName, string>> = { workloads: '/' };
+const NAV: Partial<Record<PageName, string>> = { workloads: '/', audit: '/audit' };
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -9,6 +9,8 @@ import { errorMessage, MoatError } from '../util/errors.js';
 import type { WorkloadStore } from '../workloads/store.js';
 import { WorkloadFeed } from './feed.js';
 import { Gate, dashboardHostNames } from './gate.js';
+import { auditFilters } from './audit-filters.js';
+import { recentAuditEvents } from './audit.js';
 import { pageHtml } from './page.js';
 import type { ActionResult, WorkloadAction } from './shared.js';
 import { callFromForm, workloadGet, workloadPostVerb } from './workload-routes.js';
@@ -128,6 +130,9 @@ async function handle(
   const name = decodeURIComponent((page ?? api)?.[1] ?? '');
   if (req.method === 'GET') {
     if (url.pathname === '/') return sendHtml(res, pageHtml('workloads'));
+    if (url.pathname === '/audit') return sendHtml(res, pageHtml('audit'));
+    if (url.pathname === '/api/audit')
+      return sendJson(res, 200, await recentAuditEvents(options.store, auditFilters(url)));
     if (page) return sendHtml(res, pageHtml('workload', { workload: name }));
     const asset = ASSETS[url.pathname];
     if (asset) return sendAsset(res, url.pathname, asset);

@@ -59,3 +59,28 @@ export interface ToolCallResult {
   isError: boolean;
   content: ContentItem[];
 }
+
+/** One audit event as the audit page lists it. */
+export interface AuditRow {
+  time: string;
+  workload: string;
+  user: string;
+  /** The event type (mcp_tool_call, ...). */
+  type: string;
+  method: string;
+  /** The tool, prompt or resource named. */
+  target: string;
+  /** success, denied, failure, error or application_error. */
+  outcome: string;
+  /** For a denial: the policy that refused it. */
+  denied_by: string;
+  http_status: number;
+}
+
+/** The audit page's filters (each optional): user and tool match as substrings. */
+export interface AuditFilters {
+  user?: string;
+  tool?: string;
+  decision?: string;
+  workload?: string;
+}

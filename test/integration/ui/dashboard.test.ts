@@ -12,7 +12,7 @@ import { rawRequest, screenshotDir, startDashboard, type Dashboard } from '../..
 import { testHostServer } from '../../support/host-server.js';
 import { HOSTILE_DESCRIPTION, HOSTILE_TOOL, testHostileServer } from '../../support/hostile-server.js';
 import { testServerImage } from '../../support/images.js';
-import { moatOk, testMoatHome, workload } from '../../support/moat-cli.js';
+import { callTool, moatOk, testMoatHome, workload } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
 
 const home = testMoatHome();
@@ -21,6 +21,8 @@ const hostile = testHostileServer();
 const NAME = uniqueName('uiw');
 const REMOTE = uniqueName('uir');
 const HOSTILE = uniqueName('uih');
+/** A remote workload (no Podman on its path) with audit on and only `echo` exposed. */
+const AUDITED = uniqueName('uia');
 /** A start or stop of a container workload on a busy machine. */
 const CHANGE_MS = 120_000;
 
@@ -33,6 +35,23 @@ function row(name: string, state?: string): string {
   return `tr[data-workload="${name}"]${state ? `[data-state="${state}"]` : ''}`;
 }
 
+/** Waits for the workload's row to show `state`; on timeout says what the page showed instead. */
+async function rowState(name: string, state: string): Promise<void> {
+  try {
+    await page.locator(row(name, state)).waitFor({ timeout: CHANGE_MS });
+  } catch (err) {
+    const shown = await page
+      .locator(row(name))
+      .textContent()
+      .catch(() => '(no row)');
+    const status = await page
+      .locator('#status')
+      .textContent()
+      .catch(() => '');
+    throw new Error(`${name} did not become ${state}: row "${shown}", status "${status}"`, { cause: err });
+  }
+}
+
 async function sessionCookie(): Promise<string> {
   const cookie = (await browser.context.cookies(dashboard.url)).find((c) => c.name === 'moat_ui_session');
   if (!cookie) throw new Error('no session cookie');
@@ -43,6 +62,7 @@ beforeAll(async () => {
   const image = await testServerImage('stdio-server');
   await moatOk(home, ['run', '--transport', 'stdio', '--name', NAME, image]);
   await moatOk(home, ['run', remote.url, '--name', REMOTE]);
+  await moatOk(home, ['run', remote.url, '--name', AUDITED, '--enable-audit', '--tools', 'echo']);
   dashboard = await startDashboard(home);
   browser = await launchChromium();
   page = await browser.context.newPage();
@@ -73,17 +93,17 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
     const cells = await line.locator('th, td').allTextContents();
     expect(cells.slice(0, 6)).toEqual([NAME, 'running', 'healthy', 'stdio', url, 'default']);
     expect(cells[6]).toMatch(/^\d+[smhd]/);
-    await page.locator(row(REMOTE, 'running')).waitFor({ timeout: CHANGE_MS });
+    await rowState(REMOTE, 'running');
     await page.screenshot({ path: join(screens, 'workloads.png'), fullPage: true });
   });
 
   it('stops and starts a workload from the page; the row follows without a reload', async () => {
     await page.evaluate(() => ((globalThis as unknown as { sameDocument: boolean }).sameDocument = true));
     await page.getByRole('button', { name: `stop ${NAME}`, exact: true }).click();
-    await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
+    await rowState(NAME, 'stopped');
     expect((await workload(home, NAME))?.status).toBe('stopped');
     await page.getByRole('button', { name: `start ${NAME}`, exact: true }).click();
-    await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
+    await rowState(NAME, 'running');
     expect((await workload(home, NAME))?.status).toBe('running');
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/running/);
     expect(
@@ -93,9 +113,9 @@ describe('moat ui in Chromium', { timeout: 300_000 }, () => {
 
   it('follows what the CLI does, without a reload', async () => {
     await moatOk(home, ['stop', NAME]);
-    await page.locator(row(NAME, 'stopped')).waitFor({ timeout: CHANGE_MS });
+    await rowState(NAME, 'stopped');
     await moatOk(home, ['start', NAME]);
-    await page.locator(row(NAME, 'running')).waitFor({ timeout: CHANGE_MS });
+    await rowState(NAME, 'running');
     expect(
       await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
     ).toBe(true);
@@ -145,13 +165,36 @@ describe("moat ui: one workload's page in Chromium", { timeout: 300_000 }, () =>
   });
 
   it('tails the proxy log live: lines written after the page opened arrive', async () => {
+    await page.goto(`${dashboard.url}workloads/${AUDITED}`);
     const log = page.getByRole('log', { name: 'Log lines' });
     await expect.poll(() => log.textContent(), { timeout: CHANGE_MS }).toContain('workload running');
     const starts = async () => ((await log.textContent()) ?? '').split('supervisor started').length - 1;
     const before = await starts();
-    await moatOk(home, ['restart', NAME]);
+    await moatOk(home, ['restart', AUDITED]);
     await expect.poll(starts, { timeout: CHANGE_MS }).toBe(before + 1);
     await page.locator(`main[data-state="running"]`).waitFor({ timeout: CHANGE_MS });
+  });
+
+  it('lists audit events with filters, and a denied call with the policy that refused it', async () => {
+    const url = (await workload(home, AUDITED))!.url;
+    expect(await callTool(url, 'echo', { text: 'allowed' })).toBe('allowed');
+    await expect(callTool(url, 'get_env', { name: 'HOME' })).rejects.toThrow();
+    await page.goto(`${dashboard.url}audit`);
+    await page.getByLabel('Workload').fill(AUDITED);
+    await page.getByLabel('Decision').selectOption('denied');
+    const denied = page.locator(`tr[data-workload="${AUDITED}"][data-state="denied"]`);
+    await denied.first().waitFor({ timeout: CHANGE_MS });
+    const cells = await denied.first().locator('td').allTextContents();
+    expect(cells.slice(3, 6)).toEqual(['mcp_tool_call', 'get_env', 'denied']);
+    expect(cells[6]).toMatch(/^denied by \S+ \(HTTP \d{3}\)$/);
+    expect(await page.locator(`tr[data-workload="${AUDITED}"][data-state="success"]`).count()).toBe(0);
+    await page.screenshot({ path: join(screens, 'audit.png'), fullPage: true });
+
+    await page.getByLabel('Decision').selectOption('');
+    await page.getByLabel('Tool').fill('echo');
+    const allowed = page.locator(`tr[data-workload="${AUDITED}"][data-state="success"]`);
+    await allowed.first().waitFor({ timeout: CHANGE_MS });
+    expect(await page.locator(`tr[data-workload="${AUDITED}"][data-state="denied"]`).count()).toBe(0);
   });
 
   it("renders a hostile server's tool name, description, schema and results inert: no script runs", async () => {
