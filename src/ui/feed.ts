@@ -74,7 +74,9 @@ export class WorkloadFeed {
     try {
       snapshot = await workloadsSnapshot(this.store, this.runtime);
     } catch (err) {
-      snapshot = { workloads: [], runtime_problem: `cannot read the workloads: ${errorMessage(err)}` };
+      // The last rows stay on the page, with the reason they may be stale.
+      const last = this.current ? (JSON.parse(this.current) as WorkloadsSnapshot).workloads : [];
+      snapshot = { workloads: last, runtime_problem: `cannot read the workloads: ${errorMessage(err)}` };
     }
     const json = JSON.stringify(snapshot);
     if (json === this.current) return;
