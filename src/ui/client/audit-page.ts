@@ -41,7 +41,10 @@ export function auditPage(main: HTMLElement): void {
   );
   main.append(filters, status, table);
 
+  // Answers can arrive out of order (typing starts a request per key): only the latest is shown.
+  let latest = 0;
   const refresh = async () => {
+    const asked = ++latest;
     const query = new URLSearchParams();
     for (const [key, control] of [
       ['user', user],
@@ -51,11 +54,12 @@ export function auditPage(main: HTMLElement): void {
     ] as const)
       if (control.value) query.set(key, control.value);
     const answer = await getJson<AuditRow[]>(`/api/audit?${query.toString()}`);
+    if (asked !== latest) return;
     if (!answer.ok) {
       status.textContent = `Could not read the audit events: ${answer.message}`;
       return;
     }
-    status.textContent = `${answer.value.length} events`;
+    status.textContent = `${answer.value.length} event${answer.value.length === 1 ? '' : 's'}`;
     body.replaceChildren(
       ...(answer.value.length
         ? answer.value.map(rowElement)

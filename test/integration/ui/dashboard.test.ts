@@ -194,7 +194,9 @@ describe("moat ui: one workload's page in Chromium", { timeout: 300_000 }, () =>
     await page.getByLabel('Tool').fill('echo');
     const allowed = page.locator(`tr[data-workload="${AUDITED}"][data-state="success"]`);
     await allowed.first().waitFor({ timeout: CHANGE_MS });
-    expect(await page.locator(`tr[data-workload="${AUDITED}"][data-state="denied"]`).count()).toBe(0);
+    await expect
+      .poll(() => page.locator(`tr[data-workload="${AUDITED}"][data-state="denied"]`).count())
+      .toBe(0);
   });
 
   it("renders a hostile server's tool name, description, schema and results inert: no script runs", async () => {
