@@ -41,6 +41,7 @@ const COMMANDS: Array<{ names: string[]; load: () => Promise<CommandFactory> }> 
   { names: ['config'], load: async () => (await import('./config.js')).configCommand },
   { names: ['tools'], load: async () => (await import('./tools.js')).toolsCommand },
   { names: ['client'], load: async () => (await import('./client.js')).clientCommand },
+  { names: ['ui'], load: async () => (await import('./ui.js')).uiCommand },
 ];
 
 /** The first argument that is not an option: the command a command line names, if any. */

@@ -7,15 +7,7 @@
 import type { Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
-import {
-  forEachWorkload,
-  lazyRuntime,
-  loadWorkload,
-  stopWorkload,
-  supervisorAlive,
-  unknownWorkload,
-} from '../workloads/lifecycle.js';
-import { resolveProxyPort } from '../workloads/ports.js';
+import { forEachWorkload, lazyRuntime } from '../workloads/lifecycle.js';
 import { selectWorkloads } from '../workloads/select.js';
 import { WorkloadStore } from '../workloads/store.js';
 import { workloadSelectionCommand } from './workload-selection.js';
@@ -43,25 +35,11 @@ function startOrRestart(io: CliIO, verb: 'start' | 'restart'): Command {
         throw usageError('--foreground starts exactly one workload');
       const runtime = lazyRuntime();
       // Loaded here: it brings the supervisor launch and the secrets, which `moat --help` does without.
-      const { prepareOnTerminal, runForeground, startDetached } = await import('../workloads/run.js');
+      const { runForeground, startDetached } = await import('../workloads/run.js');
+      const { prepareSavedStart } = await import('../workloads/start.js');
       await forEachWorkload(selected, io.stderr, async (name) => {
-        const workload = await loadWorkload(store, name);
-        if (!workload.config) throw unknownWorkload(name);
-        if (verb === 'start' && supervisorAlive(workload.status)) {
-          const url = workload.status?.url ? ` at ${workload.status.url}` : '';
-          io.stdout.write(
-            `Workload "${name}" is already running${url}; "moat restart ${name}" restarts it.\n`,
-          );
-          return;
-        }
-        const supervisorEnv = await prepareOnTerminal(workload.config, io);
-        await stopWorkload(store, workload, runtime);
-        await resolveProxyPort(
-          workload.config.host,
-          workload.config.port,
-          `another process uses it now; free the port, or export the workload, change "port" and run it again`,
-        );
-        await store.updateStatus(name, { status: 'starting', context: `${verb} on request`, process_id: 0 });
+        const supervisorEnv = await prepareSavedStart(store, name, verb, io, runtime);
+        if (!supervisorEnv) return;
         if (opts.foreground) await runForeground(store, name, io, { removeAfter: false, supervisorEnv });
         else await startDetached(store, name, io, supervisorEnv);
       });

@@ -23,7 +23,7 @@ function newestMtime(dir: string): number {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+    else if (/\.(ts|css)$/.test(entry.name) && !entry.name.endsWith('.test.ts')) {
       newest = Math.max(newest, statSync(path).mtimeMs);
     }
   }
@@ -39,7 +39,7 @@ function buildIsStale(): boolean {
 }
 
 /**
- * Builds dist/ when it is missing or older than src/ (call in beforeAll). One build at a time
+ * Builds dist/ (and the dashboard's bundle) when it is missing or older than src/ (call in beforeAll). One build at a time
  * across parallel test files; tsc emits even when another part of the tree has type errors
  * (the typecheck step reports those).
  */
@@ -54,6 +54,10 @@ export async function ensureBuilt(): Promise<void> {
         cwd: ROOT,
       },
     ).catch(() => undefined);
+    // The dashboard's browser bundle (`npm run build` does the same).
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/build-ui.ts')], {
+      cwd: ROOT,
+    });
   });
 }
 

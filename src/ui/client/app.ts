@@ -1,0 +1,9 @@
+/** The dashboard's client: fills the page shell the server rendered (`main[data-page]`). */
+import { auditPage } from './audit-page.js';
+import { workloadPage } from './workload-page.js';
+import { workloadsPage } from './workloads-page.js';
+
+const main = document.getElementById('main');
+if (main?.dataset.page === 'workloads') workloadsPage(main);
+if (main?.dataset.page === 'workload') workloadPage(main, main.dataset.workload ?? '');
+if (main?.dataset.page === 'audit') auditPage(main);

@@ -1,0 +1,86 @@
+/**
+ * The JSON the dashboard's server sends its browser client: shared by both sides (the client
+ * imports only these types, never server code).
+ */
+
+/** One row of the workloads page. */
+export interface WorkloadRow {
+  name: string;
+  /** The truthful status, as `moat list` shows it. */
+  status: string;
+  status_context: string;
+  /** `healthy`, `unhealthy` or `-` (not running). */
+  health: string;
+  transport: string;
+  url: string;
+  group: string;
+  /** When the current run became healthy or unhealthy (ISO time); empty when not running. */
+  running_since: string;
+  restarts: number;
+}
+
+/** What the workloads feed sends: every workload, and why container states may be stale. */
+export interface WorkloadsSnapshot {
+  workloads: WorkloadRow[];
+  runtime_problem?: string;
+}
+
+export const WORKLOAD_ACTIONS = ['start', 'stop', 'restart', 'remove'] as const;
+export type WorkloadAction = (typeof WORKLOAD_ACTIONS)[number];
+
+/** The answer to an action: what the CLI would have printed, or the error (`ok` false). */
+export interface ActionResult {
+  ok: boolean;
+  message: string;
+}
+
+/** A tool as the workload lists it: every field is the server's and shown as inert text. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
+
+export interface Capabilities {
+  tools: ToolInfo[];
+  prompts: Array<{ name: string; description: string }>;
+  resources: Array<{ uri: string; name: string; mimeType: string }>;
+}
+
+/** One item of a tool result's content, as MCP defines it (only the fields the page shows). */
+export type ContentItem =
+  | { type: 'text'; text: string }
+  | { type: 'image' | 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name?: string }
+  | { type: 'resource'; resource: { uri: string; text?: string; mimeType?: string } }
+  | { type: string };
+
+export interface ToolCallResult {
+  isError: boolean;
+  content: ContentItem[];
+}
+
+/** One audit event as the audit page lists it. */
+export interface AuditRow {
+  time: string;
+  workload: string;
+  user: string;
+  /** The event type (mcp_tool_call, ...). */
+  type: string;
+  method: string;
+  /** The tool, prompt or resource named. */
+  target: string;
+  /** success, denied, failure, error or application_error. */
+  outcome: string;
+  /** For a denial: the policy that refused it. */
+  denied_by: string;
+  http_status: number;
+}
+
+/** The audit page's filters (each optional): user and tool match as substrings. */
+export interface AuditFilters {
+  user?: string;
+  tool?: string;
+  decision?: string;
+  workload?: string;
+}
