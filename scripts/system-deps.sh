@@ -10,8 +10,9 @@ set -euo pipefail
 # are for test/integration/runtime/engine-setup.test.ts, which runs a second Podman on the CNI
 # backend to prove isolated workloads run there too. prometheus scrapes /metrics in the
 # telemetry tests. catatonit is the pause binary `podman kube play` needs (test/integration/pods/).
+# binutils (strip) makes the proxy image's Node binary without debug symbols, as the Containerfile does.
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
-  redis-server openssl debootstrap curl python3 prometheus catatonit)
+  redis-server openssl debootstrap curl python3 prometheus catatonit binutils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

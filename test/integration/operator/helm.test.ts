@@ -201,7 +201,7 @@ describe('helm chart', () => {
     const pod = deployment.spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
     const container = containerOf(objects);
-    expect(container.image).toBe(`mcp-moat:${packageVersion()}`);
+    expect(container.image).toBe(`mcp-moat-operator:${packageVersion()}`);
     expect(container.args).toEqual([
       'operator',
       '--probe-port=8081',
@@ -237,7 +237,11 @@ describe('helm chart', () => {
     const objects = render({
       release: 'moat-operator',
       namespace,
-      set: [`watchNamespaces={${watched.join(',')}}`, 'logLevel=debug', 'proxyImage=example.test/proxy:1'],
+      set: [
+        `watchNamespaces={${watched.join(',')}}`,
+        'logLevel=debug',
+        'proxyImage.repository=example.test/proxy,proxyImage.tag=1',
+      ],
     });
     expect(ofKind(objects, 'ClusterRole')).toEqual([]);
     expect(ofKind(objects, 'ClusterRoleBinding')).toEqual([]);
@@ -327,7 +331,7 @@ describe('helm chart', () => {
     const objects = render({
       release: 'moat-operator',
       namespace,
-      set: [`watchNamespaces={${watched}}`, 'proxyImage=example.test/moat:helm'],
+      set: [`watchNamespaces={${watched}}`, 'proxyImage.repository=example.test/moat,proxyImage.tag=helm'],
     });
     const admin = adminClient();
     await apply(admin, objects, false);
