@@ -782,7 +782,7 @@ async function main(): Promise<void> {
   await stdioProxy.stop();
 
   const policies = await policyBench();
-  const peer = await peerSection();
+  const toolhive = await peerSection();
   process.stderr.write('  CLI timings\n');
   const cli = await cliTimings(backendUrl, CLI_RUNS, process.env.MOAT_BENCH_BASELINE);
 
@@ -799,7 +799,7 @@ async function main(): Promise<void> {
     afterQuiet,
     perSession: { http: perSession(httpSessions), stdio: perSession(stdioSessions) },
   };
-  const allRows = [...rows, ...(policies?.rows ?? []), ...(peer?.rows ?? [])];
+  const allRows = [...rows, ...(policies?.rows ?? []), ...(toolhive?.rows ?? [])];
   const errors = allRows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
   const plots = writePlots(
     allRows,
@@ -826,7 +826,7 @@ async function main(): Promise<void> {
     `Errors during load: ${errors}.`,
     '',
     ...(policies ? [...policies.lines, ''] : []),
-    ...(peer ? [...peer.lines, ''] : []),
+    ...(toolhive ? [...toolhive.lines, ''] : []),
     ...memoryTable(memory),
     '',
     ...cliTable(cli),
