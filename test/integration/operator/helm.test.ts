@@ -240,7 +240,7 @@ describe('helm chart', () => {
       set: [
         `watchNamespaces={${watched.join(',')}}`,
         'logLevel=debug',
-        'proxyImage.repository=example.test/proxy,proxyImage.tag=1',
+        'proxyImage.repository=example.test/proxy,proxyImage.tag=v1',
       ],
     });
     expect(ofKind(objects, 'ClusterRole')).toEqual([]);
@@ -264,7 +264,7 @@ describe('helm chart', () => {
       '--probe-port=8081',
       '--leader-elect=true',
       '--log-level=debug',
-      '--proxy-image=example.test/proxy:1',
+      '--proxy-image=example.test/proxy:v1',
       ...watched.map((ns) => `--namespace=${ns}`),
     ]);
     await apply(adminClient(), objects, true);
@@ -276,6 +276,8 @@ describe('helm chart', () => {
     ['watchNamespaces={Team_A}', "at '/watchNamespaces/0': 'Team_A' does not match pattern"],
     ['probePort=70000', "at '/probePort': maximum"],
     ['image.pullPolicy=Sometimes', "at '/image/pullPolicy': value must be one of"],
+    // The value was one string before the proxy got an image of its own.
+    ['proxyImage=example.test/proxy:1', "at '/proxyImage': got string, want object"],
     ['leaderElection.enabled=false', 'replicaCount: 2 replicas need leaderElection.enabled: true'],
   ])('refuses %s with a message naming the value', (set, message) => {
     const result = helm(templateArgs({ release: 'bad', namespace: 'bad', set: [set] }));
