@@ -21,7 +21,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +29,7 @@ import { bundleProxy, PROXY_BUNDLE_DIR, PROXY_ENTRY } from '../scripts/bundle-pr
 import { proxyContainerEnv } from '../src/util/proxy-launch.js';
 import type { BenchKit, Row } from './bench-types.js';
 import { AUDIENCE, CEDAR_POLICIES, startJwksServer } from './policies.js';
+import { freePort } from './supergateway.js';
 
 export const TOOLHIVE_VERSION = 'v0.47.0';
 const BINARY = join(
@@ -75,14 +75,6 @@ function policyFields(idp: { issuer: string; jwksUrl: string }, auditFile: strin
     audit_config: { component: 'bench', logFile: auditFile },
     tools_filter: ['echo'],
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts `command` and waits (bounded) until GET /health on `port` answers 200. */
