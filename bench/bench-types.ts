@@ -57,4 +57,6 @@ export interface BenchKit {
     proxied: Array<[path: string, target: object]>,
   ): Promise<Row[]>;
   rowTable(rows: Row[]): string[];
+  /** The warm-up requests a row's proxied runs sent besides the measured ones (all rounds). */
+  warmups(row: Row): number;
 }

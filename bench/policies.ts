@@ -26,11 +26,11 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 import type { BenchKit, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
 
-const AUDIENCE = 'https://bench.moat.test/mcp';
+export const AUDIENCE = 'https://bench.moat.test/mcp';
 const SUBJECT = 'bench-user';
 
 /** A realistic Cedar policy set: group permits, an admin-only rule, a forbid on risky arguments. */
-const CEDAR_POLICIES = [
+export const CEDAR_POLICIES = [
   'permit(principal in MoatGroup::"engineering", action == Action::"call_tool", resource in MCP::"bench");',
   'permit(principal in MoatGroup::"admins", action, resource);',
   'permit(principal, action == Action::"call_tool", resource == Tool::"echo") when { principal has claim_sub };',

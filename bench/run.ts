@@ -19,6 +19,8 @@
  *      after the HTTP load and after a quiet minute; memory per idle session (10 000 sessions)
  *   6. the policy-stack cells of bench/policies.ts, when that module is there
  *   7. CLI responsiveness: `moat list`, `moat --help`, `moat run <URL>` as whole processes
+ *   8. with MOAT_BENCH_PEER=toolhive, ToolHive v0.47.0 beside `moat proxy`, the same policy stack
+ *      on both (bench/toolhive.ts; built once per machine by scripts/toolhive.sh)
  * Prints a Markdown report ending in a table of issue 19's targets (met or not), and writes
  * docs/perf-throughput.svg and docs/perf-p50.svg from the run's numbers. Every loop is bounded
  * by request count and by time.
@@ -32,9 +34,9 @@
  * same cells while it idles), and stops there; `MOAT_BENCH_ONLY=stdio` only item 3's cells, plus a
  * minimal Node.js HTTP-to-stdio proxy (bench/stdio-pipe-proxy.ts, the floor) and, with
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
- * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7; `MOAT_BENCH_ONLY=guardrails` the full
- * policy stack without and with guardrails (bench/guardrails.ts; not part of the full run).
- * MOAT_BENCH_BASELINE=<dist/ of another
+ * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7; `MOAT_BENCH_ONLY=peer` only item 8;
+ * `MOAT_BENCH_ONLY=guardrails` the full policy stack without and with guardrails (bench/guardrails.ts;
+ * not part of the full run). MOAT_BENCH_BASELINE=<dist/ of another
  * commit> adds that build to the policy-stack, memory, stdio and CLI rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -53,6 +55,7 @@ import { buildDist, cleanUpProxies, startProxy, type MeasuredProxy, type Memory 
 import { fmt, rowTable, targetTable, writePlots } from './report.js';
 import { startSupergateway } from './supergateway.js';
 import { roundOrder } from './round-order.js';
+import { TOOLHIVE_PATH, TOOLHIVE_VERSION, toolhiveSection, type PeerSection } from './toolhive.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -469,7 +472,27 @@ function measuredLine(loadAtStart: number[]): string {
   );
 }
 
-const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable };
+/** Warm-up requests of a row's proxied runs over all rounds (`compare` sends them before each run). */
+const warmups = (row: Row) => ROUNDS * runSize(row.concurrency, row.path.includes('MCP SDK')).warmup;
+
+const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable, warmups };
+
+/** The peer section `MOAT_BENCH_PEER` asks for (only `toolhive` exists), or undefined when unset. */
+async function peerSection(): Promise<PeerSection | undefined> {
+  const peer = process.env.MOAT_BENCH_PEER;
+  if (peer === undefined || peer === '') return undefined;
+  if (peer !== 'toolhive') throw new Error(`MOAT_BENCH_PEER=${peer}: the only peer is "toolhive"`);
+  process.stderr.write(`  ToolHive ${TOOLHIVE_VERSION} side by side\n`);
+  return toolhiveSection(kit);
+}
+
+/** `MOAT_BENCH_ONLY=peer`: only the peer section (MOAT_BENCH_PEER=toolhive). */
+async function peerOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  const peer = await peerSection();
+  if (!peer) throw new Error('MOAT_BENCH_ONLY=peer needs MOAT_BENCH_PEER=toolhive');
+  process.stdout.write(`${[measuredLine(loadAtStart), '', ...peer.lines].join('\n')}\n`);
+}
 
 /** bench/policies.ts's cells (bench/bench-types.ts has the contract), or undefined without it. */
 async function policyBench(): Promise<PolicyBench | undefined> {
@@ -677,9 +700,10 @@ async function main(): Promise<void> {
   if (only === 'semi-space') return semiSpaceOnly();
   if (only === 'stdio') return stdioOnly();
   if (only === 'cli') return cliOnly();
+  if (only === 'peer') return peerOnly();
   if (only !== undefined && only !== '' && only !== 'memory-full')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio" and "cli" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio", "cli" and "peer" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   buildDist();
@@ -770,6 +794,7 @@ async function main(): Promise<void> {
   await stdioProxy.stop();
 
   const policies = await policyBench();
+  const toolhive = await peerSection();
   process.stderr.write('  CLI timings\n');
   const cli = await cliTimings(backendUrl, CLI_RUNS, process.env.MOAT_BENCH_BASELINE);
 
@@ -786,7 +811,7 @@ async function main(): Promise<void> {
     afterQuiet,
     perSession: { http: perSession(httpSessions), stdio: perSession(stdioSessions) },
   };
-  const allRows = [...rows, ...(policies?.rows ?? [])];
+  const allRows = [...rows, ...(policies?.rows ?? []), ...(toolhive?.rows ?? [])];
   const errors = allRows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
   const plots = writePlots(
     allRows,
@@ -796,6 +821,11 @@ async function main(): Promise<void> {
       { name: 'Moat, full policy stack', path: FULL_STACK_PATH, side: 'proxied' },
       { name: 'Moat, stdio bridge', path: STDIO_PATH, side: 'proxied' },
       { name: 'supergateway, stdio', path: PEER_PATH, side: 'proxied' },
+      {
+        name: `ToolHive ${TOOLHIVE_VERSION}, full stack without telemetry`,
+        path: TOOLHIVE_PATH,
+        side: 'proxied',
+      },
     ],
     here('../docs/'),
     `${cpus().length} CPUs, Node ${process.version}`,
@@ -808,6 +838,7 @@ async function main(): Promise<void> {
     `Errors during load: ${errors}.`,
     '',
     ...(policies ? [...policies.lines, ''] : []),
+    ...(toolhive ? [...toolhive.lines, ''] : []),
     ...memoryTable(memory),
     '',
     ...cliTable(cli),

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 const ENTRY = fileURLToPath(new URL('../node_modules/supergateway/dist/index.js', import.meta.url));
 const READY_TIMEOUT_MS = 30_000;
 
-/** A port free on loopback right now (supergateway takes a port number, not 0). */
-async function freePort(): Promise<number> {
+/** A port free on loopback right now (supergateway and thv-proxyrunner take a port number, not 0). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

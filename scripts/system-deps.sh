@@ -11,8 +11,9 @@ set -euo pipefail
 # backend to prove isolated workloads run there too. prometheus scrapes /metrics in the
 # telemetry tests. catatonit is the pause binary `podman kube play` needs (test/integration/pods/).
 # chromium (with a font) is the headless browser the `moat ui` tests drive (test/integration/ui/).
+# binutils (strip) makes the proxy image's Node binary without debug symbols, as the Containerfile does.
 packages=(podman runc netavark aardvark-dns iptables containernetworking-plugins uidmap slirp4netns
-  redis-server openssl debootstrap curl python3 prometheus catatonit chromium fonts-dejavu-core)
+  redis-server openssl debootstrap curl python3 prometheus catatonit chromium fonts-dejavu-core binutils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

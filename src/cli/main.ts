@@ -1,17 +1,8 @@
 #!/usr/bin/env node
 /** Entry point of the `moat` command. */
-import { nodeVersionProblem } from './node-version.js';
-import { enableCompileCache } from './compile-cache.js';
+import { prepareEntry } from './entry.js';
 
-// engines says >= 22; on an older Node the command tree would fail in obscure ways.
-const tooOld = nodeVersionProblem(process.versions.node);
-if (tooOld) {
-  process.stderr.write(`Error: ${tooOld}\n`);
-  process.exit(1);
-}
-
-// Before the command's modules load, so that they are read from the cache (or written to it).
-enableCompileCache();
+prepareEntry();
 
 const args = process.argv.slice(2);
 

@@ -5,8 +5,10 @@
  * layers added with `podman build --pull=never`. Images are
  * tagged by content hash, so repeated runs and parallel test files reuse them.
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   NODE_IN_IMAGE,
   nodeHostFiles,
@@ -16,6 +18,8 @@ import {
 import { fixtureBundle, type FixtureServer } from '../fixtures/bundle.js';
 import { CACHE_DIR, contentHash, withCacheLock } from './cache.js';
 import { podmanCli } from './podman.js';
+
+const execFileAsync = promisify(execFile);
 
 export interface NodeImageOptions {
   /** Container path → file content. */
@@ -80,15 +84,37 @@ export function buildFromContext(
   });
 }
 
+/** Imports the root filesystem of `hostFiles` (Node first, then its libraries) as image `ref`. */
+async function importNodeRootfs(ref: string, hostFiles: readonly string[]): Promise<void> {
+  await podmanCli(
+    ['import', '--change', `ENTRYPOINT ["${NODE_IN_IMAGE}"]`, '-', ref],
+    nodeRootfsTar({}, hostFiles),
+  );
+}
+
 /** The base image: Node and its libraries, `/tmp`, root and nobody users. Entry point: node. */
 export function nodeBaseImage(): Promise<string> {
   const files = nodeHostFiles();
   const ref = `localhost/moat-test-base:${contentHash(...nodeHostIdentity(files))}`;
-  return makeOnce(ref, async () => {
-    await podmanCli(
-      ['import', '--change', `ENTRYPOINT ["${NODE_IN_IMAGE}"]`, '-', ref],
-      nodeRootfsTar({}, files),
-    );
+  return makeOnce(ref, () => importNodeRootfs(ref, files));
+}
+
+/**
+ * The base image with Node's symbol tables and debug information stripped (binutils' `strip`),
+ * as the Containerfile's proxy target does: about 18 MB less, the same program.
+ */
+export function strippedNodeBaseImage(): Promise<string> {
+  const [node, ...libs] = nodeHostFiles();
+  const ref = `localhost/moat-test-base-stripped:${contentHash(...nodeHostIdentity([node!, ...libs]))}`;
+  return makeOnce(ref, async (key) => {
+    const stripped = join(CACHE_DIR, `node-${key}-${process.pid}`);
+    try {
+      mkdirSync(CACHE_DIR, { recursive: true });
+      await execFileAsync('strip', ['-o', stripped, node!]);
+      await importNodeRootfs(ref, [stripped, ...libs]);
+    } finally {
+      rmSync(stripped, { force: true });
+    }
   });
 }
 

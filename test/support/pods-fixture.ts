@@ -1,11 +1,11 @@
 /**
- * What every pod test file shares: the operator, in a container of the Moat image, watching a
+ * What every pod test file shares: the operator, in a container of its image, watching a
  * fresh namespace; a real MCP server on the host as the remote; cleanups run in reverse order;
  * and the operator's pods played from the API server (test/support/pods.ts).
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startV1StreamableBackend, type HttpBackendServer } from './mcp-http-backends.js';
-import { moatImage } from './moat-image.js';
+import { moatOperatorImage, moatProxyImage } from './moat-image.js';
 import { startOperatorContainer, type OperatorContainer } from './pods-operator.js';
 import { playProxyPods, readOperatorOutput, type PlayedProxy } from './pods.js';
 import { freePort } from './ports.js';
@@ -40,7 +40,9 @@ export function usePodTestEnvironment(prefix: string, workDir: string): PodTestE
   };
   beforeAll(async () => {
     [operator, backend] = await Promise.all([
-      moatImage().then((image) => startOperatorContainer(prefix, image, workDir)),
+      Promise.all([moatOperatorImage(), moatProxyImage()]).then(([operatorImage, proxyImage]) =>
+        startOperatorContainer(prefix, { operator: operatorImage, proxy: proxyImage }, workDir),
+      ),
       startV1StreamableBackend({ json: true }),
     ]);
   }, 240_000);
@@ -70,8 +72,8 @@ export function usePodTestEnvironment(prefix: string, workDir: string): PodTestE
     },
     play: async (name, replicas = 1) => {
       const output = await readOperatorOutput(environment.namespace, name);
-      // The operator (itself in the image) names the image it was given for the proxy pods.
-      expect(output.deployment.spec?.template.spec?.containers[0]?.image).toBe(ready(operator).image);
+      // The operator names the proxy image it was given (not its own) for the proxy pods.
+      expect(output.deployment.spec?.template.spec?.containers[0]?.image).toBe(ready(operator).images.proxy);
       const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
       const played = await playProxyPods(output, { ports, workDir });
       cleanups.push(() => played.down());

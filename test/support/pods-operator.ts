@@ -1,9 +1,9 @@
 /**
- * `moat operator` run the way the Helm chart runs it: a container of the Moat image (the same
- * image as the proxy pods, test/support/moat-image.ts) with `args: ["operator", …]`, as UID 65532
- * on a read-only root filesystem, under its own ServiceAccount token bound to the shipped RBAC.
- * It reaches the test API server on the host's loopback through host networking, and names the
- * same image as `--proxy-image`, so the pods played from its Deployments run that image.
+ * `moat operator` run the way the Helm chart runs it: a container of the operator image
+ * (test/support/moat-image.ts) with `args: ["operator", …]`, as UID 65532 on a read-only root
+ * filesystem, under its own ServiceAccount token bound to the shipped RBAC. It reaches the test
+ * API server on the host's loopback through host networking, and names the proxy image as
+ * `--proxy-image`, so the pods played from its Deployments run that image.
  */
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,19 +16,25 @@ import { freePort } from './ports.js';
 
 const IN_CONTAINER_DIR = '/var/run/moat-test-kube';
 
+/** The operator's image and the one it names for the proxy pods. */
+export interface MoatImages {
+  operator: string;
+  proxy: string;
+}
+
 export interface OperatorContainer {
   namespace: string;
-  image: string;
+  images: MoatImages;
   /** The operator's output (JSON log lines), for failure messages. */
   logs(): Promise<string>;
   /** Stops (SIGTERM, bounded) and removes the container. */
   stop(): Promise<void>;
 }
 
-/** A fresh namespace watched by the operator in a container of `image`; resolves once /readyz is 200. */
+/** A fresh namespace watched by the operator in a container of its image; resolves once /readyz is 200. */
 export async function startOperatorContainer(
   prefix: string,
-  image: string,
+  images: MoatImages,
   workDir: string,
 ): Promise<OperatorContainer> {
   const { namespace, token } = await prepareOperatorNamespace(prefix);
@@ -55,7 +61,7 @@ export async function startOperatorContainer(
   const name = `${namespace}-operator`;
   const container: OperatorContainer = {
     namespace,
-    image,
+    images,
     logs: () => containerLogs(name),
     stop: async () => {
       await podman(['rm', '--force', '--ignore', '--time', '10', name]).catch(() => undefined);
@@ -79,7 +85,7 @@ export async function startOperatorContainer(
     `KUBECONFIG=${IN_CONTAINER_DIR}/config`,
     '--env',
     `POD_NAMESPACE=${namespace}`,
-    image,
+    images.operator,
     'operator',
     '--namespace',
     namespace,
@@ -88,7 +94,7 @@ export async function startOperatorContainer(
     '--probe-host',
     '127.0.0.1',
     '--proxy-image',
-    image,
+    images.proxy,
   ]);
   try {
     await eventually(

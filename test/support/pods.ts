@@ -18,8 +18,8 @@
  * - Probes dropped: kube play turns them into `curl` health checks, which the shell-less image
  *   cannot run (and no systemd runs them here). `waitForHealth` polls the readiness probe's path.
  *
- * The image is the one the operator put in the Deployment (its `--proxy-image`, the locally built
- * test/support/moat-image.ts in these tests).
+ * The image is the one the operator put in the Deployment (its `--proxy-image`, the proxy image
+ * test/support/moat-image.ts builds locally in these tests).
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';

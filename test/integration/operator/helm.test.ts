@@ -201,7 +201,7 @@ describe('helm chart', () => {
     const pod = deployment.spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
     const container = containerOf(objects);
-    expect(container.image).toBe(`mcp-moat:${packageVersion()}`);
+    expect(container.image).toBe(`mcp-moat-operator:${packageVersion()}`);
     expect(container.args).toEqual([
       'operator',
       '--probe-port=8081',
@@ -237,7 +237,11 @@ describe('helm chart', () => {
     const objects = render({
       release: 'moat-operator',
       namespace,
-      set: [`watchNamespaces={${watched.join(',')}}`, 'logLevel=debug', 'proxyImage=example.test/proxy:1'],
+      set: [
+        `watchNamespaces={${watched.join(',')}}`,
+        'logLevel=debug',
+        'proxyImage.repository=example.test/proxy,proxyImage.tag=v1',
+      ],
     });
     expect(ofKind(objects, 'ClusterRole')).toEqual([]);
     expect(ofKind(objects, 'ClusterRoleBinding')).toEqual([]);
@@ -260,7 +264,7 @@ describe('helm chart', () => {
       '--probe-port=8081',
       '--leader-elect=true',
       '--log-level=debug',
-      '--proxy-image=example.test/proxy:1',
+      '--proxy-image=example.test/proxy:v1',
       ...watched.map((ns) => `--namespace=${ns}`),
     ]);
     await apply(adminClient(), objects, true);
@@ -272,6 +276,8 @@ describe('helm chart', () => {
     ['watchNamespaces={Team_A}', "at '/watchNamespaces/0': 'Team_A' does not match pattern"],
     ['probePort=70000', "at '/probePort': maximum"],
     ['image.pullPolicy=Sometimes', "at '/image/pullPolicy': value must be one of"],
+    // The value was one string before the proxy got an image of its own.
+    ['proxyImage=example.test/proxy:1', "at '/proxyImage': got string, want object"],
     ['leaderElection.enabled=false', 'replicaCount: 2 replicas need leaderElection.enabled: true'],
   ])('refuses %s with a message naming the value', (set, message) => {
     const result = helm(templateArgs({ release: 'bad', namespace: 'bad', set: [set] }));
@@ -327,7 +333,7 @@ describe('helm chart', () => {
     const objects = render({
       release: 'moat-operator',
       namespace,
-      set: [`watchNamespaces={${watched}}`, 'proxyImage=example.test/moat:helm'],
+      set: [`watchNamespaces={${watched}}`, 'proxyImage.repository=example.test/moat,proxyImage.tag=helm'],
     });
     const admin = adminClient();
     await apply(admin, objects, false);

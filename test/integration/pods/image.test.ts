@@ -1,71 +1,120 @@
 /**
- * The Moat image: the one the tests build from host parts (test/support/moat-image.ts) runs as
- * UID 65532 with no shell and `node dist/cli/main.js` as entry point, so `proxy` and `operator`
- * are its arguments; the Containerfile users build declares the same.
+ * Moat's two images, as the tests build them from host parts (test/support/moat-image.ts) in the
+ * Containerfile's layout: both run as UID 65532 with no shell; the operator image runs
+ * `node dist/cli/main.js` with the whole package, the proxy image `node dist/cli/proxy-main.js`
+ * with only what `moat proxy` loads. The Containerfile users build declares the same.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packageVersion } from '../../../src/cli/version.js';
 import { PROXY_UID } from '../../../src/operator/reconcile/deployment.js';
-import { IMAGE_UID, moatImage } from '../../support/moat-image.js';
+import {
+  IMAGE_UID,
+  moatOperatorImage,
+  moatProxyImage,
+  OPERATOR_ENTRYPOINT,
+  PROXY_ENTRYPOINT,
+} from '../../support/moat-image.js';
 import { podmanCli } from '../../support/podman.js';
 
 const CONTAINERFILE = fileURLToPath(new URL('../../../Containerfile', import.meta.url));
+/** The proxy image's size aim (issue 37), in bytes as `podman image inspect` counts them. */
+const PROXY_IMAGE_AIM = 130e6;
 
-let image: string;
+let operatorImage: string;
+let proxyImage: string;
 beforeAll(async () => {
-  image = await moatImage();
-}, 180_000);
+  [operatorImage, proxyImage] = await Promise.all([moatOperatorImage(), moatProxyImage()]);
+}, 240_000);
 
 interface ImageConfig {
   User?: string;
   Entrypoint?: string[];
-  WorkingDir?: string;
 }
 
-describe('the Moat image', () => {
-  it('runs as the non-root UID the operator sets, with node dist/cli/main.js as entry point', async () => {
+async function inspect(image: string): Promise<{ Config: ImageConfig; Size: number }> {
+  const [inspected] = JSON.parse(await podmanCli(['image', 'inspect', image])) as [
+    { Config: ImageConfig; Size: number },
+  ];
+  return inspected;
+}
+
+/** Runs the image with no network (`entrypoint` replaces its own); resolves to stdout, rejects with the failure. */
+function runImage(image: string, args: string[], entrypoint?: string): Promise<string> {
+  const replaced = entrypoint ? ['--entrypoint', entrypoint] : [];
+  return podmanCli(['run', '--rm', '--network', 'none', '--read-only', ...replaced, image, ...args]);
+}
+
+/** The lines of the Containerfile's stage `name`, up to the next FROM. */
+function containerfileStage(name: string): string {
+  const text = readFileSync(CONTAINERFILE, 'utf8');
+  const start = text.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));
+  expect(start, `the Containerfile has no stage "${name}"`).toBeGreaterThanOrEqual(0);
+  const rest = text.slice(start);
+  const next = rest.slice(1).search(/^FROM /m);
+  return next < 0 ? rest : rest.slice(0, next + 1);
+}
+
+describe.each([
+  { name: 'operator', image: () => operatorImage, entrypoint: OPERATOR_ENTRYPOINT },
+  { name: 'proxy', image: () => proxyImage, entrypoint: PROXY_ENTRYPOINT },
+])('the $name image', ({ name, image, entrypoint }) => {
+  it('runs as the non-root UID the operator sets, with its entry point', async () => {
     expect(IMAGE_UID).toBe(PROXY_UID);
-    const [inspected] = JSON.parse(await podmanCli(['image', 'inspect', image])) as [
-      { Config: ImageConfig; Size: number },
-    ];
+    const inspected = await inspect(image());
     expect(inspected.Config.User).toBe(`${PROXY_UID}:${PROXY_UID}`);
-    expect(inspected.Config.Entrypoint).toEqual(['/usr/local/bin/node', '/app/dist/cli/main.js']);
-    console.log(`moat image ${image}: ${(inspected.Size / 1e6).toFixed(0)} MB`);
+    expect(inspected.Config.Entrypoint).toEqual(entrypoint);
+    console.log(`${name} image ${image()}: ${(inspected.Size / 1e6).toFixed(1)} MB`);
   });
 
   it('answers `--version` and `proxy --help` as its arguments', async () => {
-    const version = await podmanCli(['run', '--rm', '--network', 'none', image, '--version']);
-    expect(version).toContain(`moat ${packageVersion()}`);
-    const help = await podmanCli(['run', '--rm', '--network', 'none', image, 'proxy', '--help']);
-    expect(help).toMatch(/^Usage: moat proxy --config <file>/);
+    expect(await runImage(image(), ['--version'])).toContain(`moat ${packageVersion()}`);
+    expect(await runImage(image(), ['proxy', '--help'])).toMatch(/^Usage: moat proxy --config <file>/);
   });
 
   it('has no shell', async () => {
-    const error = await podmanCli([
-      'run',
-      '--rm',
-      '--network',
-      'none',
-      '--entrypoint',
-      '/bin/sh',
-      image,
-      '-c',
-      'true',
-    ]).then(
+    const error = await runImage(image(), ['-c', 'true'], '/bin/sh').then(
       () => undefined,
       (err: Error) => err,
     );
     expect(error?.message).toMatch(/\/bin\/sh.*no such file or directory/);
   });
 
-  it('matches what the Containerfile declares for users: distroless Node 24, the same UID and entry point', () => {
+  it('matches what its Containerfile stage declares: the same UID and entry point, no shell', () => {
+    const stage = containerfileStage(name);
+    expect(stage).toContain(`USER ${PROXY_UID}:${PROXY_UID}`);
+    // The Containerfile's Node lives where its distroless base puts it; the file is the same.
+    const declared = [
+      entrypoint[0]!.replace('/usr/local/bin/node', '/nodejs/bin/node'),
+      ...entrypoint.slice(1),
+    ];
+    expect(stage).toContain(`ENTRYPOINT ${JSON.stringify(declared).replaceAll('","', '", "')}`);
+    expect(stage).toMatch(/^FROM gcr\.io\/distroless\/\S+:nonroot AS /);
+  });
+});
+
+describe('the proxy image', () => {
+  it(`holds only the proxy: no operator, no command tree, no @kubernetes/client-node; under ${PROXY_IMAGE_AIM / 1e6} MB`, async () => {
+    const error = await runImage(proxyImage, ['operator', '--help']).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(error?.message).toMatch(/this image runs only `moat proxy --config <file>`/);
+    // Node resolves the package from the app's folder exactly as the proxy would.
+    const resolve = (pkg: string) =>
+      runImage(proxyImage, ['-e', `await import(${JSON.stringify(pkg)})`], PROXY_ENTRYPOINT[0]).then(
+        () => 'found',
+        (err: Error) =>
+          /ERR_MODULE_NOT_FOUND|Cannot find package/.test(err.message) ? 'missing' : err.message,
+      );
+    expect(await resolve('@kubernetes/client-node')).toBe('missing');
+    expect(await resolve('@cedar-policy/cedar-wasm/nodejs')).toBe('found');
+    expect((await inspect(proxyImage)).Size).toBeLessThan(PROXY_IMAGE_AIM);
+  });
+
+  it('is the Containerfile default target: its last stage', () => {
     const text = readFileSync(CONTAINERFILE, 'utf8');
-    const runtime = text.slice(text.lastIndexOf('\nFROM '));
-    expect(runtime).toMatch(/^\nFROM gcr\.io\/distroless\/nodejs24-debian12:nonroot$/m);
-    expect(runtime).toContain(`USER ${PROXY_UID}:${PROXY_UID}`);
-    expect(runtime).toContain('ENTRYPOINT ["/nodejs/bin/node", "/app/dist/cli/main.js"]');
-    expect(text).toMatch(/npm prune --omit=dev/);
+    expect(text.slice(text.lastIndexOf('\nFROM '))).toMatch(/^\nFROM \S+ AS proxy$/m);
   });
 });

@@ -27,6 +27,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
+{{- define "moat-operator.proxyImage" -}}
+{{- printf "%s:%s" .Values.proxyImage.repository (default .Chart.AppVersion .Values.proxyImage.tag) -}}
+{{- end -}}
+
 {{/*
 Everything `moat operator` does in a watched namespace; exactly the verbs the code uses. The
 ClusterRole (all namespaces) and each namespaced Role (watchNamespaces) carry these same rules.
