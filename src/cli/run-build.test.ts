@@ -534,6 +534,13 @@ const CASES: FlagCase[] = [
     invalid: [[['--authz-config', missing], /--authz-config: file not found/]],
   },
   {
+    flag: 'authz-argument-mapping',
+    defaults: { authz_argument_mapping: U },
+    valid: ['--authz-argument-mapping', 'lossy'],
+    expect: { authz_argument_mapping: 'lossy' },
+    invalid: [[['--authz-argument-mapping', 'drop'], /authz-argument-mapping/]],
+  },
+  {
     flag: 'webhook-config',
     defaults: { validating_webhooks: U, mutating_webhooks: U },
     valid: ['--webhook-config', hooksFile],
@@ -1060,7 +1067,7 @@ describe('every flag of moat run has a table case', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(103);
+    expect(RUN_FLAGS).toHaveLength(104);
   });
 });
 
