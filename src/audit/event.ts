@@ -21,7 +21,10 @@ export interface AuditEvent {
   outcome: Outcome;
   component: string;
   source: { type: 'network'; value: string; extra?: { user_agent?: string } };
-  subjects: { user_id: string; user: string; email?: string; local?: true };
+  /** Who was proven; a refused caller is `anonymous` with what it presented (never a principal). */
+  subjects:
+    | { user_id: string; user: string; email?: string; local?: true }
+    | { user_id: 'anonymous'; user: 'anonymous'; anonymous: true; presented: string };
   target: {
     endpoint: string;
     method?: string;
@@ -152,6 +155,10 @@ const subjectsOfIdentity = new WeakMap<Identity, string>();
 function subjectsJson(identity: Identity): string {
   const known = subjectsOfIdentity.get(identity);
   if (known !== undefined) return known;
+  if (identity.anonymous !== undefined) {
+    const presented = JSON.stringify(identity.anonymous.presented);
+    return `{"user_id":"anonymous","user":"anonymous","anonymous":true,"presented":${presented}}`;
+  }
   const user =
     identity.name ?? stringClaim(identity.claims.preferred_username) ?? identity.email ?? identity.subject;
   let json = `{"user_id":${JSON.stringify(identity.subject)},"user":${JSON.stringify(user)}`;

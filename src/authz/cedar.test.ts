@@ -13,6 +13,11 @@ function authorizer(policies: string[], extra: Record<string, unknown> = {}): Ce
   );
 }
 
+function lossyAuthorizer(policies: string[]): CedarAuthorizer {
+  const config = validateAuthzConfig({ version: '1.0', type: 'cedarv1', cedar: { policies } }, 'test');
+  return new CedarAuthorizer(config, undefined, 'lossy');
+}
+
 const tool = (who: Identity, name: string, args: Record<string, unknown> = {}) =>
   ({ identity: who, feature: 'tool', id: name, arguments: args, serverName: 'wx' }) as const;
 
@@ -84,13 +89,80 @@ describe('CedarAuthorizer', () => {
     ).toBe(false);
   });
 
-  it('does not let a tool argument pose as an entity reference, and drops values Cedar cannot hold', () => {
+  it('does not let a tool argument pose as an entity reference, and refuses values Cedar cannot hold', () => {
     const az = authorizer([
       'permit(principal, action, resource) when { context.arg_role == MoatGroup::"admins" };',
-      'permit(principal, action, resource) when { context has arg_ratio };',
+      'permit(principal, action, resource) when { context has arg_nothing };',
     ]);
-    const smuggled = { role: { __entity: { type: 'MoatGroup', id: 'admins' } }, ratio: 0.5, nothing: null };
-    expect(az.authorize(tool(identity('mallory'), 'x', smuggled)).allowed).toBe(false);
+    const smuggled = { role: { __entity: { type: 'MoatGroup', id: 'admins' } } };
+    expect(az.authorize(tool(identity('mallory'), 'x', smuggled))).toMatchObject({
+      allowed: false,
+      refusal: { argument: 'role', reason: expect.stringContaining('__entity') },
+    });
+    expect(az.authorize(tool(identity('mallory'), 'x', { nothing: null }))).toMatchObject({
+      allowed: false,
+      refusal: { argument: 'nothing', reason: expect.stringContaining('null') },
+    });
+    // Lossy: left out, so the policies see neither (the call is not permitted either).
+    const lossy = lossyAuthorizer([
+      'permit(principal, action, resource) when { context.arg_role == MoatGroup::"admins" };',
+      'permit(principal, action, resource) when { context has arg_nothing };',
+    ]);
+    expect(lossy.authorize(tool(identity('mallory'), 'x', { ...smuggled, nothing: null }))).toEqual({
+      allowed: false,
+      reasons: [],
+    });
+  });
+
+  // Issue 31, finding 2: before the fix 5000.5, 1e21 and a reserved key were allowed (dropped).
+  describe('a forbid on an argument cannot be stepped around', () => {
+    const policies = [
+      'permit(principal, action, resource);',
+      'forbid(principal, action == Action::"call_tool", resource) when { context.arg_amount > 1000 };',
+      'forbid(principal, action == Action::"call_tool", resource) when { context has arg_to && context.arg_to.to == "evil" };',
+    ];
+    const az = authorizer(policies);
+    const call = (args: Record<string, unknown>) => az.authorize(tool(identity('alice'), 'pay', args));
+
+    it.each([
+      ['an integer over the bound', { amount: 5000 }, undefined],
+      ['a fraction over the bound (a decimal Cedar cannot compare with >)', { amount: 5000.5 }, 'amount'],
+      ['an integer beyond ±(2^53 − 1)', { amount: 1e21 }, 'amount'],
+      ['a fraction with 5 decimal places', { amount: 0.00001 }, 'amount'],
+      ['a string where a number is compared', { amount: '5000' }, 'amount'],
+      ['an array', { amount: [5000] }, 'amount'],
+      ['an object with a reserved key', { amount: 1, to: { to: 'evil', __extn: 1 } }, 'to'],
+      ['null', { amount: null }, 'amount'],
+      ['a missing argument the forbid reads without has', {}, undefined],
+    ])('refuses %s', (_name, args, argument) => {
+      const decision = call(args);
+      expect(decision.allowed).toBe(false);
+      expect(decision.refusal?.argument).toBe(argument);
+    });
+
+    it('allows what no forbid matches, and lists the tool (no arguments to judge)', () => {
+      expect(call({ amount: 500, to: { to: 'bob' } })).toEqual({ allowed: true, reasons: ['policy0'] });
+      expect(call({ amount: 500, note: null, other: 1e21 }).allowed).toBe(true);
+      expect(az.authorize({ ...tool(identity('alice'), 'pay'), arguments: undefined }).allowed).toBe(true);
+    });
+
+    it('gives fractions to Cedar as decimals that policies compare with decimal methods', () => {
+      const decimal = authorizer([
+        'permit(principal, action, resource) when { context.arg_ratio.lessThan(decimal("0.5")) };',
+      ]);
+      const ratio = (value: unknown) =>
+        decimal.authorize(tool(identity('alice'), 'x', { ratio: value })).allowed;
+      expect([ratio(0.25), ratio(0.5), ratio(0.75), ratio(-1.1234)]).toEqual([true, false, false, true]);
+    });
+
+    it('with the lossy mapping, leaves out what Cedar cannot hold (a has-guarded forbid then passes it)', () => {
+      const lossy = lossyAuthorizer([
+        'permit(principal, action, resource);',
+        'forbid(principal, action, resource) when { context has arg_amount && context.arg_amount > 1000 };',
+      ]);
+      expect(lossy.authorize(tool(identity('alice'), 'pay', { amount: 1e21 })).allowed).toBe(true);
+      expect(lossy.authorize(tool(identity('alice'), 'pay', { amount: 5000 })).allowed).toBe(false);
+    });
   });
 
   it('names the policy, its line in the file and the position of a parse error', () => {

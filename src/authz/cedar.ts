@@ -20,6 +20,12 @@
  * outcome and is left out of the key. A policy that uses `context` as a whole value puts every
  * argument in the key. The principal enters the key as a number given to the JSON of its
  * subject, groups and claims; a number is never given twice, so it stands for exactly one.
+ *
+ * Fail closed on arguments (the `strict` mapping, the default): an argument the policies read that
+ * Cedar cannot hold as it is (see `toCedarValue`) refuses the call, naming the argument, and a
+ * forbid policy that cannot be evaluated on a call (a type error: `"5000"` or `5000.5` where it
+ * compares with `>`; an attribute it reads without `has`) refuses it too, since Cedar itself would
+ * skip that forbid and let the call through. The `lossy` mapping drops what cannot be held instead.
  */
 import { randomUUID } from 'node:crypto';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -33,6 +39,7 @@ import { usageError } from '../util/errors.js';
 import { DEFAULT_GROUP_ENTITY_TYPE, type AuthzConfig, type PolicyLocations } from './config.js';
 import type { Identity } from '../mcp/identity.js';
 import { LruMap } from '../util/lru.js';
+import { log } from '../util/log.js';
 
 export type Feature = 'tool' | 'prompt' | 'resource';
 
@@ -57,7 +64,18 @@ export interface Decision {
   allowed: boolean;
   /** Ids of the policies that determined the decision (policy0, policy1, ... in file order). */
   reasons: string[];
+  /**
+   * Why a call was refused without Cedar's say: an argument Cedar cannot hold as it is (named), or
+   * a forbid policy that could not be evaluated on it.
+   */
+  refusal?: { argument?: string; reason: string };
 }
+
+/**
+ * What happens to an argument Cedar cannot hold as it is: `strict` refuses the call (the default),
+ * `lossy` leaves the value out (a policy then sees the argument as absent).
+ */
+export type ArgumentMapping = 'strict' | 'lossy';
 
 const DECISION_CACHE_ENTRIES = 10_000;
 
@@ -66,6 +84,11 @@ export class CedarAuthorizer {
   private readonly staticEntities: Map<string, EntityJson>;
   private readonly groupType: string;
   private readonly argumentsRead: ArgumentsRead;
+  /** Ids of the forbid policies: one that cannot be evaluated on a call refuses it. */
+  private readonly forbidIds: ReadonlySet<string>;
+  private readonly strict: boolean;
+  /** The policies as the engine read them (its error locations are offsets into this text). */
+  private readonly policyText: string;
   private readonly decisions = new LruMap<string, Decision>(DECISION_CACHE_ENTRIES);
   /**
    * A short number per distinct principal (its subject, groups and claims as JSON), so decision
@@ -91,7 +114,7 @@ export class CedarAuthorizer {
       }
     | undefined;
 
-  constructor(config: AuthzConfig, locations?: PolicyLocations) {
+  constructor(config: AuthzConfig, locations?: PolicyLocations, argumentMapping: ArgumentMapping = 'strict') {
     const policies = config.cedar.policies;
     policies.forEach((text, i) => checkPolicy(text, i, locations));
     const answer = cedar.preparsePolicySet(this.policySetId, { staticPolicies: policies.join('\n') });
@@ -104,6 +127,9 @@ export class CedarAuthorizer {
     );
     this.groupType = config.cedar.group_entity_type ?? DEFAULT_GROUP_ENTITY_TYPE;
     this.argumentsRead = argumentsRead(policies);
+    this.forbidIds = forbidPolicyIds(policies);
+    this.policyText = policies.join('\n');
+    this.strict = argumentMapping === 'strict';
   }
 
   /** The decision for a request: remembered when an identical one was decided (see above). */
@@ -161,7 +187,8 @@ export class CedarAuthorizer {
   /** The JSON of the arguments the policies read (all of them when they may read any). */
   private argumentsKey(args: Record<string, unknown> | undefined): string {
     const read = this.argumentsRead;
-    if (args === undefined) return read === 'all' ? '{}' : '[]';
+    // No arguments (a list item) is not a call with none: only a call fails on a forbid's error.
+    if (args === undefined) return 'null';
     if (read === 'all') return JSON.stringify(args);
     let key = '[';
     for (const name of read) {
@@ -173,7 +200,9 @@ export class CedarAuthorizer {
 
   private evaluate(request: AuthzRequest): Decision {
     const feature = FEATURES[request.feature];
-    const args = cedarRecord(request.arguments ?? {}, 'arg_');
+    const mapped = this.cedarArguments(request.arguments);
+    if ('refusal' in mapped) return { allowed: false, reasons: [], refusal: mapped.refusal };
+    const args = mapped.attributes;
     const claims = cedarRecord(request.identity.claims, 'claim_');
     const principal = uid('Client', request.identity.subject);
     const action = uid('Action', feature.action);
@@ -209,7 +238,67 @@ export class CedarAuthorizer {
       // An entity or context the engine refuses (should not happen: values are sanitised). Deny.
       throw new Error(`authorization could not be evaluated: ${formatErrors(answer.errors)}`);
     }
-    return { allowed: answer.response.decision === 'allow', reasons: answer.response.diagnostics.reason };
+    const { decision, diagnostics } = answer.response;
+    // Cedar skips a policy it cannot evaluate; for a forbid on a call that would let the call in.
+    const callArguments = request.arguments;
+    const failedForbid =
+      callArguments === undefined
+        ? undefined
+        : diagnostics.errors.find((e) => this.forbidIds.has(e.policyId));
+    if (callArguments !== undefined && failedForbid !== undefined) {
+      log().warn(
+        {
+          policy: failedForbid.policyId,
+          error: failedForbid.error.message,
+          feature: request.feature,
+          id: request.id,
+        },
+        'a forbid policy could not be evaluated on a call; denying it',
+      );
+      const reason = `forbid policy ${failedForbid.policyId} cannot be evaluated with the value given (${failedForbid.error.message})`;
+      const argument = this.argumentAt(failedForbid.error, callArguments);
+      return {
+        allowed: false,
+        reasons: [failedForbid.policyId],
+        refusal: argument === undefined ? { reason } : { argument, reason },
+      };
+    }
+    return { allowed: decision === 'allow', reasons: diagnostics.reason };
+  }
+
+  /** The argument of the call that the failed expression reads, when it reads one (named, not shown). */
+  private argumentAt(error: DetailedError, args: Record<string, unknown>): string | undefined {
+    const location = error.sourceLocations?.[0];
+    if (location === undefined) return undefined;
+    const expression = this.policyText.slice(location.start, location.end);
+    for (const match of expression.matchAll(/arg_([A-Za-z0-9_]+)/g)) {
+      const name = match[1] as string;
+      if (Object.hasOwn(args, name)) return name;
+    }
+    return undefined;
+  }
+
+  /**
+   * The `arg_<key>` attributes of the arguments the policies can read (the others cannot change
+   * the decision), or the refusal for the first one Cedar cannot hold as it is (strict mapping).
+   */
+  private cedarArguments(
+    args: Record<string, unknown> | undefined,
+  ): { attributes: Record<string, CedarValueJson> } | { refusal: { argument: string; reason: string } } {
+    const out: Record<string, CedarValueJson> = {};
+    if (args === undefined) return { attributes: out };
+    const names = this.argumentsRead === 'all' ? Object.keys(args) : this.argumentsRead;
+    for (const name of names) {
+      if (!Object.hasOwn(args, name)) continue;
+      const value = toCedarValue(args[name], 0, !this.strict);
+      if (!(value instanceof Unrepresentable)) out[`arg_${name}`] = value;
+      else if (this.strict) {
+        const where = value.path.length === 0 ? '' : ` at ${value.path.join('.')}`;
+        const reason = `the authorization policy cannot be given it as it is: ${value.what}${where}`;
+        return { refusal: { argument: name, reason } };
+      }
+    }
+    return { attributes: out };
   }
 
   /** Generated entities merged with static ones of the same uid (attributes and parents combined). */
@@ -280,6 +369,19 @@ function argumentsRead(policyTexts: string[]): ArgumentsRead {
   return all ? 'all' : names;
 }
 
+/** The ids the engine gives the forbid policies (policy0, policy1, ... in the order of the text). */
+function forbidPolicyIds(policyTexts: string[]): ReadonlySet<string> {
+  const ids = new Set<string>();
+  const parts = cedar.policySetTextToParts(policyTexts.join('\n'));
+  if (parts.type === 'failure') return ids;
+  parts.policies.forEach((policy, index) => {
+    const json = cedar.policyToJson(policy);
+    // A policy whose form cannot be read is treated as a forbid: its failures then refuse.
+    if (json.type === 'failure' || json.json.effect === 'forbid') ids.add(`policy${index}`);
+  });
+  return ids;
+}
+
 function uid(type: string, id: string): { type: string; id: string } {
   return { type, id };
 }
@@ -336,37 +438,89 @@ function parseStaticEntities(json: string | undefined, source: string): Map<stri
 }
 
 /**
- * JSON values (token claims, call arguments) as Cedar attributes under a prefix. Cedar has no
- * floats or null, so those are dropped; objects that Cedar's JSON format would read as entity
- * references or extension values (`__entity`, `__extn`, `__expr`) are dropped too, so a caller
- * cannot smuggle an entity into a policy through a tool argument.
+ * Token claims and tool annotations as Cedar attributes under a prefix: what Cedar cannot hold (see
+ * `toCedarValue`) is left out. They come from the identity provider and the server, not the caller.
  */
 function cedarRecord(values: Record<string, unknown>, prefix: string): Record<string, CedarValueJson> {
   const out: Record<string, CedarValueJson> = {};
   for (const [key, value] of Object.entries(values)) {
-    const converted = toCedarValue(value, 0);
-    if (converted !== undefined) out[`${prefix}${key}`] = converted;
+    const converted = toCedarValue(value, 0, true);
+    if (!(converted instanceof Unrepresentable)) out[`${prefix}${key}`] = converted;
   }
   return out;
 }
 
+/** Keys Cedar's JSON format reads as an entity reference or an extension value, not as a record. */
 const RESERVED_KEYS = ['__entity', '__extn', '__expr'];
 
-function toCedarValue(value: unknown, depth: number): CedarValueJson | undefined {
-  if (depth > 8) return undefined;
+/** Nesting Moat gives Cedar: deeper values are not represented. */
+const MAX_DEPTH = 8;
+
+/** Cedar's decimal: at most 4 decimal places, within ±922337203685477.5807 (an i64 of 1/10000s). */
+const DECIMAL_TEXT = /^-?\d+\.\d{1,4}$/;
+const DECIMAL_MAX = 922_337_203_685_477;
+
+/** A JSON value Cedar cannot hold as it is: what it is, and where inside the value. */
+class Unrepresentable {
+  constructor(
+    readonly what: string,
+    readonly path: readonly string[] = [],
+  ) {}
+
+  under(step: string): Unrepresentable {
+    return new Unrepresentable(this.what, [step, ...this.path]);
+  }
+}
+
+/**
+ * A JSON value as Cedar's JSON form:
+ *   string, boolean             → String, Bool
+ *   integer within ±(2^53 − 1)  → Long
+ *   number with a fraction      → decimal (`{"__extn":{"fn":"decimal","arg":"5000.5"}}`) when it
+ *                                 has at most 4 decimal places and is within decimal's range
+ *   array                       → Set (order and repeated elements are not kept)
+ *   object                      → Record
+ * and Unrepresentable for: null, any other number (1e21, 2^53, 0.00001), an object with a key
+ * Cedar reserves (`__entity`, `__extn`, `__expr`: a caller could smuggle an entity or an extension
+ * value into a policy), nesting deeper than MAX_DEPTH. With `dropInside`, such a value inside an
+ * array or object is left out and the rest kept (the lossy mapping); without, it makes the whole
+ * value unrepresentable.
+ */
+function toCedarValue(value: unknown, depth: number, dropInside: boolean): CedarValueJson | Unrepresentable {
   if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
+  if (typeof value === 'number') return cedarNumber(value);
+  if (depth >= MAX_DEPTH) return new Unrepresentable(`nesting deeper than ${MAX_DEPTH} levels`);
   if (Array.isArray(value)) {
-    return value.map((v) => toCedarValue(v, depth + 1)).filter((v): v is CedarValueJson => v !== undefined);
+    const set: CedarValueJson[] = [];
+    for (let i = 0; i < value.length; i++) {
+      const item = toCedarValue(value[i], depth + 1, dropInside);
+      if (!(item instanceof Unrepresentable)) set.push(item);
+      else if (!dropInside) return item.under(String(i));
+    }
+    return set;
   }
   if (typeof value === 'object' && value !== null) {
-    if (RESERVED_KEYS.some((k) => k in value)) return undefined;
+    const reserved = RESERVED_KEYS.find((k) => Object.hasOwn(value, k));
+    if (reserved !== undefined)
+      return new Unrepresentable(`an object with the key ${reserved}, which Cedar reserves`);
     const record: Record<string, CedarValueJson> = {};
     for (const [k, v] of Object.entries(value)) {
-      const converted = toCedarValue(v, depth + 1);
-      if (converted !== undefined) record[k] = converted;
+      const converted = toCedarValue(v, depth + 1, dropInside);
+      if (!(converted instanceof Unrepresentable)) record[k] = converted;
+      else if (!dropInside) return converted.under(k);
     }
     return record;
   }
-  return undefined;
+  return new Unrepresentable(value === null ? 'null (Cedar has no null)' : `a ${typeof value}`);
+}
+
+function cedarNumber(value: number): CedarValueJson | Unrepresentable {
+  if (Number.isSafeInteger(value)) return value;
+  const text = String(value);
+  if (DECIMAL_TEXT.test(text) && Math.abs(value) <= DECIMAL_MAX) {
+    return { __extn: { fn: 'decimal', arg: text } };
+  }
+  return new Unrepresentable(
+    'a number Cedar cannot hold exactly (an integer beyond ±(2^53 − 1), or a fraction with more than 4 decimal places or out of decimal range)',
+  );
 }

@@ -15,7 +15,7 @@ export interface Authz {
 }
 
 export async function loadAuthz(
-  config: Pick<RunConfig, 'authz_config' | 'authz_config_path'>,
+  config: Pick<RunConfig, 'authz_config' | 'authz_config_path' | 'authz_argument_mapping'>,
 ): Promise<Authz | undefined> {
   if (config.authz_config !== undefined && config.authz_config_path !== undefined) {
     throw usageError('authz_config and authz_config_path are mutually exclusive; keep one of them');
@@ -35,7 +35,11 @@ export async function loadAuthz(
       'cedar.primary_upstream_provider has no effect in moat (there is no embedded authorization server); ignoring it',
     );
   }
-  const authorizer = new CedarAuthorizer(loaded.config, loaded.locations);
+  const authorizer = new CedarAuthorizer(
+    loaded.config,
+    loaded.locations,
+    config.authz_argument_mapping ?? 'strict',
+  );
   return {
     policy: createAuthzPolicy(authorizer),
     groupClaimName: loaded.config.cedar.group_claim_name,

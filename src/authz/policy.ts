@@ -9,7 +9,7 @@
  */
 import { log } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
-import type { AuthzRequest, CedarAuthorizer, Feature } from './cedar.js';
+import type { AuthzRequest, CedarAuthorizer, Decision, Feature } from './cedar.js';
 import { RPC, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessageContext, type MessagePolicy } from '../mcp/policy.js';
 
@@ -70,17 +70,18 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
     if (toolAnnotations.size >= MAX_REMEMBERED_TOOLS) toolAnnotations.clear();
     toolAnnotations.set(name, annotations as Record<string, unknown>);
   };
-  const allowed = (request: AuthzRequest): boolean => {
+  const decide = (request: AuthzRequest): Decision => {
     try {
-      return authorizer.authorize(request).allowed;
+      return authorizer.authorize(request);
     } catch (err) {
       log().error(
         { err: errorMessage(err), feature: request.feature, id: request.id },
         'authorization failed; denying',
       );
-      return false;
+      return { allowed: false, reasons: [] };
     }
   };
+  const allowed = (request: AuthzRequest): boolean => decide(request).allowed;
 
   return {
     name: 'authz',
@@ -105,7 +106,20 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
         annotations: feature === 'tool' ? toolAnnotations.get(target) : undefined,
         serverName: ctx.serverName,
       };
-      if (allowed(request)) return ALLOW;
+      const decision = decide(request);
+      if (decision.allowed) return ALLOW;
+      const { refusal } = decision;
+      if (refusal?.argument !== undefined) {
+        return deny(
+          `Access denied: argument ${JSON.stringify(refusal.argument)} of ${verb} ${JSON.stringify(target)}: ${refusal.reason}`,
+          { argument: refusal.argument, reason: refusal.reason },
+        );
+      }
+      if (refusal !== undefined) {
+        return deny(`Access denied: ${verb} ${JSON.stringify(target)}: ${refusal.reason}`, {
+          reason: refusal.reason,
+        });
+      }
       return deny(
         `Access denied: the authorization policy does not permit ${ctx.identity.subject} to ${verb} ${JSON.stringify(target)}`,
       );
@@ -186,6 +200,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function deny(message: string): ClientVerdict {
-  return { action: 'deny', reason: 'forbidden', error: { code: AUTHZ_DENIED_CODE, message } };
+function deny(message: string, data?: Record<string, string>): ClientVerdict {
+  const error =
+    data === undefined ? { code: AUTHZ_DENIED_CODE, message } : { code: AUTHZ_DENIED_CODE, message, data };
+  return { action: 'deny', reason: 'forbidden', error };
 }

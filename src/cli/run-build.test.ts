@@ -542,6 +542,13 @@ const CASES: FlagCase[] = [
     invalid: [[['--guardrail-config', missing], /--guardrail-config: file not found/]],
   },
   {
+    flag: 'authz-argument-mapping',
+    defaults: { authz_argument_mapping: U },
+    valid: ['--authz-argument-mapping', 'lossy'],
+    expect: { authz_argument_mapping: 'lossy' },
+    invalid: [[['--authz-argument-mapping', 'drop'], /authz-argument-mapping/]],
+  },
+  {
     flag: 'webhook-config',
     defaults: { validating_webhooks: U, mutating_webhooks: U },
     valid: ['--webhook-config', hooksFile],
@@ -1064,11 +1071,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 104 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl and --guardrail-config) but --help (tested through the CLI)', () => {
+  it('covers all 105 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl, --guardrail-config and --authz-argument-mapping) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(104);
+    expect(RUN_FLAGS).toHaveLength(105);
   });
 });
 

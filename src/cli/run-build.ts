@@ -141,6 +141,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...defined('token_exchange_config', tokenExchangeConfig(parsed, secretRef, existing)),
     ...defined('authz_config_path', existing('authz-config', flags.authzConfig)),
     ...defined('guardrail_config_path', existing('guardrail-config', flags.guardrailConfig)),
+    ...(flags.authzArgumentMapping === 'lossy' ? { authz_argument_mapping: 'lossy' as const } : {}),
     ...(flags.enableAudit && flags.auditConfig === undefined ? { audit_config: {} } : {}),
     ...defined('audit_config_path', existing('audit-config', flags.auditConfig)),
     ...defined('telemetry_config', telemetryConfig(parsed, name)),

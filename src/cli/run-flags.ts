@@ -507,6 +507,16 @@ export const RUN_FLAGS = [
     runConfig: ['guardrail_config_path'],
   },
   {
+    long: 'authz-argument-mapping',
+    type: 'string',
+    value: '<mode>',
+    choices: ['strict', 'lossy'],
+    default: 'strict',
+    help: 'What a call argument Cedar cannot hold as it is (null, 1e21, a reserved key) does: strict refuses the call (403 naming it), lossy leaves it out of the decision (see docs/security.md)',
+    section: 'policy',
+    runConfig: ['authz_argument_mapping'],
+  },
+  {
     long: 'webhook-config',
     type: 'stringArray',
     value: '<path>',

@@ -291,6 +291,11 @@ const runConfigFields = z.strictObject({
   token_exchange_config: tokenExchangeConfigSchema.optional(),
   authz_config: z.unknown().optional(),
   authz_config_path: z.string().optional(),
+  /**
+   * Moat's own: what an argument Cedar cannot hold as it is does to a call (`strict`, the default:
+   * refused with 403; `lossy`: left out of the decision). See docs/security.md.
+   */
+  authz_argument_mapping: z.enum(['strict', 'lossy']).optional(),
   audit_config: z.unknown().optional(),
   audit_config_path: z.string().optional(),
   telemetry_config: telemetryConfigSchema.optional(),

@@ -11,6 +11,12 @@ export interface Identity {
   claims: Record<string, unknown>;
   /** True for the synthetic identity used when no authentication is configured. */
   local: boolean;
+  /**
+   * Set when authentication is on and the caller proved no one: what it presented (`none`,
+   * `bearer token: the token signature is invalid`, ...), never a token's bytes. Such an identity
+   * stands for no principal; it exists so a refused request is recorded as nobody's.
+   */
+  anonymous?: { presented: string };
   /** The validated bearer token; only for token exchange. Never logged, never forwarded upstream. */
   token?: string;
 }

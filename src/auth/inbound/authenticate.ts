@@ -29,10 +29,20 @@ import {
 /** Longer tokens are refused before any parsing (real access tokens are a few KiB at most). */
 export const MAX_TOKEN_LENGTH = 8 * 1024;
 
-/** Who is calling, or how to refuse the request. */
+/**
+ * Who is calling, or how to refuse the request and what the refused caller presented (for the
+ * audit: `none`, `authorization header: <why>`, `bearer token: <why>`; never the token).
+ */
 export type AuthOutcome =
   | { identity: Identity }
-  | { refusal: { status: 401 | 403 | 503; error: JsonRpcError; headers: Record<string, string> } };
+  | {
+      refusal: {
+        status: 401 | 403 | 503;
+        error: JsonRpcError;
+        headers: Record<string, string>;
+        presented: string;
+      };
+    };
 
 export interface InboundAuth {
   /** Checks the Authorization header of a request that reached the proxy at `externalBaseUrl`. */
@@ -79,7 +89,12 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     return identity;
   };
 
-  const refuse = (externalBaseUrl: string, status: 401 | 403, challenge: Challenge): AuthOutcome => {
+  const refuse = (
+    externalBaseUrl: string,
+    status: 401 | 403,
+    challenge: Challenge,
+    presented: string,
+  ): AuthOutcome => {
     const resource = resourceUrl(settings, externalBaseUrl, options.mcpPath);
     const message =
       status === 403
@@ -94,6 +109,7 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
           data: { error: challenge.error ?? 'invalid_request', error_description: challenge.description },
         },
         headers: { 'www-authenticate': challengeHeader(resource, settings.scopesSupported, challenge) },
+        presented,
       },
     };
   };
@@ -103,9 +119,10 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     externalBaseUrl: string,
   ): Promise<AuthOutcome> => {
     const token = bearerToken(authorization);
-    if (token.kind === 'missing') return refuse(externalBaseUrl, 401, {});
+    if (token.kind === 'missing') return refuse(externalBaseUrl, 401, {}, 'none');
     if (token.kind === 'malformed') {
-      return refuse(externalBaseUrl, 401, { error: 'invalid_request', description: token.reason });
+      const challenge: Challenge = { error: 'invalid_request', description: token.reason };
+      return refuse(externalBaseUrl, 401, challenge, `authorization header: ${token.reason}`);
     }
     try {
       const claims = await validator.validate(token.value);
@@ -113,10 +130,12 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
     } catch (err) {
       if (err instanceof TokenRejectedError) {
         log().debug({ reason: err.message }, 'bearer token refused');
+        const presented = `bearer token: ${err.message}`;
         if (err.kind === 'insufficient_scope') {
-          return refuse(externalBaseUrl, 403, { error: 'insufficient_scope', description: err.message });
+          const challenge: Challenge = { error: 'insufficient_scope', description: err.message };
+          return refuse(externalBaseUrl, 403, challenge, presented);
         }
-        return refuse(externalBaseUrl, 401, { error: 'invalid_token', description: err.message });
+        return refuse(externalBaseUrl, 401, { error: 'invalid_token', description: err.message }, presented);
       }
       if (err instanceof IdpUnavailableError) {
         log().error({ reason: err.message }, 'cannot validate bearer tokens: identity provider unavailable');
@@ -128,6 +147,7 @@ export function createInboundAuth(settings: InboundAuthSettings, options: Inboun
               message: 'Authentication is temporarily unavailable: the identity provider cannot be reached',
             },
             headers: {},
+            presented: 'bearer token: not checked (the identity provider cannot be reached)',
           },
         };
       }

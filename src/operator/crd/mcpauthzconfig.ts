@@ -39,7 +39,21 @@ export const cedarClaimFields = {
     ),
 };
 
-export const mcpAuthzConfigSpecSchema = z.object({ ...cedarPoliciesFields, ...cedarClaimFields });
+/** How call arguments reach Cedar: RunConfig `authz_argument_mapping` (`moat run --authz-argument-mapping`). */
+export const cedarArgumentFields = {
+  argumentMapping: z
+    .enum(['strict', 'lossy'])
+    .optional()
+    .describe(
+      'A call argument Cedar cannot hold as it is (null, 1e21, a reserved key): strict (default) refuses the call, lossy leaves it out.',
+    ),
+};
+
+export const mcpAuthzConfigSpecSchema = z.object({
+  ...cedarPoliciesFields,
+  ...cedarClaimFields,
+  ...cedarArgumentFields,
+});
 export const mcpAuthzConfigStatusSchema = configStatusSchema;
 
 export type MCPAuthzConfigSpec = z.output<typeof mcpAuthzConfigSpecSchema>;

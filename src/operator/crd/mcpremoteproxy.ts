@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { defineKind } from './kind.js';
-import { cedarClaimFields, cedarPoliciesFields } from './mcpauthzconfig.js';
+import { cedarArgumentFields, cedarClaimFields, cedarPoliciesFields } from './mcpauthzconfig.js';
 import { affinitySchema, tolerationSchema } from './scheduling.js';
 import {
   conditionsSchema,
@@ -85,6 +85,7 @@ export const authzConfigSchema = withRules(
       ),
     inline: inlineAuthzSchema.optional().describe('Cedar policies given here; only with type inline.'),
     ...cedarClaimFields,
+    ...cedarArgumentFields,
   }),
   [
     {

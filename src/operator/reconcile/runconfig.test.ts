@@ -289,6 +289,30 @@ describe('buildRunConfig', () => {
     expect(config.authz_config).toEqual({ version: '1.0', type: 'cedarv1', cedar });
   });
 
+  it('takes the argument mapping from the proxy or the MCPAuthzConfig it references (strict unless lossy)', () => {
+    const policies = ['permit(principal, action, resource);'];
+    const own = (argumentMapping?: 'strict' | 'lossy') =>
+      buildRunConfig(
+        makeInputs({
+          remoteUrl: REMOTE,
+          authzConfig: { type: 'inline' as const, inline: { policies }, argumentMapping },
+        }),
+      ).authz_argument_mapping;
+    expect([own(), own('strict'), own('lossy')]).toEqual([undefined, undefined, 'lossy']);
+    const shared = buildRunConfig(
+      makeInputs(
+        { remoteUrl: REMOTE, authzConfigRef: { name: 'shared' } },
+        {
+          authzConfig: makeConfig('MCPAuthzConfig', mcpAuthzConfigSpecSchema, 'shared', {
+            policies,
+            argumentMapping: 'lossy',
+          }),
+        },
+      ),
+    );
+    expect(shared.authz_argument_mapping).toBe('lossy');
+  });
+
   it('copies the tool filter and overrides', () => {
     const config = buildRunConfig(
       makeInputs(

@@ -19,6 +19,12 @@ import { CA_FILE, OIDC_CA_DIR, OTEL_CA_DIR, REDIS_CA_PATH, SERVICE_ACCOUNT_DIR }
 import { proxyServiceUrl } from './names.js';
 import { SECRET_NAMES, secretRef } from './secrets.js';
 
+/** The proxy's argument mapping: from the MCPAuthzConfig it references, or its own authzConfig. */
+function argumentMapping(inputs: ProxyInputs): 'strict' | 'lossy' | undefined {
+  const { spec } = inputs.proxy;
+  return spec.authzConfigRef ? inputs.authzConfig?.spec.argumentMapping : spec.authzConfig?.argumentMapping;
+}
+
 /**
  * The RunConfig, validated with `runConfigSchema`. Assumes validation passed (every reference
  * present); throws a usage error naming the field if the result still does not validate.
@@ -47,6 +53,7 @@ export function buildRunConfig(inputs: ProxyInputs): RunConfig {
       proxyServiceUrl(name, proxy.metadata.namespace ?? '', spec.proxyPort),
     ),
     ...(authz?.ok ? { authz_config: authz.config } : {}),
+    ...(authz?.ok && argumentMapping(inputs) === 'lossy' ? { authz_argument_mapping: 'lossy' as const } : {}),
     ...(spec.audit?.enabled ? { audit_config: {} } : {}),
     ...toolSection(inputs.toolConfig),
     ...telemetrySection(inputs.telemetryConfig, spec.telemetryConfigRef?.serviceName ?? `moat-${name}`),

@@ -2,12 +2,18 @@
 import type { InboundAuth } from '../../auth/inbound/authenticate.js';
 import { writeJsonRpcError } from '../pipeline/errors.js';
 import type { EdgeMiddleware, EdgeRequest } from '../types.js';
+import { anonymousIdentity } from './identity.js';
+
+const UNCHECKED = anonymousIdentity('credentials not checked yet');
 
 export function authenticationMiddleware(auth: InboundAuth): EdgeMiddleware {
   const authenticate = async (request: EdgeRequest, next: () => Promise<void>): Promise<void> => {
+    // Nobody is proven until the token is: a failure on the way is recorded as nobody's too.
+    request.identity = UNCHECKED;
     const outcome = await auth.authenticate(request.req.headers.authorization, request.externalBaseUrl);
     if ('refusal' in outcome) {
-      const { status, error, headers } = outcome.refusal;
+      const { status, error, headers, presented } = outcome.refusal;
+      request.identity = anonymousIdentity(presented);
       writeJsonRpcError(request.res, status, error, null, headers);
       return;
     }

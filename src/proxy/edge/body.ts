@@ -10,8 +10,14 @@ export function tooLarge(limit: number) {
   return reject(413, RPC.invalidRequest, `Request body too large: the limit is ${limit} bytes`);
 }
 
-/** How much of a refused body the edge still reads so the client can see its 413 (then it closes). */
-export const DRAIN_LIMIT_BYTES = 1024 * 1024;
+/**
+ * How much of a refused body the edge still reads so the client can see its 413 (then it closes).
+ * More than the bytes a client can have in flight on a loopback connection when the answer reaches
+ * it (the kernel's send and receive buffers grow to several MiB each): a client such as fetch()
+ * stops sending once it has read the answer, and only a connection closed under bytes still
+ * arriving is reset, which throws the unread answer away at the client.
+ */
+export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * After a 413 went out: a client still sending would get a reset (and lose the answer) if the

@@ -54,22 +54,72 @@ export function connectionNamed(connection: string | string[] | undefined): read
     .filter((token) => token !== '' && token !== 'keep-alive' && token !== 'close');
 }
 
-function hostCount(req: IncomingMessage): number {
-  let count = 0;
-  const raw = req.rawHeaders;
+/**
+ * Headers that say who is calling, where the request goes, or how its body is framed: two of one
+ * is refused, because Node keeps the first (or joins them) and a front proxy keeping the last would
+ * disagree about the caller or the session. Keyed by the name's length, so the one pass over the
+ * raw headers lower-cases only names that could be one of these.
+ */
+const SINGLETONS: ReadonlyMap<number, readonly string[]> = new Map([
+  [4, ['Host']],
+  [12, ['Content-Type']],
+  [13, ['Authorization']],
+  [14, ['Content-Length', 'Mcp-Session-Id']],
+  [20, ['MCP-Protocol-Version']],
+]);
+
+/** The first singleton header the request carries twice or more, with its count, if any. */
+function repeatedSingleton(raw: readonly string[]): { name: string; count: number } | undefined {
+  let seen: string[] | undefined;
+  let repeated: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    // Length first: no lower-cased copy of every header name per request.
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+    const candidates = SINGLETONS.get(name.length);
+    if (candidates === undefined) continue;
+    const lower = name.toLowerCase();
+    const canonical = candidates.find((c) => c.toLowerCase() === lower);
+    if (canonical === undefined) continue;
+    if (seen?.includes(canonical)) {
+      repeated ??= canonical;
+    } else {
+      (seen ??= []).push(canonical);
+    }
   }
-  return count;
+  if (repeated === undefined) return undefined;
+  const lower = repeated.toLowerCase();
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === lower) count++;
+  return { name: repeated, count };
 }
 
-/** Throws a 400 ProxyRejection when the request breaks a rule above. */
+/** Methods the edge serves (GET streams and health, POST messages, DELETE sessions, CORS preflight). */
+const SERVED_METHODS = new Set(['GET', 'POST', 'DELETE', 'OPTIONS', 'HEAD']);
+
+/** The Allow header of a 405: what an MCP endpoint accepts. */
+export const ALLOWED_METHODS = 'GET, POST, DELETE';
+
+function methodNotAllowedMessage(method: string): string {
+  return `Method not allowed: ${method} (an MCP endpoint accepts ${ALLOWED_METHODS})`;
+}
+
+/** Throws a 400 or 405 ProxyRejection when the request breaks a rule above. */
 export function checkHttpRules(req: IncomingMessage): void {
-  const hosts = req.headers.host === undefined ? 0 : hostCount(req);
-  if (hosts !== 1 && !(hosts === 0 && req.httpVersion === '1.0')) {
-    throw reject(400, RPC.invalidRequest, `Bad request: expected exactly one Host header, got ${hosts}`);
+  const method = req.method ?? 'GET';
+  if (!SERVED_METHODS.has(method)) {
+    throw reject(405, RPC.invalidRequest, methodNotAllowedMessage(method), {
+      headers: { allow: ALLOWED_METHODS },
+    });
+  }
+  if (req.headers.host === undefined && req.httpVersion !== '1.0') {
+    throw reject(400, RPC.invalidRequest, 'Bad request: expected exactly one Host header, got 0');
+  }
+  const repeated = repeatedSingleton(req.rawHeaders);
+  if (repeated !== undefined) {
+    throw reject(
+      400,
+      RPC.invalidRequest,
+      `Bad request: the ${repeated.name} header was sent ${repeated.count} times; it may be sent once`,
+    );
   }
   for (const name of connectionNamed(req.headers.connection)) {
     if (PROTECTED.has(name)) {
@@ -82,16 +132,59 @@ export function checkHttpRules(req: IncomingMessage): void {
   }
 }
 
-/** Status and text for an error Node's HTTP parser or its timers raised on a connection. */
-function clientErrorStatus(err: NodeJS.ErrnoException): [status: number, reason: string, message: string] {
+/** Status, reason phrase, message and extra head lines for an error Node's HTTP parser or timers raised. */
+function clientErrorAnswer(err: NodeJS.ErrnoException & { reason?: string }): RawAnswer {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return [431, 'Request Header Fields Too Large', 'Request headers too large'];
+      return { status: 431, reason: 'Request Header Fields Too Large', message: 'Request headers too large' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'Request Timeout', 'Request not received within the proxy read timeout'];
+      return {
+        status: 408,
+        reason: 'Request Timeout',
+        message: 'Request not received within the proxy read timeout',
+      };
+    case 'HPE_INVALID_METHOD':
+      // A method Node's parser does not know at all: the same answer as one it knows and the edge does not serve.
+      return methodNotAllowed('this method');
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      if (err.reason === 'Duplicate Content-Length') {
+        return {
+          status: 400,
+          reason: 'Bad Request',
+          message: 'Bad request: the Content-Length header was sent more than once; it may be sent once',
+        };
+      }
+      return { status: 400, reason: 'Bad Request', message: 'Bad request: the HTTP request is malformed' };
     default:
-      return [400, 'Bad Request', 'Bad request: the HTTP request is malformed'];
+      return { status: 400, reason: 'Bad Request', message: 'Bad request: the HTTP request is malformed' };
   }
+}
+
+interface RawAnswer {
+  status: number;
+  reason: string;
+  message: string;
+  allow?: string;
+}
+
+function methodNotAllowed(method: string): RawAnswer {
+  return {
+    status: 405,
+    reason: 'Method Not Allowed',
+    message: methodNotAllowedMessage(method),
+    allow: ALLOWED_METHODS,
+  };
+}
+
+/** Writes an answer with a JSON-RPC error body straight to the socket, then closes it. */
+function endWith(socket: Duplex, answer: RawAnswer): void {
+  const code = answer.status === 408 ? RPC.serverError : RPC.invalidRequest;
+  const body = rpcErrorBody({ code, message: answer.message });
+  const allow = answer.allow === undefined ? '' : `allow: ${answer.allow}\r\n`;
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${answer.reason}\r\n${allow}content-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Answers a connection Node's parser refused (the server's `clientError` event), then closes it. */
@@ -102,10 +195,13 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     socket.destroy();
     return;
   }
-  const [status, reason, message] = clientErrorStatus(err);
-  const body = rpcErrorBody({ code: status === 408 ? RPC.serverError : RPC.invalidRequest, message });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  endWith(socket, clientErrorAnswer(err));
+}
+
+/**
+ * Answers a CONNECT (the server's `connect` event; without a listener Node closes the socket
+ * without a byte) with the 405 every other unserved method gets, then closes: nothing is tunnelled.
+ */
+export function answerConnect(req: IncomingMessage, socket: Duplex): void {
+  endWith(socket, methodNotAllowed(req.method ?? 'CONNECT'));
 }

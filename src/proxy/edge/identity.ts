@@ -1,4 +1,4 @@
-/** The synthetic caller used when no authentication is configured. */
+/** The synthetic callers: the local user when no authentication is configured, nobody when it refused. */
 import { userInfo } from 'node:os';
 import type { Identity } from '../../mcp/identity.js';
 
@@ -24,4 +24,18 @@ export function localIdentity(): Identity {
     });
   }
   return cached;
+}
+
+/**
+ * The caller authentication has not proven (or refused): no subject, no claims, what it presented.
+ * A refused request is recorded as this one, never as the local user or a principal.
+ */
+export function anonymousIdentity(presented: string): Identity {
+  return Object.freeze({
+    subject: '',
+    groups: Object.freeze([]) as unknown as string[],
+    claims: Object.freeze({}),
+    local: false,
+    anonymous: Object.freeze({ presented }),
+  });
 }

@@ -21,7 +21,7 @@ import {
 import { tryParseJsonRpc } from '../../mcp/jsonrpc.js';
 import type { ClientTransportKind } from '../../mcp/policy.js';
 import { checkContentLength, drainRefusedBody, readBody } from './body.js';
-import { answerClientError, checkHttpRules } from './http-rules.js';
+import { answerClientError, answerConnect, checkHttpRules } from './http-rules.js';
 import { meterBody } from './meter.js';
 import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
@@ -369,6 +369,7 @@ export function createEdge(options: EdgeOptions): Edge {
     },
   );
   server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
 
   return {
     server,

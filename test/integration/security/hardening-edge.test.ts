@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../../src/proxy/index.js';
 import { startV1StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { INIT_BODY, memoryLogger, MCP_HEADERS, testConfig } from '../../support/proxy-harness.js';
+import { rawRequest, readAnswer, type RawAnswer } from '../../support/raw-http.js';
 
 let backend: HttpBackendServer;
 let proxy: RunningProxy;
@@ -27,47 +28,7 @@ afterAll(async () => {
   await backend.close();
 });
 
-interface RawAnswer {
-  status: number;
-  head: string;
-  body: string;
-}
-
-/** Reads one HTTP answer from a socket (until the connection closes or a bound passes). */
-function readAnswer(socket: Socket, boundMs = 20_000): Promise<RawAnswer & { text: string }> {
-  return new Promise((resolve) => {
-    let text = '';
-    const done = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      const split = text.indexOf('\r\n\r\n');
-      const head = split === -1 ? text : text.slice(0, split);
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0),
-        head,
-        body: text.slice(split + 4),
-        text,
-      });
-    };
-    const timer = setTimeout(done, boundMs);
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-      const split = text.indexOf('\r\n\r\n');
-      const length = /content-length: (\d+)/i.exec(text.slice(0, split))?.[1];
-      if (split !== -1 && length !== undefined && text.length >= split + 4 + Number(length)) done();
-    });
-    socket.on('close', done);
-    socket.on('error', done);
-  });
-}
-
-async function raw(request: string | Buffer): Promise<RawAnswer> {
-  const socket = connect(proxy.port, '127.0.0.1');
-  await new Promise((resolve) => socket.once('connect', resolve));
-  const answer = readAnswer(socket);
-  socket.write(request);
-  return answer;
-}
+const raw = (request: string | Buffer): Promise<RawAnswer> => rawRequest(proxy.port, request);
 
 function expectRpcBody(answer: RawAnswer): void {
   expect(answer.head).toMatch(/content-type: application\/json/i);
@@ -182,7 +143,7 @@ describe('413 reaches a client that reads only after its whole body is sent', ()
    * `Connection: close` and closed the socket with the rest of the body unread, so the kernel
    * reset the connection. This client's next write then failed with EPIPE (or ECONNRESET), Node
    * destroyed the socket, and the 413 waiting in its receive buffer was never read: the client
-   * saw a write error and no answer at all. Now the proxy drains up to DRAIN_LIMIT_BYTES (1 MiB)
+   * saw a write error and no answer at all. Now the proxy drains up to DRAIN_LIMIT_BYTES (16 MiB)
    * after answering, so a body that ends within that bound is read to its end.
    */
   it('on a raw socket that goes on writing after the proxy answered', async () => {

@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -274,7 +275,38 @@ describe('OIDC + Cedar + audit over streamable HTTP', () => {
       target: { endpoint: '/mcp', type: 'endpoint' },
       metadata: { extra: { http_status: 401 } },
     });
-    expect(events[0]!.subjects.local).toBe(true);
+    // Issue 31, finding 7: before the fix, `{"user_id":"root","user":"Local user: root","local":true}`
+    // (the OS user Moat runs as; here also the name of a real test user).
+    expect(events[0]!.subjects).toEqual({
+      user_id: 'anonymous',
+      user: 'anonymous',
+      anonymous: true,
+      presented: 'bearer token: the token is not a JWT',
+    });
+  });
+
+  it('records who a refused caller proved (nobody) and what it presented, never a known principal', async () => {
+    const { privateKey } = await generateKeyPair('RS256');
+    const forged = await new SignJWT({ sub: 'root' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'forged' })
+      .setIssuer(idp.issuer)
+      .setAudience(idp.jwtResource)
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    const cases: Array<[headers: Record<string, string>, presented: string]> = [
+      [{}, 'none'],
+      [{ authorization: 'Basic cm9vdDpyb290' }, 'authorization header: only Bearer tokens are accepted'],
+      [{ authorization: `Bearer ${forged}` }, 'bearer token: no key of the issuer matches the token'],
+    ];
+    for (const [headers, presented] of cases) {
+      const before = (await auditEvents(s)).length;
+      const res = await post(`${s.proxy.url}/mcp`, INIT_BODY, headers);
+      expect(res.status).toBe(401);
+      const events = (await auditEvents(s)).slice(before).filter((e) => e.metadata.extra.http_status === 401);
+      expect(events.map((e) => e.subjects)).toEqual([
+        { user_id: 'anonymous', user: 'anonymous', anonymous: true, presented },
+      ]);
+    }
   });
 });
 

@@ -35,10 +35,20 @@ const REQUEST_DROP = new Set([
   'mcp-session-id',
 ]);
 
+/**
+ * Never passed from the backend to the client: hop-by-hop headers (RFC 9110 §7.6.1, and the
+ * proxy-only ones a proxy must not forward), the backend's session id (the client gets the proxy's)
+ * and challenges (the proxy authenticates its clients itself), cookies, and two headers about the
+ * transport of the origin the client sees, which is Moat's and not the backend's: `Alt-Svc` would
+ * send the client to another endpoint for Moat's origin (around the proxy), and
+ * `Strict-Transport-Security` would pin HTTPS on Moat's host name and its subdomains for as long as
+ * the backend likes. Their owner is whoever terminates TLS in front of Moat.
+ */
 const RESPONSE_DROP = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
+  'proxy-authenticate',
   'transfer-encoding',
   'te',
   'trailer',
@@ -47,6 +57,8 @@ const RESPONSE_DROP = new Set([
   'www-authenticate',
   // The client's cookies are never sent upstream, so the backend's are of no use to it.
   'set-cookie',
+  'alt-svc',
+  'strict-transport-security',
 ]);
 
 export interface ForwardContext {
@@ -79,12 +91,14 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, ctx: ForwardConte
   return out;
 }
 
-/** The upstream response headers to pass to the client (session id and hop-by-hop removed). */
+/** The upstream response headers to pass to the client (RESPONSE_DROP and what Connection names removed). */
 export function clientHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
+  // Hop-by-hop by the backend's say-so, as for the client's request (usually none: no allocation).
+  const hopByHop = connectionNamed(upstream.connection);
   for (const name in upstream) {
     const value = upstream[name];
-    if (value === undefined || RESPONSE_DROP.has(name)) continue;
+    if (value === undefined || RESPONSE_DROP.has(name) || hopByHop.includes(name)) continue;
     // A body the proxy rewrites goes out in the clear and with another length.
     if (dropLength && (name === 'content-length' || name === 'content-encoding')) continue;
     out[name] = value;
