@@ -124,15 +124,23 @@ function scripted(spec: AnswerSpec): ScriptedAnswer {
   const headers: Record<string, string> = {};
   if (spec.label !== undefined) headers['content-type'] = spec.label;
   if (spec.withLength) headers['content-length'] = String(bytes.length);
-  const points = [...new Set(spec.cuts.map((n) => n % bytes.length))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
+  const chunks = chunked(bytes, spec.cuts);
+  return { headers, chunks: chunks.filter((c) => c.length > 0) };
+}
+
+/** The bytes cut at the given points (taken modulo the length), so chunks may end anywhere. */
+export function chunked(bytes: Buffer, at: number[]): Buffer[] {
+  const points = [...new Set(at.map((n) => (bytes.length === 0 ? 0 : n % bytes.length)))].sort(
+    (a, b) => a - b,
+  );
+  const out: Buffer[] = [];
   let from = 0;
   for (const p of points) {
-    chunks.push(bytes.subarray(from, p));
+    out.push(bytes.subarray(from, p));
     from = p;
   }
-  chunks.push(bytes.subarray(from));
-  return { headers, chunks: chunks.filter((c) => c.length > 0) };
+  out.push(bytes.subarray(from));
+  return out;
 }
 
 /** The text with every JSON `\uXXXX` escape decoded: a name hidden behind escapes shows. */

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { InvalidMessage, parseJsonRpc, tryParseJsonRpc, type JsonRpcMessage } from '../src/mcp/jsonrpc.js';
 import { SseParser, withData, type SseEvent } from '../src/proxy/transports/sse.js';
 import { clientHeaders, upstreamHeaders } from '../src/proxy/transports/backend/http/upstream-client.js';
-import { hostileServer } from './fuzz-hostile-server.js';
+import { chunked, hostileServer } from './fuzz-hostile-server.js';
 
 export interface FuzzTarget {
   name: string;
@@ -118,20 +118,6 @@ const sseStream = fc
   .map(([events, eol]) => events.map((lines) => lines.join(eol) + eol + eol).join(''));
 /** Split points in the stream's bytes, so chunks may end inside a line or a UTF-8 sequence. */
 const cuts = fc.array(fc.nat(), { maxLength: 10 });
-
-function chunked(bytes: Buffer, at: number[]): Buffer[] {
-  const points = [...new Set(at.map((n) => (bytes.length === 0 ? 0 : n % bytes.length)))].sort(
-    (a, b) => a - b,
-  );
-  const out: Buffer[] = [];
-  let from = 0;
-  for (const p of points) {
-    out.push(bytes.subarray(from, p));
-    from = p;
-  }
-  out.push(bytes.subarray(from));
-  return out;
-}
 
 const sseLossless: FuzzTarget = {
   name: 'sse: framing is lossless and the same however the bytes are chunked',
