@@ -3,8 +3,9 @@
  * `tools/list` and `tools/call` with generated answers — any label and casing, byte order marks,
  * LF/CRLF/CR line ends, chunks split anywhere, unterminated events, JSON lines, pretty-printed
  * JSON, duplicate keys, escaped keys and names, ids that match no request — through a real proxy
- * with the tool filter and one with the Cedar list filter. Invariant: no byte the client receives
- * carries the hidden tool's name, read literally or with JSON escapes decoded, whatever the status.
+ * with the tool filter and one with the Cedar list filter. Invariant: however a client reads what
+ * it receives (SSE, JSON, JSON lines), no list result it finds names the hidden tool, with JSON
+ * escapes decoded and duplicate keys read either way, whatever the status.
  * In process and over loopback HTTP: every run is a real exchange through the forwarder.
  */
 import fc from 'fast-check';
@@ -148,6 +149,44 @@ function unescaped(text: string): string {
   return text.replace(/\\u([0-9a-fA-F]{4})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+/**
+ * Every message text a client could read from the body, whatever it takes the framing to be: the
+ * data of each SSE event (lines ending in CRLF, LF or CR, a leading BOM dropped, a last event
+ * without its blank line included, as lenient clients do), and the body read as JSON or as lines.
+ * A reading of its own, not the proxy's parser, so a bug there does not hide here.
+ */
+function readings(body: string): string[] {
+  const text = body.replace(/^\uFEFF/, '');
+  const out = [text, ...text.split(/\r\n|\r|\n/)];
+  let data: string[] = [];
+  for (const line of [...text.split(/\r\n|\r|\n/), '']) {
+    if (line === '') {
+      if (data.length > 0) out.push(data.join('\n'));
+      data = [];
+    } else if (line === 'data' || line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  return out;
+}
+
+/**
+ * A client reading `text` as a JSON-RPC message would get a list result naming the hidden tool,
+ * other than the answer to the tools/call `call` (a tool's result is the server's to word).
+ */
+function listsHidden(text: string, call: JsonRpcId | undefined): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.trim());
+  } catch {
+    return false;
+  }
+  const message = value as { id?: unknown; result?: Record<string, unknown> } | null;
+  if (call !== undefined && String(message?.id) === String(call)) return false;
+  const result = message?.result;
+  if (typeof result !== 'object' || result === null) return false;
+  // Parsers that keep the first of two equal keys read what JSON.parse dropped: the whole text counts.
+  return Object.values(result).some(Array.isArray) && unescaped(text).includes(HIDDEN_TOOL);
+}
+
 interface Rig {
   backend: HostileBackend;
   proxies: Array<{ proxy: RunningProxy; session: string }>;
@@ -219,7 +258,8 @@ export const hostileServer: FuzzTarget = {
         signal: AbortSignal.timeout(10_000),
       });
       const text = await received(res);
-      return !unescaped(text).includes(HIDDEN_TOOL);
+      const call = spec.method === 'tools/call' ? spec.id : undefined;
+      return !readings(text).some((reading) => listsHidden(reading, call));
     }),
   close: async () => {
     if (!rig) return;

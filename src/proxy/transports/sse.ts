@@ -33,6 +33,8 @@ export interface SseEvent {
   event?: string;
   /** The data lines joined with '\n'; undefined when the event has no data field. */
   data?: string;
+  /** A line that is neither a comment nor a field of the standard (data, event, id, retry). */
+  stray?: true;
 }
 
 /**
@@ -142,6 +144,7 @@ function parseEvent(raw: string): SseEvent {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') data.push(value);
     else if (field === 'event') event.event = value;
+    else if (field !== 'id' && field !== 'retry') event.stray = true;
   }
   if (data.length > 0) event.data = data.join('\n');
   return event;
@@ -150,9 +153,9 @@ function parseEvent(raw: string): SseEvent {
 /** A line end in an event stream: CRLF, LF or a bare CR. */
 const LINE_END = /\r\n|\r|\n/;
 
-/** The event with its data replaced; every other field (id, event, retry) is kept. */
+/** The event with its data replaced; every other field (id, event, retry) is kept, stray lines dropped. */
 export function withData(event: SseEvent, data: string): string {
-  const kept = event.raw.split(LINE_END).filter((line) => line !== '' && !/^data(:|$)/.test(line));
+  const kept = event.raw.split(LINE_END).filter((line) => /^(event|id|retry)(:|$)/.test(line));
   return `${[...kept, ...data.split('\n').map((d) => `data: ${d}`)].join('\n')}\n\n`;
 }
 

@@ -366,7 +366,7 @@ export async function relaySse(
       // clients read it).
       const rest = parser.flush();
       if (rest.raw === '') return writer.end();
-      const text = rest.data === undefined ? rest.raw : rewrite(rest);
+      const text = rewrite(rest);
       if (typeof text === 'string') return end(writer, text);
       return text.then((t) => end(writer, t));
     },
@@ -458,11 +458,14 @@ function writeEvents(
 /** The rewriter that runs server policies on SSE-framed responses. */
 export function policyRewriter(side: ServerSide): EventRewriter {
   return (event) => {
-    // Events no policy needs (screened by their raw text) pass as they came, synchronously.
-    if (event.data === undefined || (side.needed && !side.needed(event.data))) return event.raw;
+    // Lines no SSE client reads as a field pass nowhere on a screened stream: a client that
+    // read them anyway must not find what the policies did not see.
+    if (event.data === undefined) return event.stray ? '' : event.raw;
     const data = event.data;
+    // Events no policy needs (screened by their raw text) pass as they came, synchronously.
+    if (side.needed && !side.needed(data)) return event.stray ? withData(event, data) : event.raw;
     return transformMessageText(data, side).then((text) =>
-      text === data ? event.raw : withData(event, text),
+      text === data && !event.stray ? event.raw : withData(event, text),
     );
   };
 }
