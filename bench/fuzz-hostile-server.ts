@@ -73,8 +73,14 @@ function tool(name: string) {
 
 /** The list answer's text, by variant. */
 function listText(spec: AnswerSpec): string {
+  // An id no request of the session carries (generated ids stay within 1..1 000 000): an answer
+  // to an earlier tools/call still pending is that call's result, the server's to word.
   const id: JsonRpcId =
-    spec.variant === 'string-id' ? String(spec.id) : spec.variant === 'other-id' ? spec.id + 7 : spec.id;
+    spec.variant === 'string-id'
+      ? String(spec.id)
+      : spec.variant === 'other-id'
+        ? spec.id + 1_000_000
+        : spec.id;
   const tools = [tool(VISIBLE_TOOL), tool(HIDDEN_TOOL)];
   const text = JSON.stringify({ jsonrpc: '2.0', id, result: { tools } });
   const toolsJson = JSON.stringify(tools);

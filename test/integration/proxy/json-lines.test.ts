@@ -132,6 +132,18 @@ describe.each([
     await expect(readUntil(reader, () => false, first.text)).rejects.toThrow();
   });
 
+  it('cuts the response off after the lines before a broken one that came in the same chunk', async () => {
+    // The head and the first line are still corked in this tick: they must reach the client
+    // before the cut, not be dropped with it (the client would see no response at all).
+    backend.script(() => ({ headers: JSON_LINES, chunks: [`${progress(1)}\n{"not":"JSON-RPC"}\n`] }));
+    const res = await send(6, 'tools/call', { name: VISIBLE_TOOL, arguments: {} });
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await readUntil(reader, (text) => text.endsWith('\n'));
+    expect(first.text).toBe(`${progress(1)}\n`);
+    await expect(readUntil(reader, () => false, first.text)).rejects.toThrow();
+  });
+
   it('serves the MCP SDK client a chunked single-message answer', async () => {
     backend.script((method, id) =>
       method === 'tools/list'

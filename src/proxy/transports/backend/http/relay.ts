@@ -433,8 +433,19 @@ export async function relayJsonStream(
   } catch (err) {
     // Nothing sent yet: the caller answers (a 502 for a broken answer, a 504 for a timeout).
     if (!res.headersSent) throw err;
-    res.destroy();
+    cutOff(res);
   }
+}
+
+/**
+ * Ends a response mid-body so the client sees it cut off, after what was written reaches it: a
+ * head and messages written in this tick are still corked, and destroying at once would drop
+ * them (the client would get no response at all).
+ */
+function cutOff(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket) socket.destroySoon();
+  else res.destroy();
 }
 
 /**
