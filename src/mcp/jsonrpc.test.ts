@@ -5,6 +5,7 @@ import {
   isNotification,
   isRequest,
   isResponse,
+  jsonShapeProblem,
   messageTarget,
   parseJsonRpc,
 } from './jsonrpc.js';
@@ -126,6 +127,28 @@ describe('strict envelope check', () => {
     // A call that stopped early (a repeat deep inside) leaves nothing for the next one.
     expect(rejection(message(`"o":{"p":{${keys(30)},"k29":1}}`)).error.message).toMatch(/appears twice/);
     expect(parseJsonRpc(message(keys(30)))).toMatchObject({ id: 1 });
+  });
+
+  it('finds a repeated key after nested objects and arrays, at any depth, the parent small or large', () => {
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',');
+    const nested = '[{"name":"a","s":{"t":"o"}},{"name":"b","s":{"t":[1,{}]}}]';
+    const twice = [
+      // A list answer's result whose second "tools" follows the first's contents.
+      `{"jsonrpc":"2.0","id":1,"result":{"tools":${nested},"tools":[]}}`,
+      `{"a":{"b":1},"a":2}`,
+      `{"a":[[],{}],"A":2}`,
+      `{"o":{"p":{"q":${nested},"r":{},"Q":1}}}`,
+      `[1,{"x":{"y":[{"z":{}}]},"x":0}]`,
+      // Past the listed keys: the parent's keys are a Set when the nested object opens.
+      `{${keys(20)},"o":${nested},"k3":1}`,
+      `{"o":{${keys(20)},"n":{${keys(20)}},"K19":1}}`,
+    ];
+    for (const text of twice) expect(jsonShapeProblem(text, true), text).toMatch(/appears twice/);
+    // The same texts without the repeat pass: the nested objects' keys are their own.
+    expect(jsonShapeProblem(`{"jsonrpc":"2.0","id":1,"result":{"tools":${nested},"next":[]}}`, true)).toBe(
+      undefined,
+    );
+    expect(jsonShapeProblem(`{${keys(20)},"o":${nested},"k20":1}`, true)).toBe(undefined);
   });
 
   it('accepts a leading BOM, keys that only look alike, and the same key in different objects', () => {

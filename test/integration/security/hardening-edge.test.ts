@@ -224,6 +224,10 @@ describe('HTTP rules', () => {
 describe('strict envelope check before any policy (none configured here)', () => {
   it.each([
     ['a case-variant duplicate key', '{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}'],
+    [
+      'a duplicate key after nested content',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[{"y":{}}]},"name":"b"}}',
+    ],
     ['a float id', '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}'],
     ['trailing bytes', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n{"jsonrpc":"2.0"}'],
   ])('refuses %s with 400 before the backend sees it', async (_name, text) => {
