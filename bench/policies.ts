@@ -26,7 +26,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 import type { BenchKit, PolicyBench, ProxyProcess, Row, TargetResult } from './bench-types.js';
 
-export const AUDIENCE = 'https://bench.moat.test/mcp';
+const AUDIENCE = 'https://bench.moat.test/mcp';
 const SUBJECT = 'bench-user';
 
 /** A realistic Cedar policy set: group permits, an admin-only rule, a forbid on risky arguments. */
@@ -86,21 +86,24 @@ const POLICIES: PolicyName[] = ['JWT', 'Cedar', 'audit to file', 'tool filter', 
 const OBSERVERS: PolicyName[] = ['audit to file', 'OTel 0.1'];
 
 /** RunConfig fields for each policy. */
+/** RS256 JWT validation against the bench's JWKS server (ToolHive's field names; Moat reads them too). */
+export function oidcConfigFor(idp: { issuer: string; jwksUrl: string }): object {
+  return {
+    Issuer: idp.issuer,
+    JWKSURL: idp.jwksUrl,
+    Audience: AUDIENCE,
+    InsecureAllowHTTP: true,
+    AllowPrivateIP: true,
+  };
+}
+
 export function policyConfigs(
   idp: { issuer: string; jwksUrl: string },
   otlpUrl: string,
   auditDir: string,
 ): Record<PolicyName, object> {
   return {
-    JWT: {
-      oidc_config: {
-        Issuer: idp.issuer,
-        JWKSURL: idp.jwksUrl,
-        Audience: AUDIENCE,
-        InsecureAllowHTTP: true,
-        AllowPrivateIP: true,
-      },
-    },
+    JWT: { oidc_config: oidcConfigFor(idp) },
     Cedar: { authz_config: { version: '1.0', type: 'cedarv1', cedar: { policies: CEDAR_POLICIES } } },
     'audit to file': { audit_config: { logFile: join(auditDir, `audit-${randomUUID()}.jsonl`) } },
     'tool filter': { tools_filter: ['echo', 'search', 'fetch'] },

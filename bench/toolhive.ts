@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleProxy, PROXY_BUNDLE_DIR, PROXY_ENTRY } from '../scripts/bundle-proxy.js';
 import { proxyContainerEnv } from '../src/util/proxy-launch.js';
 import type { BenchKit, Row } from './bench-types.js';
-import { AUDIENCE, CEDAR_POLICIES, startJwksServer } from './policies.js';
+import { CEDAR_POLICIES, oidcConfigFor, startJwksServer } from './policies.js';
 import { freePort } from './supergateway.js';
 
 export const TOOLHIVE_VERSION = 'v0.47.0';
@@ -59,13 +59,7 @@ interface PeerProcess {
 /** The policy stack in the RunConfig shape both read (ToolHive's field names; Moat reads them too). */
 function policyFields(idp: { issuer: string; jwksUrl: string }, auditFile: string): object {
   return {
-    oidc_config: {
-      Issuer: idp.issuer,
-      JWKSURL: idp.jwksUrl,
-      Audience: AUDIENCE,
-      InsecureAllowHTTP: true,
-      AllowPrivateIP: true,
-    },
+    oidc_config: oidcConfigFor(idp),
     authz_config: {
       version: '1.0',
       type: 'cedarv1',
@@ -124,24 +118,26 @@ async function startMoat(
 ): Promise<PeerProcess> {
   const port = await freePort();
   const config = join(dir, `moat-${port}.json`);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      schema_version: 'v0.1.0',
-      name: 'bench',
-      image: backendUrl,
-      remote_url: backendUrl,
-      transport: 'streamable-http',
-      proxy_mode: 'streamable-http',
-      host: '127.0.0.1',
-      port,
-      ...policies,
-    }),
-  );
+  writeFileSync(config, remoteRunConfig(backendUrl, port, policies));
   const entry = join(bundle, PROXY_BUNDLE_DIR, PROXY_ENTRY);
   return startPeer('Moat', [process.execPath, entry, 'proxy', '--config', config], port, {
     cwd: dir,
     env: { ...process.env, ...proxyContainerEnv(), HOME: dir, MOAT_SECRETS_PROVIDER: 'environment' },
+  });
+}
+
+/** The RunConfig both proxies read: the backend as a remote URL, the policy stack on top. */
+function remoteRunConfig(backendUrl: string, port: number, policies: object): string {
+  return JSON.stringify({
+    schema_version: 'v0.1.0',
+    name: 'bench',
+    image: backendUrl,
+    remote_url: backendUrl,
+    transport: 'streamable-http',
+    proxy_mode: 'streamable-http',
+    host: '127.0.0.1',
+    port,
+    ...policies,
   });
 }
 
@@ -150,20 +146,7 @@ async function startToolHive(dir: string, backendUrl: string, policies: object):
   const port = await freePort();
   const cwd = join(dir, `toolhive-${port}`);
   mkdirSync(cwd);
-  writeFileSync(
-    join(cwd, 'runconfig.json'),
-    JSON.stringify({
-      schema_version: 'v0.1.0',
-      name: 'bench',
-      image: backendUrl,
-      remote_url: backendUrl,
-      transport: 'streamable-http',
-      proxy_mode: 'streamable-http',
-      host: '127.0.0.1',
-      port,
-      ...policies,
-    }),
-  );
+  writeFileSync(join(cwd, 'runconfig.json'), remoteRunConfig(backendUrl, port, policies));
   return startPeer('ToolHive', [BINARY, 'run', '--foreground=true', backendUrl], port, {
     cwd,
     env: { ...process.env, HOME: cwd, XDG_CONFIG_HOME: cwd, XDG_STATE_HOME: cwd, XDG_DATA_HOME: cwd },
