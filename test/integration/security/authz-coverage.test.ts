@@ -168,8 +168,8 @@ describe('a list answer the policy cannot read', () => {
   // A body that is not JSON at all is refused by the relay before any policy (502); a JSON answer
   // whose list the policy cannot read is refused by the policy.
   const refusals = [
-    ['gzip', /broken answer: the body is not valid JSON/],
-    ['malformed', /broken answer: the body is not valid JSON/],
+    ['gzip', /broken answer: the body is not a JSON object/],
+    ['malformed', /broken answer: the body is not a JSON object/],
     ['not-a-list', /could not be read/],
   ] as const;
   for (const [m, why] of refusals) {
