@@ -11,4 +11,5 @@ bash "$here/kube-tools.sh"
 bash "$here/otel-collector.sh"
 bash "$here/helm.sh"
 bash "$here/oci-registry.sh"
+bash "$here/conformance-suite.sh"
 npm run check
