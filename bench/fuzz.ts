@@ -33,6 +33,7 @@ for (const target of FUZZ_TARGETS) {
     interruptAfterTimeLimit: limitMs,
     markInterruptAsFailure: false,
   });
+  await target.close?.();
   executions += details.numRuns;
   const seconds = ((Date.now() - t0) / 1000).toFixed(1);
   if (details.failed) {

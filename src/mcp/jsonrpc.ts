@@ -183,13 +183,14 @@ export function idKey(id: JsonRpcId): string {
 /** Deepest nesting of arrays and objects Moat passes on; deeper JSON breaks clients (stack overflow). */
 export const MAX_JSON_DEPTH = 1000;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The bytes (and UTF-16 code units) of JSON's structure, for scanners of JSON text. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
-const OPEN_BRACKET = 0x5b;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACKET = 0x5d;
+export const CLOSE_BRACE = 0x7d;
 
 /** Up to this many keys an object's keys are compared in a list; a larger object gets a Set. */
 const LISTED_KEYS = 16;

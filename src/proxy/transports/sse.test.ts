@@ -15,7 +15,26 @@ describe('SseParser', () => {
       [undefined, 'x\ny'],
     ]);
     expect(events[0]?.raw).toBe('id: 1\nevent: message\ndata: {"a":"é"}\n\n');
-    expect(parser.flush()).toBe('data: tail');
+    expect(parser.flush()).toMatchObject({ raw: 'data: tail', data: 'tail' });
+  });
+
+  it('reads bare-CR line ends and a leading byte order mark, split anywhere', () => {
+    const text = '\uFEFFdata: a\r\rid: 2\rdata: b\r\n\rdata: c\r\n\r\ndata: d\n\r: x\r\r';
+    const bytes = Buffer.from(text);
+    for (let size = 1; size <= bytes.length; size++) {
+      const parser = new SseParser();
+      const events = [];
+      for (let i = 0; i < bytes.length; i += size) events.push(...parser.push(bytes.subarray(i, i + size)));
+      events.push(parser.flush());
+      expect(events.map((e) => e.data).filter((d) => d !== undefined)).toEqual(['a', 'b', 'c', 'd']);
+      expect(events.map((e) => e.raw).join('')).toBe(text.slice(1));
+    }
+  });
+
+  it('holds an event whose last line end is a CR until the next character is known', () => {
+    const parser = new SseParser();
+    expect(parser.push('data: a\r\r')).toEqual([]);
+    expect(parser.push('\ndata: b\n\n').map((e) => e.raw)).toEqual(['data: a\r\r\n', 'data: b\n\n']);
   });
 
   it('knows when no partial event or character is held', () => {

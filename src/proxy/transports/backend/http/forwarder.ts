@@ -27,7 +27,15 @@ import {
 import { LegacySseForwarder } from './legacy-sse-relay.js';
 import { HttpEraBridge } from './era-bridge.js';
 import { PendingRequests, setsEventId } from './pending.js';
-import { policyRewriter, relayAnswer, relaySse, type ServerSide } from './relay.js';
+import {
+  mayHoldList,
+  policyRewriter,
+  relayAnswer,
+  relayJsonStream,
+  relaySse,
+  type ServerSide,
+} from './relay.js';
+import { answerLabel } from '../../media-type.js';
 import { formatEvent, SseWriter } from '../../sse.js';
 import {
   deadlineFailure,
@@ -267,15 +275,16 @@ async function exchange(
     exposedSessionId = undefined;
   }
 
-  const contentType = headerValue(upstream.headers, 'content-type') ?? '';
-  const isSse = contentType.startsWith('text/event-stream');
-  const isJson = contentType.startsWith('application/json');
+  const label = answerLabel(upstream.headers);
+  const isSse = label === 'sse';
   const { policies, inspectsResponses: inspects } = policiesFor(fc, stateless);
   const side: ServerSide | undefined = inspects
     ? {
         policies,
-        // The answer to a request this POST carried is parsed only when some policy needs it.
-        needed: (text) => sentRequest === undefined || needsResponse(policies, sentRequest.method, text),
+        // The answer to a request this POST carried is parsed only when some policy needs it, or
+        // when it may hold a list (a hostile server answering a list request on this stream).
+        needed: (text) =>
+          sentRequest === undefined || needsResponse(policies, sentRequest.method, text) || mayHoldList(text),
         ctx: messageContext(fc, request, session?.id),
         lookup: (id) =>
           sentRequest && sentRequest.id === id
@@ -283,14 +292,19 @@ async function exchange(
             : session
               ? fc.pending.take(session.id, id)
               : undefined,
+        id: rpcId,
       }
     : undefined;
+  // An answer a policy must screen is read as JSON whatever its label (an event stream aside):
+  // one the policies cannot read is refused, never passed on unchecked. (A DELETE's answer
+  // carries no message a client reads.)
   const transforms =
     side !== undefined &&
-    (isSse ||
-      (isJson &&
-        sentRequest !== undefined &&
-        (upstream.whole === undefined || side.needed?.(upstream.whole) !== false)));
+    !isSse &&
+    method !== 'DELETE' &&
+    upstream.statusCode < 300 &&
+    (upstream.whole === undefined || side.needed?.(upstream.whole) !== false);
+  const json = label === 'json' || transforms;
 
   if (exposedSessionId !== undefined) request.annotations.sessionId = exposedSessionId;
   const sessionHeader: Record<string, string> =
@@ -298,8 +312,12 @@ async function exchange(
       ? { 'mcp-session-id': exposedSessionId }
       : {};
   if (!isSse) {
-    // Read whole and checked before any byte goes out: a broken answer is a clean 502.
-    await relayAnswer(upstream, res, rpcId, transforms ? side : undefined, sessionHeader);
+    // An answer of known length is read whole and checked before any byte goes out (a broken
+    // answer is a clean 502); one of unknown length may be JSON lines on a response left open,
+    // relayed message by message.
+    if (json && upstream.whole === undefined && upstream.headers['content-length'] === undefined)
+      await relayJsonStream(upstream, res, rpcId, transforms ? side : undefined, sessionHeader);
+    else await relayAnswer(upstream, res, rpcId, transforms ? side : undefined, sessionHeader, json);
     return;
   }
   // A stream the client opened (GET) may stay open for hours; a POST's stream carries its answer.

@@ -27,9 +27,10 @@ import {
   type ForwarderContext,
 } from './context.js';
 import { policyRewriter, relayAnswer, relaySse, type EventRewriter } from './relay.js';
+import { answerLabel } from '../../media-type.js';
 import { withDeadline } from './deadline.js';
 import { formatEvent, SseWriter, withData, type SseEvent } from '../../sse.js';
-import { clientHeaders, headerValue, upstreamHeaders, upstreamUrl } from './upstream-client.js';
+import { clientHeaders, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../../../mcp/jsonrpc.js';
 import { ownerFields } from '../../../sessions/binding.js';
 
@@ -91,7 +92,7 @@ export class LegacySseForwarder {
           signal: d.signal,
         }),
     );
-    const isSse = (headerValue(upstream.headers, 'content-type') ?? '').startsWith('text/event-stream');
+    const isSse = answerLabel(upstream.headers) === 'sse';
     if (!isSse || upstream.statusCode !== 200) return relayAnswer(upstream, res, null, undefined);
     const outHeaders = clientHeaders(upstream.headers, true);
     outHeaders['x-accel-buffering'] = 'no';

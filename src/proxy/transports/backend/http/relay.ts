@@ -4,8 +4,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { SseWriter } from '../../sse.js';
-import { endsWithBlankLine, SseParser, withData, type SseEvent } from '../../sse.js';
-import { clientHeaders, wholeBody, type UpstreamResponse } from './upstream-client.js';
+import { drained, endsWithBlankLine, SseParser, withData, type SseEvent } from '../../sse.js';
+import { BrokenJsonAnswer, JsonFrameSplitter, type JsonFrame } from '../../json-frames.js';
+import { answerLabel } from '../../media-type.js';
+import { clientHeaders, MAX_ANSWER_BYTES, wholeBody, type UpstreamResponse } from './upstream-client.js';
 import type { BodyFlow, UpstreamExchange } from './undici-pool.js';
 import { UpstreamTimeout } from './deadline.js';
 import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
@@ -35,17 +37,21 @@ export interface ServerSide {
   needed?: (text: string | Buffer) => boolean;
   ctx: MessageContext;
   lookup: RequestLookup;
+  /** The id of the request this answer is for (null: none, e.g. a stream the client opened). */
+  id?: JsonRpcId | null;
 }
 
-/** What replaces an answer the response policies could not read (fail closed). */
-const UNREADABLE_ANSWER = JSON.stringify({
-  jsonrpc: '2.0',
-  id: null,
-  error: {
-    code: -32603,
-    message: "The MCP server's answer could not be read, so the proxy's policies could not check it",
-  },
-});
+/** What replaces a message the response policies could not read (fail closed), for request `id`. */
+function unreadableAnswer(id: JsonRpcId | null | undefined): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: id ?? null,
+    error: {
+      code: -32603,
+      message: "The MCP server's answer could not be read, so the proxy's policies could not check it",
+    },
+  });
+}
 
 /** The list method a result answers, by its shape. */
 const LIST_RESULTS: Array<[field: string, method: string]> = [
@@ -54,6 +60,18 @@ const LIST_RESULTS: Array<[field: string, method: string]> = [
   ['resources', 'resources/list'],
   ['resourceTemplates', 'resources/templates/list'],
 ];
+
+/** The result keys of list answers, as their raw text shows them (`\\u` escapes may hide one). */
+const LIST_KEYS = ['"tools"', '"prompts"', '"resources"', '"resourceTemplates"', '\\u'];
+
+/**
+ * The raw text may hold a list result (a hostile server may answer a list request on another
+ * request's stream): such a message is parsed whatever the request this stream answers.
+ */
+export function mayHoldList(text: string | Buffer): boolean {
+  for (const key of LIST_KEYS) if (text.indexOf(key) !== -1) return true;
+  return false;
+}
 
 /**
  * The request a response most likely answers when this process never saw it (a legacy SSE
@@ -77,14 +95,23 @@ export function inferListRequest(response: JsonRpcResponse): JsonRpcRequest | un
 export async function transformMessageText(text: string, side: ServerSide): Promise<string> {
   if (side.needed && !side.needed(text)) return text;
   const message = tryParseJsonRpc(text);
-  if (!message) return text.trim() === '' ? text : UNREADABLE_ANSWER;
-  return transformMessage(message, text, side);
+  if (!message) return text.trim() === '' ? text : unreadableAnswer(side.id);
+  return transformMessage(message, text, side).catch((err: unknown) => {
+    if (err instanceof BrokenJsonAnswer) return unreadableAnswer(side.id);
+    throw err;
+  });
 }
+
+const LIST_METHODS = new Set(LIST_RESULTS.map(([, method]) => method));
 
 async function transformMessage(message: JsonRpcMessage, text: string, side: ServerSide): Promise<string> {
   if (!isResponse(message) || message.id === null) return text;
   const request = side.lookup(message.id) ?? inferListRequest(message);
   if (!request) return text;
+  // A list with a key twice: parsers differ on which one counts, so the client might read
+  // the copy the policies did not see.
+  const problem = LIST_METHODS.has(request.method) ? jsonShapeProblem(text, true) : undefined;
+  if (problem !== undefined) throw new BrokenJsonAnswer(problem);
   const out = await runServerPolicies(side.policies, message, request, side.ctx);
   return out === message ? text : JSON.stringify(out);
 }
@@ -94,20 +121,18 @@ function brokenAnswer(why: string, id: JsonRpcId | null): ProxyRejection {
   return reject(502, RPC.serverError, `The MCP backend sent a broken answer: ${why}`, { id });
 }
 
-function isJsonType(headers: UpstreamResponse['headers']): boolean {
-  return String(headers['content-type']).startsWith('application/json');
-}
-
 /**
  * A non-stream answer, read whole and checked before any byte of it reaches the client, then
  * passed through the server-side policies (`side`). A truncated body, one over the size limit,
  * invalid JSON, nesting deeper than MAX_JSON_DEPTH (jsonShapeProblem), or a 2xx JSON answer that is not a JSON-RPC
- * message all become a 502 with a JSON-RPC error for request `id`.
+ * message all become a 502 with a JSON-RPC error for request `id`. `json` (by default: the
+ * answer's label says JSON) makes the body be read as JSON: one message, or JSON lines.
  */
 export async function answerBody(
   upstream: UpstreamResponse,
   id: JsonRpcId | null,
   side: ServerSide | undefined,
+  json = answerLabel(upstream.headers) === 'json',
 ): Promise<Buffer> {
   let body: Buffer;
   try {
@@ -116,13 +141,14 @@ export async function answerBody(
     if (err instanceof UpstreamTimeout) throw err;
     throw brokenAnswer(errorMessage(err), id);
   }
-  if (body.length === 0 || !isJsonType(upstream.headers)) return body;
+  if (body.length === 0 || !json) return body;
   const text = body.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw brokenAnswer('the body is not valid JSON', id);
+    // JSON lines, or a message after a byte order mark.
+    return framedBody(body, upstream.statusCode, id, side);
   }
   const problem = jsonShapeProblem(text, false);
   if (problem !== undefined) throw brokenAnswer(problem, id);
@@ -134,8 +160,89 @@ export async function answerBody(
     throw brokenAnswer(`not a JSON-RPC message (${errorMessage(err)})`, id);
   }
   if (!side) return body;
-  const out = await transformMessage(message, text, side);
+  const out = await screened(message, text, side, id);
   return out === text ? body : Buffer.from(out);
+}
+
+/** transformMessage, with a message the policies must not pass as it is refused: a 502 for `id`. */
+async function screened(
+  message: JsonRpcMessage,
+  text: string,
+  side: ServerSide,
+  id: JsonRpcId | null,
+): Promise<string> {
+  try {
+    return await transformMessage(message, text, side);
+  } catch (err) {
+    if (err instanceof BrokenJsonAnswer) throw brokenAnswer(err.message, id);
+    throw err;
+  }
+}
+
+/** A whole body of several JSON messages: each checked and screened as one answer would be. */
+async function framedBody(
+  body: Buffer,
+  status: number,
+  id: JsonRpcId | null,
+  side: ServerSide | undefined,
+): Promise<Buffer> {
+  const splitter = new JsonFrameSplitter(MAX_ANSWER_BYTES);
+  let frames: JsonFrame[];
+  let rest: Buffer;
+  try {
+    frames = splitter.push(body);
+    rest = splitter.end();
+  } catch (err) {
+    throw brokenAnswer(err instanceof BrokenJsonAnswer ? err.message : 'the body is not valid JSON', id);
+  }
+  const parts: Buffer[] = [];
+  for (const frame of frames) parts.push(await checkedFrame(frame, status, id, side));
+  parts.push(rest);
+  return Buffer.concat(parts);
+}
+
+/**
+ * One message of a JSON answer, checked as a whole answer is (valid JSON, its depth, a JSON-RPC
+ * message when the status is 2xx) and through the policies; what to send for it.
+ */
+async function checkedFrame(
+  frame: JsonFrame,
+  status: number,
+  id: JsonRpcId | null,
+  side: ServerSide | undefined,
+): Promise<Buffer> {
+  let value: unknown;
+  try {
+    value = JSON.parse(frame.text);
+  } catch {
+    throw brokenAnswer('the body is not valid JSON', id);
+  }
+  const problem = jsonShapeProblem(frame.text, false);
+  if (problem !== undefined) throw brokenAnswer(problem, id);
+  if (status >= 300) return frame.raw;
+  let message: JsonRpcMessage;
+  try {
+    message = toJsonRpcMessage(value);
+  } catch (err) {
+    throw brokenAnswer(`not a JSON-RPC message (${errorMessage(err)})`, id);
+  }
+  if (!side || (side.needed && !side.needed(frame.text))) return frame.raw;
+  const out = await screened(message, frame.text, side, id);
+  // A rewritten message keeps the line end it came with.
+  return out === frame.text
+    ? frame.raw
+    : Buffer.concat([Buffer.from(out), frame.raw.subarray(frameEnd(frame))]);
+}
+
+/** Where a frame's message ends in its raw bytes (the whitespace after it follows). */
+function frameEnd(frame: JsonFrame): number {
+  let end = frame.raw.length;
+  while (end > 0 && isSpaceByte(frame.raw[end - 1] as number)) end--;
+  return end;
+}
+
+function isSpaceByte(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 /** Sends a non-stream answer once it is read whole and checked (answerBody), with its own length. */
@@ -145,8 +252,9 @@ export async function relayAnswer(
   id: JsonRpcId | null,
   side: ServerSide | undefined,
   extraHeaders: Record<string, string> = {},
+  json?: boolean,
 ): Promise<void> {
-  const body = await answerBody(upstream, id, side);
+  const body = await answerBody(upstream, id, side, json);
   res.writeHead(upstream.statusCode, {
     ...clientHeaders(upstream.headers, true),
     ...extraHeaders,
@@ -168,7 +276,7 @@ function pump(
   body: Body,
   write: (chunk: Buffer) => Promise<void> | undefined,
   stopped: () => boolean,
-  ended: () => void,
+  ended: () => Promise<void> | void,
 ): Promise<void> {
   return new Promise((resolve, rejectPump) => {
     let settled = false;
@@ -207,8 +315,18 @@ function pump(
       },
       end: () => {
         if (settled) return;
-        ended();
-        finish();
+        let last: Promise<void> | void;
+        try {
+          last = ended();
+        } catch (err) {
+          return finish(err instanceof Error ? err : new Error(String(err)));
+        }
+        if (last)
+          last.then(
+            () => finish(),
+            (err: unknown) => finish(err as Error),
+          );
+        else finish();
       },
       error: (err) => finish(err),
     });
@@ -244,11 +362,79 @@ export async function relaySse(
         : writeEvents(parser.push(chunk), 0, writer, rewrite),
     stopped,
     () => {
-      // An unterminated rest is passed through unchanged.
-      void writer.write(parser.flush());
-      writer.end();
+      // An event the stream ended without its blank line is screened like any other (some
+      // clients read it).
+      const rest = parser.flush();
+      if (rest.raw === '') return writer.end();
+      const text = rest.data === undefined ? rest.raw : rewrite(rest);
+      if (typeof text === 'string') return end(writer, text);
+      return text.then((t) => end(writer, t));
     },
   );
+}
+
+function end(writer: SseWriter, last: string): void {
+  void writer.write(last);
+  writer.end();
+}
+
+/**
+ * A JSON answer of unknown length (chunked): one message, or JSON lines on a response that may
+ * stay open. Each message is checked (answerBody's checks) and screened by `side` as soon as it
+ * is whole, and sent on at once, as it came unless a policy rewrote it. The head waits for the
+ * first message: a broken first message is a clean 502 for request `id`; a broken later one cuts
+ * the response off (the client sees it end early, never an unchecked message).
+ */
+export async function relayJsonStream(
+  upstream: UpstreamResponse,
+  res: ServerResponse,
+  id: JsonRpcId | null,
+  side: ServerSide | undefined,
+  extraHeaders: Record<string, string>,
+): Promise<void> {
+  const splitter = new JsonFrameSplitter(MAX_ANSWER_BYTES);
+  const status = upstream.statusCode;
+  const start = (): void => {
+    if (!res.headersSent)
+      res.writeHead(status, { ...clientHeaders(upstream.headers, true), ...extraHeaders });
+  };
+  const send = (bytes: Buffer): Promise<void> | undefined => {
+    start();
+    return bytes.length === 0 || res.write(bytes) ? undefined : drained(res);
+  };
+  const write = (chunk: Buffer): Promise<void> | undefined => {
+    let frames: JsonFrame[];
+    try {
+      frames = splitter.push(chunk);
+    } catch (err) {
+      throw brokenAnswer((err as Error).message, id);
+    }
+    return frames.length === 0 ? undefined : sendFrames(frames);
+  };
+  const sendFrames = async (frames: JsonFrame[]): Promise<void> => {
+    for (const frame of frames) await send(await checkedFrame(frame, status, id, side));
+  };
+  try {
+    await pump(
+      upstream,
+      write,
+      () => res.destroyed || res.writableEnded,
+      () => {
+        let rest: Buffer;
+        try {
+          rest = splitter.end();
+        } catch (err) {
+          throw brokenAnswer((err as Error).message, id);
+        }
+        void send(rest);
+        res.end();
+      },
+    );
+  } catch (err) {
+    // Nothing sent yet: the caller answers (a 502 for a broken answer, a 504 for a timeout).
+    if (!res.headersSent) throw err;
+    res.destroy();
+  }
 }
 
 /**
