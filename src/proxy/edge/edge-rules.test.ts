@@ -3,12 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { externalBaseUrl } from './external-url.js';
 import { isLoopbackHost } from '../../util/net.js';
 import { canonicalOrigin, originAllowed, originAllowlist } from './origin.js';
-import {
-  checkMirroredHeaders,
-  checkProtocolVersion,
-  decodeHeaderValue,
-  isStatelessRevision,
-} from './protocol.js';
+import { checkMirroredHeaders, checkProtocolVersion, decodeHeaderValue } from './protocol.js';
+import { eraOfHeaders, isStatelessRequest } from '../eras/decision.js';
 import { ProxyRejection } from '../pipeline/errors.js';
 import type { JsonRpcMessage } from '../../mcp/jsonrpc.js';
 
@@ -89,9 +85,12 @@ describe('protocol rules', () => {
   }
 
   it('knows the stateless revision and later dates', () => {
-    expect(isStatelessRevision(req({ 'mcp-protocol-version': '2026-07-28' }))).toBe(true);
-    expect(isStatelessRevision(req({ 'mcp-protocol-version': '2025-11-25' }))).toBe(false);
-    expect(isStatelessRevision(req({}))).toBe(false);
+    expect(isStatelessRequest(req({ 'mcp-protocol-version': '2026-07-28' }))).toBe(true);
+    expect(isStatelessRequest(req({ 'mcp-protocol-version': '2027-01-01' }))).toBe(true);
+    expect(isStatelessRequest(req({ 'mcp-protocol-version': '2025-11-25' }))).toBe(false);
+    expect(isStatelessRequest(req({}))).toBe(false);
+    expect(eraOfHeaders(req({ 'mcp-protocol-version': '2025-06-18' }))).toBe('session');
+    expect(eraOfHeaders(req({ 'mcp-protocol-version': 'v9' }))).toBe('unknown');
   });
 
   it('strict validation refuses unknown versions only', () => {

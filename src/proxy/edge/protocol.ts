@@ -1,55 +1,20 @@
 /**
- * MCP protocol rules enforced at the edge for every transport: known protocol versions, the
- * POST-only stateless era, and the 2026-07-28 rule that `Mcp-Method`/`Mcp-Name` mirror the body.
+ * MCP protocol rules enforced at the edge for every transport: known protocol versions
+ * (eras/revisions.ts), the POST-only stateless era, and the 2026-07-28 rule that
+ * `Mcp-Method`/`Mcp-Name` mirror the body. A request's era is decided in eras/decision.ts.
  */
 import type { IncomingMessage } from 'node:http';
 import { reject } from '../pipeline/errors.js';
 import { RPC, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
-
-export const KNOWN_PROTOCOL_VERSIONS = [
-  '2024-11-05',
-  '2025-03-26',
-  '2025-06-18',
-  '2025-11-25',
-  '2026-07-28',
-] as const;
-export const STATELESS_REVISION = '2026-07-28';
-
-/** What the protocol checks read of a request: its headers (an IncomingMessage, or a policy's context). */
-interface WithHeaders {
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-}
-
-export function protocolVersionOf(req: WithHeaders): string | undefined {
-  const v = req.headers['mcp-protocol-version'];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** True when the request uses the stateless revision (POST only, no sessions). */
-export function isStatelessRevision(req: WithHeaders): boolean {
-  const v = protocolVersionOf(req);
-  return v !== undefined && v >= STATELESS_REVISION && /^\d{4}-\d{2}-\d{2}$/.test(v);
-}
-
-/**
- * A request the era bridge may have to serve: the stateless revision, or a protocol version Moat
- * does not know (the bridge then looks for the 2026-07-28 `_meta` envelope in the body: a
- * 2026-07-28 server answers such a request with the versions it supports).
- */
-export function isBridgeCandidate(req: IncomingMessage): boolean {
-  const v = protocolVersionOf(req);
-  return (
-    v !== undefined &&
-    (isStatelessRevision(req) || !(KNOWN_PROTOCOL_VERSIONS as readonly string[]).includes(v))
-  );
-}
+import { isKnownRevision, REVISIONS } from '../eras/revisions.js';
+import { protocolVersionOf } from '../eras/decision.js';
 
 /** With strict validation, a present but unknown MCP-Protocol-Version is refused (absent is fine). */
 export function checkProtocolVersion(req: IncomingMessage): void {
   const v = protocolVersionOf(req);
-  if (v === undefined || (KNOWN_PROTOCOL_VERSIONS as readonly string[]).includes(v)) return;
+  if (v === undefined || isKnownRevision(v)) return;
   throw reject(400, RPC.unsupportedProtocolVersion, `Unsupported MCP-Protocol-Version: ${v}`, {
-    data: { supported: [...KNOWN_PROTOCOL_VERSIONS], requested: v },
+    data: { supported: [...REVISIONS], requested: v },
   });
 }
 

@@ -27,12 +27,8 @@ import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { externalBaseUrl } from './external-url.js';
 import { localIdentity } from './identity.js';
 import { originAllowed, originAllowlist } from './origin.js';
-import {
-  checkMirroredHeaders,
-  checkProtocolVersion,
-  checkStatelessMethod,
-  isStatelessRevision,
-} from './protocol.js';
+import { checkMirroredHeaders, checkProtocolVersion, checkStatelessMethod } from './protocol.js';
+import { isStatelessRequest } from '../eras/decision.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
 /** A handler outside the middleware chain (e.g. OAuth protected-resource metadata). */
@@ -210,7 +206,7 @@ export function createEdge(options: EdgeOptions): Edge {
   /** The innermost step: the 2026-07-28 header check, then the transport handler. */
   async function dispatch(request: EdgeRequest): Promise<void> {
     try {
-      if (request.req.method === 'POST' && isStatelessRevision(request.req)) {
+      if (request.req.method === 'POST' && isStatelessRequest(request.req)) {
         checkMirroredHeaders(request.req, await readMessage(request));
       }
       await handler.handle(request);
@@ -252,7 +248,7 @@ export function createEdge(options: EdgeOptions): Edge {
       if (isPreflight(req)) return answerPreflight(res, options.stateless);
     }
     checkContentLength(req, options.maxBodyBytes);
-    if (options.stateless || isStatelessRevision(req)) checkStatelessMethod(req);
+    if (options.stateless || isStatelessRequest(req)) checkStatelessMethod(req);
     if (options.strictProtocolValidation) checkProtocolVersion(req);
     if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) {
       throw reject(

@@ -68,11 +68,12 @@ describe('a 2025-11-25 client in front of a 2026-07-28-only server', () => {
     expect(result).not.toHaveProperty('resultType');
     await client.ping();
 
-    // The backend never saw initialize, ping or a session; every request was a 2026 one.
-    expect(bodiesOf('initialize')).toEqual([]);
+    // The backend saw the client's initialize once, and refused it (the era decision's test);
+    // never a ping or a session; every other request was a 2026 one.
+    expect(bodiesOf('initialize')).toHaveLength(1);
     expect(bodiesOf('ping')).toEqual([]);
     expect(backend.seen.every((r) => r.headers['mcp-session-id'] === undefined)).toBe(true);
-    expect(backend.seen.every((r) => r.headers['mcp-protocol-version'] === MODERN)).toBe(true);
+    expect(backend.seen.filter((r) => r.headers['mcp-protocol-version'] !== MODERN)).toHaveLength(1);
     const call = backend.seen.find((r) => r.headers['mcp-method'] === 'tools/call');
     expect(call?.headers['mcp-name']).toBe('echo');
     const [echo] = bodiesOf('tools/call');

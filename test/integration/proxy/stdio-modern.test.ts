@@ -43,7 +43,8 @@ beforeAll(async () => {
       oidc_config: oidcConfigFor(idp),
       audit_config: { component: 'stdio-modern', logFile: auditFile },
     },
-    { fixtureMain: FIXTURE_2026_MAIN },
+    // 2026-only: a dual-era server accepts Moat's first message, initialize, and is served 2025.
+    { fixtureMain: FIXTURE_2026_MAIN, fixtureMode: 'stdio-modern-only' },
   );
   endpoint = moat.proxy.endpoint;
 });
@@ -202,6 +203,26 @@ describe('Moat over stdio in front of a 2026-07-28 server, two users', () => {
 
   it('serves a 2025-era client in the other direction: initialize from discover, rounds as server requests', async () => {
     await legacyClientSession(endpoint, tokens.alice);
+  });
+});
+
+describe('Moat over stdio in front of a dual-era server (the SDK’s serveStdio, legacy: serve)', () => {
+  let dual: MoatUnderTest;
+  beforeAll(async () => {
+    dual = await moatInFrontOf('stdio', {}, { fixtureMain: FIXTURE_2026_MAIN });
+  });
+  afterAll(async () => {
+    await dual?.stop();
+  });
+
+  it('serves 2025-era sessions natively (it accepts initialize) and bridges 2026-07-28 clients', async () => {
+    await legacyClientSession(dual.proxy.endpoint);
+    const listed = await sendModern(dual.proxy.endpoint, 'tools/list', {});
+    expect(listed.answer.result?.resultType).toBe('complete');
+    // Moat's era bridge names the session-era server in the result's _meta.
+    expect((listed.answer.result as { _meta?: unknown } | undefined)?._meta).toMatchObject({
+      'io.modelcontextprotocol/serverInfo': { name: 'moat-conformance-fixture-2026' },
+    });
   });
 });
 

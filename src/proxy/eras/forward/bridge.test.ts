@@ -7,8 +7,8 @@ import {
   bridgeSessionId,
   type BackendSessionOpener,
 } from './backend-sessions.js';
-import { envelopeRefusal, hasModernEnvelope } from './envelope.js';
-import { EraCache, eraOfDiscoverAnswer } from '../probe.js';
+import { envelopeRefusal } from './envelope.js';
+import { BackendEras, discoverShowsStateless, hasStatelessEnvelope } from '../decision.js';
 import { acknowledgement, filterAccepts, honoredFilter, stamped } from './listen.js';
 import { QueuedCall, type InputBroker } from './seam.js';
 import { discoverResult, logPasses, toLegacyRequest, toModernResponse } from './translate.js';
@@ -27,32 +27,37 @@ const envelope = {
 };
 
 describe('era detection', () => {
-  it('is modern only for a discover result listing 2026-07-28', () => {
-    expect(eraOfDiscoverAnswer({ jsonrpc: '2.0', id: 1, result: { supportedVersions: [MODERN] } })).toBe(
-      'modern',
+  it('is stateless only for a discover result listing 2026-07-28', () => {
+    expect(discoverShowsStateless({ jsonrpc: '2.0', id: 1, result: { supportedVersions: [MODERN] } })).toBe(
+      true,
     );
-    expect(eraOfDiscoverAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'x' } })).toBe(
-      'legacy',
+    expect(discoverShowsStateless({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'x' } })).toBe(
+      false,
     );
-    expect(eraOfDiscoverAnswer(undefined)).toBe('legacy');
+    expect(discoverShowsStateless(undefined)).toBe(false);
   });
 
   it('detects once at a time, caches success and retries after a failure', async () => {
     let calls = 0;
     let fail = true;
-    const cache = new EraCache(async () => {
+    const eras = new BackendEras(async () => {
       calls += 1;
       await Promise.resolve();
       if (fail) throw new Error('unreachable');
-      return 'legacy' as const;
+      return false;
     });
-    await expect(Promise.all([cache.get(), cache.get()])).rejects.toThrow('unreachable');
+    await expect(Promise.all([eras.statelessRoute(), eras.statelessRoute()])).rejects.toThrow('unreachable');
     expect(calls).toBe(1);
     fail = false;
-    expect(await cache.get()).toBe('legacy');
-    expect(await cache.get()).toBe('legacy');
-    expect(cache.known).toBe('legacy');
+    expect(await eras.statelessRoute()).toBe('bridged');
+    expect(await eras.statelessRoute()).toBe('bridged');
+    expect(eras.knownStateless).toBe(false);
     expect(calls).toBe(2);
+    // Contradicted (upgraded in place): asked again.
+    eras.forgetStateless();
+    expect(eras.knownStateless).toBeUndefined();
+    expect(await eras.statelessRoute()).toBe('bridged');
+    expect(calls).toBe(3);
   });
 });
 
@@ -148,10 +153,10 @@ describe('envelope checks', () => {
   });
   it('tells a 2026 envelope from a 2025 request', () => {
     expect(
-      hasModernEnvelope(request('tools/list', { 'io.modelcontextprotocol/protocolVersion': 'v9' })),
+      hasStatelessEnvelope(request('tools/list', { 'io.modelcontextprotocol/protocolVersion': 'v9' })),
     ).toBe(true);
-    expect(hasModernEnvelope(request('initialize', { progressToken: 1 }))).toBe(false);
-    expect(hasModernEnvelope(request('initialize'))).toBe(false);
+    expect(hasStatelessEnvelope(request('initialize', { progressToken: 1 }))).toBe(false);
+    expect(hasStatelessEnvelope(request('initialize'))).toBe(false);
   });
 });
 

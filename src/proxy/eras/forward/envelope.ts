@@ -7,7 +7,7 @@
  */
 import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
 import { reject, type ProxyRejection } from '../../pipeline/errors.js';
-import { META, MODERN_REVISION } from '../probe.js';
+import { META, STATELESS_REVISION } from '../revisions.js';
 
 const MODERN_METHODS = new Set([
   'tools/call',
@@ -26,12 +26,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Whether a message carries the 2026-07-28 `_meta` envelope (a protocolVersion in `_meta`). */
-export function hasModernEnvelope(message: JsonRpcMessage): boolean {
-  const meta = 'params' in message ? message.params?._meta : undefined;
-  return isObject(meta) && META.protocolVersion in meta;
-}
-
 /** Throws the refusal for a bridged request a 2026-07-28 server would refuse. */
 export function checkEnvelope(message: JsonRpcMessage, headerVersion: string | undefined): void {
   if (!isRequest(message)) return;
@@ -46,9 +40,14 @@ export function envelopeRefusal(
 ): ProxyRejection | undefined {
   const id = request.id;
   if (!MODERN_METHODS.has(request.method)) {
-    return reject(404, RPC.methodNotFound, `Method not found: ${request.method} (MCP ${MODERN_REVISION})`, {
-      id,
-    });
+    return reject(
+      404,
+      RPC.methodNotFound,
+      `Method not found: ${request.method} (MCP ${STATELESS_REVISION})`,
+      {
+        id,
+      },
+    );
   }
   const meta = request.params?._meta;
   const missing = [META.protocolVersion, META.clientCapabilities].filter(
@@ -71,10 +70,10 @@ export function envelopeRefusal(
       { id },
     );
   }
-  if (version !== MODERN_REVISION) {
+  if (version !== STATELESS_REVISION) {
     return reject(400, RPC.unsupportedProtocolVersion, `Unsupported protocol version: ${String(version)}`, {
       id,
-      data: { supported: [MODERN_REVISION], requested: version },
+      data: { supported: [STATELESS_REVISION], requested: version },
     });
   }
   if (!isObject(meta[META.clientCapabilities])) {

@@ -6,7 +6,7 @@
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { RPC } from '../../../mcp/jsonrpc.js';
-import { META } from '../probe.js';
+import { META } from '../revisions.js';
 
 export interface ListenFilter {
   toolsListChanged?: true;

@@ -3,7 +3,7 @@
  * to a 2025-era server, and what its answers look like to the 2026-07-28 client. Pure functions.
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import { LEGACY_REVISION, META, MODERN_REVISION } from '../probe.js';
+import { LATEST_SESSION_REVISION, META, STATELESS_REVISION } from '../revisions.js';
 
 /** Results that carry the 2026-07-28 caching fields (`ttlMs`, `cacheScope`). */
 const CACHEABLE = new Set([
@@ -115,7 +115,7 @@ export function toModernResponse(
 
 /** The `server/discover` result a 2025 server's `initialize` result stands for. */
 export function discoverResult(init: Record<string, unknown>): Record<string, unknown> {
-  const supportedVersions = [MODERN_REVISION];
+  const supportedVersions = [STATELESS_REVISION];
   return toModernResult(
     'server/discover',
     {
@@ -135,7 +135,7 @@ export function legacyInitialize(id: number | string, capabilities: Record<strin
     id,
     method: 'initialize',
     params: {
-      protocolVersion: LEGACY_REVISION,
+      protocolVersion: LATEST_SESSION_REVISION,
       capabilities,
       clientInfo: { name: 'moat-era-bridge', version: '1' },
     },

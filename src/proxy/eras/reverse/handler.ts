@@ -1,8 +1,9 @@
 /**
  * A 2025-era client in front of a 2026-only server (no `initialize`, no sessions, no GET stream).
- * Wraps the HTTP forwarder: on a client's first `initialize` it asks the backend for
- * `server/discover` once; a backend that answers it is served here, every other backend (and
- * every 2026-07-28 client) stays with the forwarder.
+ * Wraps the HTTP forwarder. The era decision (eras/decision.ts) sends every 2025-era `initialize`
+ * to the backend as sent; only when the backend refuses it (the forwarder's SessionsRefused,
+ * before any byte reached the client) does this ask `server/discover`, and a backend that names
+ * 2026-07-28 there gets the session served here. Every other request stays with the forwarder.
  *
  * Here the proxy is the 2025-era server: it answers `initialize` from `server/discover`, mints
  * the session (in the session store, so any replica serves it), answers `ping`, keeps
@@ -27,7 +28,6 @@ import {
 } from '../../../mcp/jsonrpc.js';
 import { inspectsResponses, runServerPolicies, type MessageContext } from '../../../mcp/policy.js';
 import { errorMessage } from '../../../util/errors.js';
-import { isStatelessRevision } from '../../edge/protocol.js';
 import { applyClientPolicies, messageContext } from '../../pipeline/client-policies.js';
 import type { RoundRelay } from '../../mrtr/relay.js';
 import { ProxyRejection, reject, rpcErrorBody, sessionNotFound } from '../../pipeline/errors.js';
@@ -40,7 +40,8 @@ import {
   withStore,
 } from '../../transports/backend/http/context.js';
 import { withDeadline } from '../../transports/backend/http/deadline.js';
-import type { HttpForwarder } from '../../transports/backend/http/forwarder.js';
+import { SessionsRefused, type HttpForwarder } from '../../transports/backend/http/forwarder.js';
+import { relayAnswer } from '../../transports/backend/http/relay.js';
 import {
   headerValue,
   upstreamHeaders,
@@ -54,7 +55,7 @@ import {
   paramHeadersFor,
   type ParamHeaderDeclaration,
 } from '../revision/param-headers.js';
-import { speaksModernRevision } from '../probe.js';
+import { isStatelessRequest, speaksStatelessRevision } from '../decision.js';
 import { BrokenAnswer, callBackend } from './backend-call.js';
 import {
   askClient,
@@ -117,8 +118,8 @@ export function withModernBackendSessions(
   const pending = new PendingClientAnswers(options.answerRelay);
   const streams = new SessionStreams();
   const store = { options };
-  /** What the backend is, once known: a 2026-only server, or one the forwarder serves. */
-  let era: 'unknown' | 'modern' | 'forward' = 'unknown';
+  /** Logged once: the backend refuses 2025-era sessions and Moat serves them. */
+  let announced = false;
   /** `x-mcp-header` declarations by the backend's tool names, from its `tools/list` answers. */
   const declared = new Map<string, ParamHeaderDeclaration[]>();
   const answersPolicies = inspectsResponses(options.policies);
@@ -174,11 +175,16 @@ export function withModernBackendSessions(
     request.res.end(body);
   }
 
-  /** `initialize`: true when answered here (the backend is 2026-only), false for the forwarder. */
-  async function initialize(request: EdgeRequest, received: JsonRpcRequest): Promise<boolean> {
-    const facts = clientFactsOf(received.params);
+  /**
+   * A 2025-era `initialize` the backend refused (`refused.approved`: after the client policies).
+   * A backend that names 2026-07-28 in `server/discover` gets the session served here; any other
+   * gets its own refusal relayed, as without Moat.
+   */
+  async function initialize(request: EdgeRequest, refused: SessionsRefused): Promise<void> {
+    const message = refused.approved;
+    const facts = clientFactsOf(message.params);
     const probe: JsonRpcRequest = withEnvelope(
-      { jsonrpc: '2.0', id: received.id, method: 'server/discover', params: {} },
+      { jsonrpc: '2.0', id: message.id, method: 'server/discover', params: {} },
       facts,
     );
     let discovered: JsonRpcResponse;
@@ -186,31 +192,23 @@ export function withModernBackendSessions(
       discovered = await withDeadline(
         options.upstreamTimeoutMs,
         abortOnClientClose(request),
-        received.id,
+        message.id,
         (d) => callBackend(probe, { ...target(request), signal: d.signal }),
       );
     } catch (err) {
-      if (!(err instanceof BrokenAnswer) || era === 'modern') throw err;
-      discovered = errorAnswer(received.id, err.message);
+      if (!(err instanceof BrokenAnswer)) throw err;
+      discovered = errorAnswer(message.id, err.message);
     }
-    if (!speaksModernRevision(discovered.result)) {
-      if (era === 'unknown') era = 'forward';
-      if (era === 'forward') return false;
-      throw new ProxyRejection(
-        502,
-        {
-          code: RPC.serverError,
-          message: `The MCP backend no longer answers server/discover: ${discovered.error?.message ?? 'no 2026-07-28 revision'}`,
-        },
-        { id: received.id },
+    if (!speaksStatelessRevision(discovered.result)) {
+      await relayAnswer(refused.answer, request.res, message.id, undefined);
+      return;
+    }
+    if (!announced) {
+      announced = true;
+      logger.info(
+        'the MCP backend refuses 2025-era sessions and speaks 2026-07-28: the proxy serves 2025-era sessions itself',
       );
     }
-    if (era === 'unknown')
-      logger.info('the MCP backend speaks only 2026-07-28: the proxy serves 2025-era sessions itself');
-    era = 'modern';
-
-    const message = await policed(request);
-    if (!isRequest(message)) return true;
     const revision = negotiatedRevision(message.params?.protocolVersion);
     const id = `${MODERN_BACKEND_SESSION_PREFIX}${randomUUID()}`;
     const now = Date.now();
@@ -222,7 +220,7 @@ export function withModernBackendSessions(
       metadata: {
         transport: 'streamable-http',
         era: SESSION_ERA,
-        client: JSON.stringify(clientFactsOf(message.params)),
+        client: JSON.stringify(facts),
       },
       ...ownerFields(request.identity),
     };
@@ -235,7 +233,6 @@ export function withModernBackendSessions(
       id,
     );
     writeJson(request, answer, { 'mcp-session-id': id });
-    return true;
   }
 
   /** The backend's `subscriptions/listen` for a session's GET stream. */
@@ -473,15 +470,15 @@ export function withModernBackendSessions(
   return {
     handle: async (request) => {
       const { req } = request;
-      if (isStatelessRevision(req)) return forwarder.handle(request);
+      if (isStatelessRequest(req)) return forwarder.handle(request);
       const sessionId = headerValue(req.headers, 'mcp-session-id');
       if (sessionId?.startsWith(MODERN_BACKEND_SESSION_PREFIX)) return serveSession(request, sessionId);
-      if (sessionId === undefined && req.method === 'POST' && era !== 'forward') {
-        const message = await readMessage(request);
-        if (isRequest(message) && message.method === 'initialize' && (await initialize(request, message)))
-          return;
-      }
-      return forwarder.handle(request);
+      if (sessionId !== undefined || req.method !== 'POST') return forwarder.handle(request);
+      // Without a session: perhaps an initialize the backend refuses (the only case caught here).
+      return forwarder.handle(request).catch((err: unknown) => {
+        if (!(err instanceof SessionsRefused)) throw err;
+        return initialize(request, err);
+      });
     },
     close: async () => {
       streams.closeAll();

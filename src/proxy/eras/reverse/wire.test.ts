@@ -7,7 +7,7 @@ import {
   standardHeaders,
   withEnvelope,
 } from './wire.js';
-import { speaksModernRevision } from '../probe.js';
+import { speaksStatelessRevision } from '../decision.js';
 
 describe('the 2026-07-28 wire for a 2025-era session', () => {
   it('adds the envelope, keeping the client’s own _meta (the proxy’s keys win)', () => {
@@ -56,8 +56,8 @@ describe('the 2026-07-28 wire for a 2025-era session', () => {
       instructions: 'hi',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's', version: '2' } },
     };
-    expect(speaksModernRevision(discovered)).toBe(true);
-    expect(speaksModernRevision({ supportedVersions: ['2025-11-25'] })).toBe(false);
+    expect(speaksStatelessRevision(discovered)).toBe(true);
+    expect(speaksStatelessRevision({ supportedVersions: ['2025-11-25'] })).toBe(false);
     expect(initializeAnswer(5, discovered, negotiatedRevision('2025-06-18')).result).toEqual({
       protocolVersion: '2025-06-18',
       capabilities: { tools: {} },

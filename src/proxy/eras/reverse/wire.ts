@@ -4,18 +4,7 @@
  * and the translation of answers back (no `resultType`; `initialize` from `server/discover`).
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import { STATELESS_REVISION } from '../../edge/protocol.js';
-
-export const MODERN_REVISION = STATELESS_REVISION;
-/** The 2025-era revisions a client may negotiate with the proxy in front of a 2026-only server. */
-export const LEGACY_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
-
-const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-} as const;
+import { LATEST_SESSION_REVISION, META, SESSION_REVISIONS, STATELESS_REVISION } from '../revisions.js';
 
 /** What a 2025-era client said about itself at `initialize`: sent with every request it makes. */
 export interface ClientFacts {
@@ -39,9 +28,9 @@ export function clientFactsOf(params: Record<string, unknown> | undefined): Clie
 
 /** The revision the proxy agrees to: the client's when the proxy speaks it, else the newest 2025 one. */
 export function negotiatedRevision(requested: unknown): string {
-  return typeof requested === 'string' && (LEGACY_REVISIONS as readonly string[]).includes(requested)
+  return typeof requested === 'string' && SESSION_REVISIONS.includes(requested)
     ? requested
-    : LEGACY_REVISIONS[0];
+    : LATEST_SESSION_REVISION;
 }
 
 /** The request as a 2026-07-28 server expects it: the session's facts in `params._meta`. */
@@ -54,7 +43,7 @@ export function withEnvelope(request: JsonRpcRequest, facts: ClientFacts): JsonR
       ...params,
       _meta: {
         ...meta,
-        [META.protocolVersion]: MODERN_REVISION,
+        [META.protocolVersion]: STATELESS_REVISION,
         [META.clientInfo]: facts.clientInfo,
         [META.clientCapabilities]: facts.capabilities,
         ...(facts.logLevel === undefined ? {} : { [META.logLevel]: facts.logLevel }),
@@ -82,7 +71,7 @@ export function standardHeaders(request: JsonRpcRequest): Record<string, string>
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': MODERN_REVISION,
+    'mcp-protocol-version': STATELESS_REVISION,
     'mcp-method': request.method,
   };
   const field = NAME_FIELD[request.method];

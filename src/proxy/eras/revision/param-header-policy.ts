@@ -10,7 +10,7 @@
  */
 import { isRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { ALLOW, type MessagePolicy } from '../../../mcp/policy.js';
-import { isStatelessRevision } from '../../edge/protocol.js';
+import { isStatelessRequest } from '../decision.js';
 import { paramHeaderDeclarations, paramHeaderProblem, type ParamHeaderDeclaration } from './param-headers.js';
 
 export const PARAM_HEADER_POLICY = 'param-headers';
@@ -48,7 +48,7 @@ export function createParamHeaderPolicy(): MessagePolicy {
       return response;
     },
     onClientMessage(message, ctx) {
-      if (!isRequest(message) || message.method !== 'tools/call' || !isStatelessRevision(ctx)) {
+      if (!isRequest(message) || message.method !== 'tools/call' || !isStatelessRequest(ctx)) {
         return ALLOW;
       }
       const name = message.params?.name;

@@ -10,7 +10,6 @@
  * requests get none (POST only; GET/DELETE → 405).
  */
 import type { ServerResponse } from 'node:http';
-import { isBridgeCandidate, isStatelessRevision, protocolVersionOf } from '../../edge/protocol.js';
 import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
@@ -18,8 +17,8 @@ import type { ClientSessions } from './sessions.js';
 import type { StdioEraBridge } from '../backend/stdio/era-bridge.js';
 import { BridgeSession, RpcFailure, type RequestSink } from '../backend/stdio/mux.js';
 import { SseWriter, startEventStream } from '../sse.js';
-import type { BackendEra } from '../../eras/probe.js';
-import { checkEnvelope, hasModernEnvelope } from '../../eras/forward/envelope.js';
+import { eraOfHeaders, eraOfMessage, isStatelessRequest, protocolVersionOf } from '../../eras/decision.js';
+import { checkEnvelope } from '../../eras/forward/envelope.js';
 import {
   isRequest,
   RPC,
@@ -120,7 +119,7 @@ export class StreamableEndpoint {
 
   async handle(request: EdgeRequest): Promise<void> {
     const method = request.req.method ?? 'GET';
-    const postOnly = this.stateless || isStatelessRevision(request.req);
+    const postOnly = this.stateless || isStatelessRequest(request.req);
     // The edge already refused GET/DELETE for stateless servers and 2026-07-28 requests.
     if (method === 'POST') return this.#post(request, postOnly);
     if (method === 'GET') return this.#get(request);
@@ -136,10 +135,14 @@ export class StreamableEndpoint {
       throw reject(406, RPC.invalidRequest, 'Accept must include application/json or text/event-stream');
     }
     const message = await readMessage(request);
-    const era = await this.#eraFor(request, message);
-    if (era === 'legacy' && this.bridge) return this.bridge.handle(request, message);
-    // Moat is the HTTP binding of a 2026 stdio server: it refuses what the binding refuses.
-    if (era === 'modern') checkEnvelope(message, protocolVersionOf(request.req));
+    const bridge = this.bridge;
+    if (
+      bridge &&
+      eraOfHeaders(request.req) !== 'session' &&
+      eraOfMessage(request.req, message) === 'stateless'
+    ) {
+      return this.#postStateless(request, message, accepts, bridge);
+    }
     if (isRequest(message) && message.method === 'initialize') {
       return this.#initialize(request, message, accepts, postOnly);
     }
@@ -162,12 +165,7 @@ export class StreamableEndpoint {
         ? () => this.core.end(session, 'the client closed the request')
         : undefined;
       const sink = new PostSink(request, accepts, this.core.o.keepAliveMs, {}, onAbort);
-      if (era === 'modern' && this.bridge) {
-        const sent = await this.bridge.native(request, approved);
-        await this.core.dispatch(session, sent, this.bridge.nativeSink(request, approved, sink), ctx);
-      } else {
-        await this.core.dispatch(session, approved, sink, ctx);
-      }
+      await this.core.dispatch(session, approved, sink, ctx);
       await sink.finished;
     } finally {
       if (session.ephemeral) this.core.mux.endSession(session, 'the request ended');
@@ -175,14 +173,36 @@ export class StreamableEndpoint {
   }
 
   /**
-   * The server's era when this is a 2026-07-28 request (by header, or an unknown version with the
-   * 2026 `_meta` envelope): 'legacy' is bridged, 'modern' goes to the server as sent. Undefined
-   * for every other request.
+   * A 2026-07-28 request (eras/decision.ts). Moat is the HTTP binding of a 2026 stdio server, or
+   * bridges a session-era one: either way it first refuses what the binding refuses; then the
+   * client policies; only then may the server be asked its era (its first message picks it).
    */
-  async #eraFor(request: EdgeRequest, message: JsonRpcMessage): Promise<BackendEra | undefined> {
-    if (!this.bridge || !isBridgeCandidate(request.req)) return undefined;
-    if (!isStatelessRevision(request.req) && !hasModernEnvelope(message)) return undefined;
-    return this.bridge.era();
+  async #postStateless(
+    request: EdgeRequest,
+    message: JsonRpcMessage,
+    accepts: { json: boolean; sse: boolean },
+    bridge: StdioEraBridge,
+  ): Promise<void> {
+    checkEnvelope(message, protocolVersionOf(request.req));
+    const ctx = this.core.context(request, 'streamable-http');
+    const approved = await this.core.applyPolicies(request, message, ctx);
+    if ((await bridge.route()) === 'bridged') return bridge.handle(request, approved, ctx);
+    const session = ephemeralSession(approved);
+    this.core.mux.addSession(session);
+    try {
+      if (!isRequest(approved)) {
+        await this.core.dispatch(session, approved, noSink, ctx);
+        request.res.writeHead(202).end();
+        return;
+      }
+      const onAbort = () => this.core.end(session, 'the client closed the request');
+      const sink = new PostSink(request, accepts, this.core.o.keepAliveMs, {}, onAbort);
+      const sent = await bridge.native(request, approved);
+      await this.core.dispatch(session, sent, bridge.nativeSink(request, approved, sink), ctx);
+      await sink.finished;
+    } finally {
+      this.core.mux.endSession(session, 'the request ended');
+    }
   }
 
   async #initialize(

@@ -11,6 +11,7 @@ import type { Identity } from '../../../../mcp/identity.js';
 import { ownedBy } from '../../../sessions/binding.js';
 import { BRIDGE_SESSION_PREFIX } from '../../../eras/forward/backend-sessions.js';
 import { messageContext as requestContext } from '../../../pipeline/client-policies.js';
+import type { BackendEras } from '../../../eras/decision.js';
 
 export interface ForwarderContext {
   backend: HttpBackend;
@@ -21,6 +22,8 @@ export interface ForwarderContext {
   inspectsResponses: boolean;
   /** The policies for a 2025-era request (without the `statelessOnly` ones), and whether they inspect answers. */
   sessionEra: { policies: readonly MessagePolicy[]; inspectsResponses: boolean };
+  /** The backend's eras (eras/decision.ts), when the reverse direction stands in front of it. */
+  eras?: BackendEras<EdgeRequest>;
 }
 
 export function messageContext(

@@ -23,13 +23,13 @@ import {
 } from './upstream-client.js';
 import { upstreamTimeoutMessage, UpstreamTimeout } from './deadline.js';
 import {
+  BackendEras,
   discoverProbe,
-  EraCache,
-  eraOfDiscoverAnswer,
-  LEGACY_REVISION,
-  MODERN_REVISION,
-  type BackendEra,
-} from '../../../eras/probe.js';
+  discoverShowsStateless,
+  eraOfMessage,
+  protocolVersionOf,
+} from '../../../eras/decision.js';
+import { LATEST_SESSION_REVISION, STATELESS_REVISION } from '../../../eras/revisions.js';
 import {
   BackendSessions,
   bridgeSessionId,
@@ -48,8 +48,7 @@ import {
 } from '../../../eras/forward/translate.js';
 import { asInputRequest, QueuedCall } from '../../../eras/forward/seam.js';
 import { localAnswer } from '../../../eras/forward/local.js';
-import { checkEnvelope, hasModernEnvelope } from '../../../eras/forward/envelope.js';
-import { isStatelessRevision, protocolVersionOf } from '../../../edge/protocol.js';
+import { checkEnvelope } from '../../../eras/forward/envelope.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
   isRequest,
@@ -73,7 +72,8 @@ function listenKey(identity: Identity, backendSessionId: string): string {
 class SessionGone extends Error {}
 
 export class HttpEraBridge {
-  readonly era: EraCache<EdgeRequest>;
+  /** What the backend speaks (eras/decision.ts); shared with the reverse direction in front of it. */
+  readonly eras: BackendEras<EdgeRequest>;
   readonly sessions: BackendSessions;
   readonly #listens: HttpListenHub;
   #nextId = 1;
@@ -81,15 +81,14 @@ export class HttpEraBridge {
   constructor(private readonly fc: ForwarderContext) {
     this.sessions = new BackendSessions(fc.options.sessions);
     this.#listens = new HttpListenHub(fc.options.logger, fc.options.keepAliveMs);
-    this.era = new EraCache((request) => this.#detect(request));
+    this.eras = new BackendEras((request) => this.#detect(request));
   }
 
-  /** True when this request must be bridged (a 2026-07-28 POST to a 2025-era backend). */
+  /** True when the era decision bridges this request (a 2026-07-28 POST to a backend that cannot speak it). */
   async bridges(request: EdgeRequest): Promise<boolean> {
     if (request.req.method !== 'POST') return false;
-    if (!isStatelessRevision(request.req) && !hasModernEnvelope(await readMessage(request))) return false;
-    const era = this.era.known ?? (await this.era.get(request));
-    return era === 'legacy';
+    if (eraOfMessage(request.req, await readMessage(request)) !== 'stateless') return false;
+    return (await this.eras.statelessRoute(request)) === 'bridged';
   }
 
   async handle(request: EdgeRequest): Promise<void> {
@@ -125,7 +124,7 @@ export class HttpEraBridge {
             headers: {
               accept: 'text/event-stream',
               ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
-              'mcp-protocol-version': LEGACY_REVISION,
+              'mcp-protocol-version': LATEST_SESSION_REVISION,
             },
             identity: request.identity,
             signal,
@@ -325,7 +324,7 @@ export class HttpEraBridge {
     sessionId: string | undefined,
     message: JsonRpcMessage,
     signal: AbortSignal,
-    protocolVersion = LEGACY_REVISION,
+    protocolVersion = LATEST_SESSION_REVISION,
     extra: Record<string, string> = {},
   ): Promise<UpstreamResponse> {
     const headers = upstreamHeaders(request.req.headers, {
@@ -367,7 +366,7 @@ export class HttpEraBridge {
         const upstream = await this.fc.client.send({
           url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
           method: 'DELETE',
-          headers: { 'mcp-session-id': backendSessionId, 'mcp-protocol-version': LEGACY_REVISION },
+          headers: { 'mcp-session-id': backendSessionId, 'mcp-protocol-version': LATEST_SESSION_REVISION },
           identity,
           signal: AbortSignal.timeout(this.fc.options.upstreamTimeoutMs),
         });
@@ -397,7 +396,11 @@ export class HttpEraBridge {
     }
     const failed = (why: string) =>
       reject(502, RPC.serverError, `The MCP backend could not start a session for this client: ${why}`);
-    if (answer?.error) throw failed(answer.error.message);
+    if (answer?.error) {
+      // Upgraded in place to 2026-07-28, perhaps: the next request asks its era again.
+      this.eras.forgetStateless();
+      throw failed(answer.error.message);
+    }
     if (typeof answer?.result !== 'object' || answer.result === null) throw failed('no initialize result');
     // A stateless server mints no session: its requests then go without one ('').
     await this.#send(request, backendSessionId ?? '', {
@@ -407,15 +410,15 @@ export class HttpEraBridge {
     return { backendSessionId: backendSessionId ?? '', init: answer.result as Record<string, unknown> };
   }
 
-  /** The backend's era: does it answer `server/discover` with 2026-07-28 among its versions? */
-  async #detect(request: EdgeRequest): Promise<BackendEra> {
+  /** Does the backend answer `server/discover` with 2026-07-28 among its versions? */
+  async #detect(request: EdgeRequest): Promise<boolean> {
     const probe = discoverProbe(`moat-bridge-${this.#nextId++}`);
     const upstream = await this.#post(
       request,
       undefined,
       probe,
       AbortSignal.timeout(this.fc.options.upstreamTimeoutMs),
-      MODERN_REVISION,
+      STATELESS_REVISION,
       { 'mcp-method': probe.method },
     );
     if (upstream.statusCode >= 500) {
@@ -424,12 +427,12 @@ export class HttpEraBridge {
     }
     if (upstream.statusCode >= 300) {
       discard(upstream.body);
-      return 'legacy';
+      return false;
     }
     for await (const received of messagesOf(upstream, probe.id)) {
-      if (isResponse(received)) return eraOfDiscoverAnswer(received);
+      if (isResponse(received)) return discoverShowsStateless(received);
     }
-    return 'legacy';
+    return false;
   }
 }
 

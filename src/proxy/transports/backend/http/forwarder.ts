@@ -11,7 +11,9 @@ import type { HttpBackend, TransportOptions } from '../../../types.js';
 import { rpcErrorBody, sessionNotFound } from '../../../pipeline/errors.js';
 import { applyClientPolicies } from '../../../pipeline/client-policies.js';
 import { messageIn } from '../../../pipeline/message.js';
-import { isBridgeCandidate, isStatelessRevision, mirrorHeaders } from '../../../edge/protocol.js';
+import { mirrorHeaders } from '../../../edge/protocol.js';
+import type { BackendEras } from '../../../eras/decision.js';
+import { eraOfHeaders } from '../../../eras/decision.js';
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../../../types.js';
 import type { HealthReport } from '../../../edge/server.js';
 import {
@@ -49,10 +51,14 @@ import {
   upstreamHeaders,
   upstreamUrl,
   UpstreamClient,
+  wholeBody,
+  type UpstreamResponse,
 } from './upstream-client.js';
 import type { UpstreamAuth } from '../../../../auth/outbound/types.js';
 import {
   isRequest,
+  isResponse,
+  tryParseJsonRpc,
   type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcRequest,
@@ -66,6 +72,26 @@ export interface HttpForwarderOptions extends TransportOptions {
 
 export interface HttpForwarder extends TransportHandler {
   backendHealth(): Promise<NonNullable<HealthReport['backend']>>;
+  /**
+   * The backend's eras as learned so far (eras/decision.ts), for the reverse direction in front
+   * of it; absent for legacy-SSE backends and `--stateless` workloads (no era adapter there).
+   */
+  eras?: BackendEras<EdgeRequest>;
+}
+
+/**
+ * The backend refused a 2025-era `initialize` (a JSON-RPC error answer): nothing went to the
+ * client yet, so the reverse direction may serve the session itself (eras/reverse/handler.ts),
+ * or relay `answer` as the backend sent it.
+ */
+export class SessionsRefused extends Error {
+  constructor(
+    /** The `initialize` as the client policies approved it. */
+    readonly approved: JsonRpcRequest,
+    readonly answer: UpstreamResponse,
+  ) {
+    super('the MCP backend refused a 2025-era initialize');
+  }
 }
 
 const HEALTH_CACHE_MS = 5000;
@@ -83,10 +109,12 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
   const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
   // 2026-07-28 clients of a 2025-era streamable-HTTP server are bridged (era-bridge.ts).
   const bridge = legacy ? undefined : new HttpEraBridge(fc);
+  if (bridge && options.config.stateless !== true) fc.eras = bridge.eras;
   let health: { at: number; result: Promise<NonNullable<HealthReport['backend']>> } | undefined;
 
   return {
     handle: (request) => (legacy ? legacy.handle(request) : forwardStreamable(fc, request, bridge)),
+    ...(fc.eras ? { eras: fc.eras } : {}),
     close: () => fc.client.close(),
     backendHealth: () => {
       if (!health || Date.now() - health.at > HEALTH_CACHE_MS) {
@@ -129,8 +157,9 @@ async function forwardStreamable(
   bridge: HttpEraBridge | undefined,
 ): Promise<void> {
   const { req } = request;
-  if (bridge && isBridgeCandidate(req) && (await bridge.bridges(request))) return bridge.handle(request);
-  const stateless = fc.options.config.stateless === true || isStatelessRevision(req);
+  const era = eraOfHeaders(req);
+  if (bridge && era !== 'session' && (await bridge.bridges(request))) return bridge.handle(request);
+  const stateless = fc.options.config.stateless === true || era === 'stateless';
   const method = req.method ?? 'GET';
   const { policies } = policiesFor(fc, stateless);
 
@@ -209,6 +238,9 @@ async function exchange(
     identity: request.identity,
     signal: deadline.signal,
   });
+  if (fc.eras && !stateless && sentRequest?.method === 'initialize') {
+    await refuseSessions(upstream, sentRequest);
+  }
 
   // Map the backend's session to a client-facing one.
   const backendSessionId = stateless ? undefined : headerValue(upstream.headers, 'mcp-session-id');
@@ -337,5 +369,26 @@ async function exchange(
   } finally {
     if (resumable && sentRequest && session) fc.pending.add(session.id, sentRequest);
     writer.end();
+  }
+}
+
+/**
+ * The era decision's test of a 2025-era `initialize` (eras/decision.ts): a JSON-RPC error answer
+ * (HTTP 200 or 4xx; a 2026-only server answers 400, -32022) is thrown as SessionsRefused before
+ * any byte reaches the client, for the reverse direction to serve or relay. Runs for `initialize`
+ * only (once per session), never for other requests.
+ */
+async function refuseSessions(upstream: UpstreamResponse, approved: JsonRpcRequest): Promise<void> {
+  const status = upstream.statusCode;
+  if (status >= 500 || status === 401 || status === 403 || (status >= 300 && status < 400)) return;
+  if (!(headerValue(upstream.headers, 'content-type') ?? '').startsWith('application/json')) return;
+  try {
+    upstream.whole ??= await wholeBody(upstream);
+  } catch {
+    return; // a broken answer: the relay reports it
+  }
+  const answer = tryParseJsonRpc(upstream.whole.toString('utf8'));
+  if (answer && isResponse(answer) && answer.error !== undefined) {
+    throw new SessionsRefused(approved, upstream);
   }
 }

@@ -11,11 +11,10 @@ import { acceptsOf, PostSink } from '../../client/streamable-http.js';
 import type { ClientSessions } from '../../client/sessions.js';
 import { BridgeSession, RpcFailure, type RequestSink } from './mux.js';
 import { serveStdioListen } from './era-listen.js';
-import type { BackendEra } from '../../../eras/probe.js';
+import type { Route } from '../../../eras/decision.js';
 import { errorMessage } from '../../../../util/errors.js';
 import { localAnswer } from '../../../eras/forward/local.js';
-import { checkEnvelope, httpStatusOfError } from '../../../eras/forward/envelope.js';
-import { protocolVersionOf } from '../../../edge/protocol.js';
+import { httpStatusOfError } from '../../../eras/forward/envelope.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../../eras/forward/seam.js';
 import {
   clientCapabilitiesOf,
@@ -35,6 +34,7 @@ import {
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
 import type { Identity } from '../../../../mcp/identity.js';
+import type { MessageContext } from '../../../../mcp/policy.js';
 
 export class StdioEraBridge {
   constructor(
@@ -42,10 +42,16 @@ export class StdioEraBridge {
     private readonly broker: InputBroker | undefined,
   ) {}
 
-  /** The server's era (the multiplexer probes it once, before anything else reaches the server). */
-  async era(): Promise<BackendEra> {
+  /**
+   * Where a 2026-07-28 request goes, by the server's era (learned by the multiplexer with its
+   * first message): as sent to a 2026-07-28 server, bridged to a session-era one. Asked only once
+   * the client policies have approved the request.
+   */
+  async route(): Promise<Route> {
     try {
-      return this.core.mux.knownEra ?? (await this.core.mux.upstreamEra());
+      const known = this.core.mux.knownStateless;
+      if (known === undefined) await this.core.mux.ensureInitialized();
+      return this.core.mux.knownStateless === true ? 'native' : 'bridged';
     } catch (err) {
       if (err instanceof RpcFailure) throw reject(err.httpStatus, err.error.code, err.error.message);
       throw err;
@@ -100,8 +106,8 @@ export class StdioEraBridge {
     };
   }
 
-  async handle(request: EdgeRequest, message: JsonRpcMessage): Promise<void> {
-    checkEnvelope(message, protocolVersionOf(request.req));
+  /** Serves a 2026-07-28 message the client policies approved (`ctx`: theirs) on a session-era server. */
+  async handle(request: EdgeRequest, approved: JsonRpcMessage, ctx: MessageContext): Promise<void> {
     const accepts = acceptsOf(request);
     // Capabilities stay unknown to the multiplexer: the call checks them (eras/forward/seam.ts).
     const session = new BridgeSession('', 'streamable-http', true);
@@ -109,10 +115,8 @@ export class StdioEraBridge {
     session.logLevel = LOG_LEVELS.length;
     const mux = this.core.mux;
     mux.addSession(session);
-    const ctx = this.core.context(request, 'streamable-http', session);
     let owned = false;
     try {
-      const approved = await this.core.applyPolicies(request, message, ctx);
       if (!isRequest(approved)) {
         if (isResponse(approved)) {
           throw reject(400, RPC.invalidRequest, 'MCP 2026-07-28 clients send no JSON-RPC responses');

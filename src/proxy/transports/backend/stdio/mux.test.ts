@@ -25,7 +25,12 @@ function setup(timeoutMs = 60_000, modern = false, policies: MessagePolicy[] = [
   const sent: JsonRpcMessage[] = [];
   const mux: Multiplexer = new Multiplexer({
     send: (m) => {
-      if ('method' in m && m.method === 'server/discover' && 'id' in m) {
+      if (modern && 'method' in m && m.method === 'initialize' && 'id' in m) {
+        // A 2026-only server refuses a 2025-era initialize.
+        const id = m.id;
+        const error = { code: -32022, message: 'Unsupported protocol version: 2025-11-25' };
+        queueMicrotask(() => mux.onUpstreamMessage({ jsonrpc: '2.0', id, error }));
+      } else if ('method' in m && m.method === 'server/discover' && 'id' in m) {
         const id = m.id;
         const discovered = {
           supportedVersions: ['2026-07-28'],
@@ -55,7 +60,7 @@ function setup(timeoutMs = 60_000, modern = false, policies: MessagePolicy[] = [
   return { mux, sent, last };
 }
 
-/** Lets the era probe's answer arrive (the initialize follows it). */
+/** Lets the answers the fake server gives by itself arrive. */
 const probed = () => new Promise((resolve) => setImmediate(resolve));
 
 function sink() {
@@ -196,7 +201,14 @@ describe('Multiplexer', () => {
     vi.useFakeTimers();
     const { mux, last } = setup(60_000);
     const outcome = mux.ping(500);
-    await vi.advanceTimersByTimeAsync(0); // the era probe's answer (a 2025 server), then the ping
+    // The era first: Moat's own initialize, which a 2025 server accepts; then the ping.
+    expect(last()).toMatchObject({ method: 'initialize' });
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      id: last().id as number,
+      result: { protocolVersion: '2025-11-25' },
+    });
+    await vi.advanceTimersByTimeAsync(0);
     expect(last()).toMatchObject({ method: 'ping' });
     const pingId = last().id;
     vi.advanceTimersByTime(501);
@@ -397,10 +409,10 @@ describe('Multiplexer', () => {
     expect(last()).toEqual({ jsonrpc: '2.0', id: 3, result: { roots: [] } });
   });
 
-  it('never initializes a 2026-07-28 server, and routes listen notifications by its own ids only', async () => {
+  it('learns a 2026-only server from its refused initialize, and routes listen notifications by its own ids only', async () => {
     const { mux, sent } = setup(60_000, true);
     await mux.ensureInitialized();
-    expect(mux.knownEra).toBe('modern');
+    expect(mux.knownStateless).toBe(true);
     const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } };
     const [a, b] = [
       new BridgeSession('', 'streamable-http', true),
@@ -421,7 +433,6 @@ describe('Multiplexer', () => {
         ctx,
       );
     }
-    expect(sent.some((m) => 'method' in m && m.method === 'initialize')).toBe(false);
     const [ida, idb] = sent.map((m) => (m as { id: number }).id);
     expect(ida).not.toBe(idb);
     const stamped = (id: unknown) => ({

@@ -21,9 +21,10 @@
  *   `resources/subscribe` is reference-counted so the server sees one subscription per URI.
  * - `logging/setLevel` is per session: the server gets the most verbose level any session asked
  *   for, and each session receives only log messages at or above its own level.
- * - The server's era is probed first, with `server/discover` (bounded): a 2025-era server is
- *   initialized as above. A 2026-07-28 server is never initialized (that would pin a dual-era
- *   server to its 2025 mode): 2026 requests pass through as sent, and 2025-era sessions are served
+ * - The server's era is learned with its first message, `initialize` (`speaksStateless`, the
+ *   rule of eras/decision.ts): a server that accepts it is initialized as above, a dual-era one
+ *   included. Only a server that refuses it and names 2026-07-28 in `server/discover` is served as
+ *   a 2026-07-28 server: 2026 requests pass through as sent, and 2025-era sessions are served
  *   in the other direction (eras/reverse's wire: `initialize` from discover, the `_meta` envelope
  *   on each request, `input_required` rounds as server→client requests, subscriptions on one
  *   `subscriptions/listen` of the proxy's own): that code is in modern-upstream.ts.
@@ -31,8 +32,8 @@
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../http/deadline.js';
 import { LOG_LEVELS } from '../../../eras/forward/translate.js';
-import { discoverProbe, eraOfDiscoverAnswer, type BackendEra } from '../../../eras/probe.js';
-import { hasModernEnvelope } from '../../../eras/forward/envelope.js';
+import { discoverProbe, discoverShowsStateless, hasStatelessEnvelope } from '../../../eras/decision.js';
+import { LATEST_SESSION_REVISION, SESSION_REVISIONS, STATELESS_REVISION } from '../../../eras/revisions.js';
 import { initializeAnswer, negotiatedRevision } from '../../../eras/reverse/wire.js';
 import { subscriptionIdOf } from './modern.js';
 import { ModernUpstream } from './modern-upstream.js';
@@ -135,9 +136,6 @@ const REQUIRED_CAPABILITY: Record<string, string> = {
   'roots/list': 'roots',
 };
 
-/** Protocol revisions a client may negotiate through the bridge (oldest first). */
-export const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
-
 export class RpcFailure extends Error {
   constructor(
     readonly error: JsonRpcError,
@@ -172,10 +170,9 @@ export class Multiplexer {
   readonly #waitingForClient = new Set<BridgeSession>();
   #initResult?: Record<string, unknown>;
   #initParams?: Record<string, unknown>;
-  #init?: Promise<Record<string, unknown>>;
   #down?: string;
-  #era?: Promise<BackendEra>;
-  #knownEra?: BackendEra;
+  #era?: Promise<boolean>;
+  #knownStateless?: boolean;
   /** The server's `server/discover` result, when it speaks 2026-07-28. */
   #discovered?: Record<string, unknown>;
   /** Listens and 2025-era sessions at a 2026-07-28 server. */
@@ -216,23 +213,24 @@ export class Multiplexer {
   // Initialization
 
   /**
-   * The initialize result for one client: initializes the server on first use (singleflight),
-   * then answers from the cached result.
+   * The initialize result for one client: the server's era is learned with this initialize when
+   * it is the first message (singleflight), then every client is answered from the cached result.
+   * A server that refused it and speaks 2026-07-28 is answered from its discover result.
    */
   async initialize(request: JsonRpcRequest): Promise<Record<string, unknown>> {
-    if ((await this.upstreamEra()) === 'modern') {
+    const params = request.params ?? {};
+    if (await this.speaksStateless({ ...params, capabilities: routable(params.capabilities) })) {
       this.#modern.openLegacyListen();
       const discovered = this.#discovered ?? {};
       const revision = negotiatedRevision(request.params?.protocolVersion);
       return initializeAnswer(request.id, discovered, revision).result as Record<string, unknown>;
     }
-    const params = request.params ?? {};
-    const upstream = await this.#upstreamInit({ ...params, capabilities: routable(params.capabilities) });
+    const upstream = this.#initResult ?? {};
     const requested = request.params?.protocolVersion;
     const negotiated = typeof upstream.protocolVersion === 'string' ? upstream.protocolVersion : undefined;
     const version =
       typeof requested === 'string' &&
-      KNOWN_VERSIONS.includes(requested) &&
+      SESSION_REVISIONS.includes(requested) &&
       negotiated &&
       requested <= negotiated
         ? requested
@@ -240,64 +238,74 @@ export class Multiplexer {
     return { ...upstream, protocolVersion: version };
   }
 
-  /** Initializes the server if no client has yet (for stateless and 2026-07-28 requests). */
+  /** Learns the server's era (with Moat's own initialize) if no client has yet: for 2026-07-28 requests. */
   async ensureInitialized(capabilities: Record<string, unknown> = {}): Promise<void> {
-    if (this.#initResult) return;
-    if ((await this.upstreamEra()) === 'modern') return;
-    await this.#upstreamInit({
-      protocolVersion: KNOWN_VERSIONS[KNOWN_VERSIONS.length - 1],
+    await this.speaksStateless({
+      protocolVersion: LATEST_SESSION_REVISION,
       capabilities: routable(capabilities),
       clientInfo: { name: 'moat', version: '1' },
     });
   }
 
-  #upstreamInit(params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (this.#initResult) return Promise.resolve(this.#initResult);
-    this.#init ??= this.#internalRequest('initialize', params).then((response) => {
-      if (response.error || typeof response.result !== 'object' || response.result === null) {
-        this.#init = undefined;
-        throw new RpcFailure(
-          response.error ?? {
-            code: RPC.internalError,
-            message: 'The MCP server sent an invalid initialize result',
-          },
-        );
-      }
-      this.#initResult = response.result as Record<string, unknown>;
-      this.#initParams = params;
-      this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      return this.#initResult;
-    });
-    return this.#init;
-  }
-
   /**
-   * The server's era, probed once with `server/discover` before anything else reaches it. An
-   * answer naming 2026-07-28 makes it modern; a refusal, another answer or silence past the bound
-   * legacy. A server that is down is asked again by the next request.
+   * Whether the server speaks 2026-07-28 rather than a session era, learned once (the era
+   * decision's rule, eras/decision.ts). A stdio server picks its era from the first message it
+   * reads, for the life of the process, so the first message is `initialize` (`params`: the first
+   * client's, or Moat's own): a server that accepts it is a session-era server, initialized and
+   * served 2025 sessions natively (a dual-era server included; 2026-07-28 clients are bridged). A
+   * server that refuses it is asked `server/discover`: naming 2026-07-28 makes it stateless. A
+   * server that is down, or refuses both, is asked again by the next request.
    */
-  upstreamEra(): Promise<BackendEra> {
-    this.#era ??= this.#internalRequest(
-      'server/discover',
-      discoverProbe(0).params,
-      Math.min(ERA_PROBE_MS, this.#o.requestTimeoutMs),
-    ).then((response) => {
-      if (this.#down !== undefined || this.#unavailable(response)) {
+  speaksStateless(params: Record<string, unknown>): Promise<boolean> {
+    this.#era ??= this.#learnEra(params).then(
+      (stateless) => {
+        this.#knownStateless = stateless;
+        this.#log.info({ era: stateless ? STATELESS_REVISION : 'session' }, 'the stdio MCP server era');
+        return stateless;
+      },
+      (err: unknown) => {
         this.#era = undefined;
-        throw new RpcFailure(response.error ?? { code: RPC.serverError, message: 'unavailable' }, 503);
-      }
-      const era = eraOfDiscoverAnswer(response);
-      if (era === 'modern') this.#discovered = response.result as Record<string, unknown>;
-      this.#knownEra = era;
-      this.#log.info({ era }, 'the stdio MCP server era');
-      return era;
-    });
+        throw err;
+      },
+    );
     return this.#era;
   }
 
-  /** The era, when the probe has finished. */
-  get knownEra(): BackendEra | undefined {
-    return this.#knownEra;
+  async #learnEra(params: Record<string, unknown>): Promise<boolean> {
+    const init = await this.#internalRequest('initialize', params);
+    this.#throwIfDown(init);
+    if (typeof init.result === 'object' && init.result !== null) {
+      this.#initResult = init.result as Record<string, unknown>;
+      this.#initParams = params;
+      this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      return false;
+    }
+    const discover = await this.#internalRequest(
+      'server/discover',
+      discoverProbe(0).params,
+      Math.min(ERA_PROBE_MS, this.#o.requestTimeoutMs),
+    );
+    this.#throwIfDown(discover);
+    if (!discoverShowsStateless(discover)) {
+      throw new RpcFailure(
+        init.error ?? {
+          code: RPC.internalError,
+          message: 'The MCP server sent an invalid initialize result',
+        },
+      );
+    }
+    this.#discovered = discover.result as Record<string, unknown>;
+    return true;
+  }
+
+  #throwIfDown(response: JsonRpcResponse): void {
+    if (this.#down === undefined && !this.#unavailable(response)) return;
+    throw new RpcFailure(response.error ?? { code: RPC.serverError, message: 'unavailable' }, 503);
+  }
+
+  /** Whether the server speaks 2026-07-28, once its era is learned. */
+  get knownStateless(): boolean | undefined {
+    return this.#knownStateless;
   }
 
   #unavailable(response: JsonRpcResponse): boolean {
@@ -315,35 +323,34 @@ export class Multiplexer {
    */
   async ping(timeoutMs: number): Promise<{ ms: number } | { error: string }> {
     const started = Date.now();
-    // The era comes first (a ping as the first message would pin a dual-era server to 2025);
+    // The era comes first (the first message picks a dual-era server's era);
     // a 2026-07-28 server has no ping, so it is asked `server/discover`.
-    const era = await this.upstreamEra().catch((err: unknown) => errorMessage(err));
-    if (era !== 'modern' && era !== 'legacy') return { error: era };
-    const response =
-      era === 'modern'
-        ? await this.#internalRequest('server/discover', discoverProbe(0).params, timeoutMs)
-        : await this.#internalRequest('ping', {}, timeoutMs);
+    const stateless = await this.ensureInitialized().then(
+      () => this.#knownStateless === true,
+      (err: unknown) => errorMessage(err),
+    );
+    if (typeof stateless === 'string') return { error: stateless };
+    const response = stateless
+      ? await this.#internalRequest('server/discover', discoverProbe(0).params, timeoutMs)
+      : await this.#internalRequest('ping', {}, timeoutMs);
     return response.error ? { error: response.error.message } : { ms: Date.now() - started };
   }
 
   /** The pipes were re-attached: initialize again (a restarted server needs it; a running one answers again). */
   reattached(): void {
-    if (this.#discovered) {
-      this.#modern.reattached();
-      return;
-    }
+    if (this.#discovered) this.#modern.reattached();
+    // The pipes may lead to a new process, perhaps an upgraded one: its era is learned again. A
+    // session-era server gets the same initialize at once (its clients' sessions go on); any
+    // other is asked by the next request.
     const params = this.#initParams;
-    if (!this.#initResult || !params) return;
-    void this.#internalRequest('initialize', params).then((response) => {
-      if (response.error) {
-        this.#log.warn(
-          { error: response.error.message },
-          'the stdio server refused initialize after re-attaching',
-        );
-        return;
-      }
-      this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    });
+    this.#era = undefined;
+    this.#knownStateless = undefined;
+    this.#initResult = undefined;
+    this.#discovered = undefined;
+    if (!params) return;
+    this.speaksStateless(params).catch((err: unknown) =>
+      this.#log.warn({ error: errorMessage(err) }, 'the stdio server refused initialize after re-attaching'),
+    );
   }
 
   #internalRequest(
@@ -375,7 +382,7 @@ export class Multiplexer {
   ): void {
     session.lastAccess = Date.now();
     if (this.#discovered) {
-      if (hasModernEnvelope(request)) this.#send(session, request, sink, ctx);
+      if (hasStatelessEnvelope(request)) this.#send(session, request, sink, ctx);
       else this.#modern.forwardLegacy(session, request, sink, ctx);
       return;
     }
@@ -418,7 +425,7 @@ export class Multiplexer {
   forwardNotification(session: BridgeSession, notification: JsonRpcNotification): void {
     session.lastAccess = Date.now();
     // Before the era probe nothing was asked of the server, and a first message would pick its era.
-    if (notification.method === 'notifications/initialized' || this.#knownEra === undefined) return;
+    if (notification.method === 'notifications/initialized' || this.#knownStateless === undefined) return;
     if (notification.method === 'notifications/cancelled') {
       const requestId = notification.params?.requestId;
       const pending = [...session.inflight].find((p) => p.request.id === requestId);
@@ -431,7 +438,7 @@ export class Multiplexer {
       return;
     }
     // A 2026 server takes no 2025-era notifications (roots/list_changed is gone in 2026-07-28).
-    if (this.#discovered && !hasModernEnvelope(notification)) return;
+    if (this.#discovered && !hasStatelessEnvelope(notification)) return;
     this.#o.send(notification);
   }
 
