@@ -12,4 +12,5 @@ bash "$here/otel-collector.sh"
 bash "$here/helm.sh"
 bash "$here/oci-registry.sh"
 bash "$here/client-clis.sh"
+bash "$here/conformance-suite.sh"
 npm run check

@@ -13,7 +13,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -21,6 +21,22 @@ import { promisify } from 'node:util';
 export const CONFORMANCE_CLI = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
 );
+
+/**
+ * The older suite (0.1.16, `--suite all`), installed once per machine by
+ * scripts/conformance-suite.sh (scripts/test.sh runs it); missing, it is a failure, not a skip.
+ */
+export function olderConformanceCli(): string {
+  const cache = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+  const cli = join(
+    cache,
+    'moat-test/conformance/0.1.16/node_modules/@modelcontextprotocol/conformance/dist/index.js',
+  );
+  if (!existsSync(cli)) {
+    throw new Error(`the conformance suite 0.1.16 is not installed: run bash scripts/conformance-suite.sh`);
+  }
+  return cli;
+}
 
 /**
  * Documented upstream flakes (modelcontextprotocol/conformance#407): scenarios that drive
@@ -53,6 +69,8 @@ export const REQUIREMENT_SETS: Requirements[] = ['2025-11-25', '2026-07-28'];
 export interface Selection {
   requirements?: Requirements;
   scenario?: string;
+  /** The suite's CLI: the pinned devDependency unless given (olderConformanceCli). */
+  cli?: string;
 }
 
 const RUN_TIMEOUT_MS = 480_000;
@@ -70,7 +88,8 @@ export async function runConformance(
 ): Promise<Map<string, ScenarioResult>> {
   const outDir = mkdtempSync(join(tmpdir(), 'moat-conformance-'));
   try {
-    const args = [CONFORMANCE_CLI, 'server', '--url', url, '-o', outDir, ...selectionArgs(selection)];
+    const cli = selection.cli ?? CONFORMANCE_CLI;
+    const args = [cli, 'server', '--url', url, '-o', outDir, ...selectionArgs(selection)];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
@@ -139,13 +158,16 @@ export async function runSuite(
   url: string,
   requirements?: Requirements,
   retry: (scenario: string) => boolean = () => false,
+  cli?: string,
 ): Promise<Map<string, ScenarioResult>> {
-  const results = await runConformance(url, { requirements });
+  const results = await runConformance(url, { requirements, ...(cli ? { cli } : {}) });
   const again = [...results.values()]
     .filter((r) => !r.passed && (KNOWN_FLAKES.includes(r.scenario) || retry(r.scenario)))
     .map((r) => r.scenario);
   for (const scenario of again) {
-    const second = (await runConformance(url, { requirements, scenario })).get(scenario);
+    const second = (await runConformance(url, { requirements, scenario, ...(cli ? { cli } : {}) })).get(
+      scenario,
+    );
     if (second) results.set(scenario, second);
   }
   return results;
