@@ -23,11 +23,23 @@ import { buildChain } from './chain.js';
 import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
 import { createStdioBridge } from './transports/stdio-bridge.js';
-import { createHttpForwarder } from './transports/backend/http/forwarder.js';
-import { withModernBackendSessions, type ModernBackendOptions } from './eras/reverse/handler.js';
+import {
+  createHttpForwarder,
+  SessionsRefused,
+  type HttpForwarder,
+} from './transports/backend/http/forwarder.js';
+import { reverseDirection, type ModernBackendOptions } from './eras/reverse/handler.js';
+import { httpRoute } from './eras/decision.js';
 import type { InputBroker } from './eras/forward/seam.js';
 import { createMrtr } from './mrtr/index.js';
-import type { BackendSpec, HttpBackend, SessionStore, TransportHandler, TransportOptions } from './types.js';
+import type {
+  BackendSpec,
+  EdgeRequest,
+  HttpBackend,
+  SessionStore,
+  TransportHandler,
+  TransportOptions,
+} from './types.js';
 
 export type { EdgeRoute, HealthReport } from './edge/server.js';
 
@@ -66,13 +78,31 @@ export interface RunningProxy {
 const DEFAULT_KEEP_ALIVE_MS = 25_000;
 
 /**
- * The HTTP forwarder; for a streamable-HTTP backend with sessions (not `--stateless`), wrapped to
- * serve 2025-era clients itself when the backend speaks only 2026-07-28 (eras/reverse/).
+ * The HTTP forwarder; for a streamable-HTTP backend with sessions (not `--stateless`), beside it
+ * the reverse direction (eras/reverse/), which serves 2025-era clients itself when the backend
+ * refuses their `initialize` and speaks 2026-07-28. The era decision routes (`httpRoute`).
  */
-function httpHandler(backend: HttpBackend, options: ModernBackendOptions) {
+function httpHandler(backend: HttpBackend, options: ModernBackendOptions): HttpForwarder {
   const forwarder = createHttpForwarder(backend, options);
   if (backend.transport !== 'streamable-http' || options.config.stateless === true) return forwarder;
-  return withModernBackendSessions(forwarder, backend, options);
+  const reverse = reverseDirection(backend, options);
+  const refused = (request: EdgeRequest) => (err: unknown) => {
+    if (!(err instanceof SessionsRefused)) throw err;
+    return reverse.initialize(request, err);
+  };
+  return {
+    handle: (request) => {
+      const route = httpRoute(request.req);
+      if (route === 'reverse') return reverse.serveSession(request);
+      if (route === 'initialize') return forwarder.handle(request).catch(refused(request));
+      return forwarder.handle(request);
+    },
+    close: async () => {
+      await reverse.close();
+      await forwarder.close();
+    },
+    backendHealth: () => forwarder.backendHealth(),
+  };
 }
 
 export async function startProxy(

@@ -92,6 +92,26 @@ export function discoverShowsStateless(response: JsonRpcResponse | undefined): b
   return speaksStatelessRevision(response?.result);
 }
 
+/** Client-facing ids of the sessions Moat's reverse direction serves itself (routing needs no store lookup). */
+export const REVERSE_SESSION_PREFIX = 'm-';
+
+/**
+ * Over HTTP, who serves a request (the forwarder decides the rest, with `eraOfHeaders`):
+ * 'reverse', a session Moat's reverse direction serves itself (in front of a 2026-only server);
+ * 'initialize', a session-less 2025-era POST, which goes to the server as sent and to the reverse
+ * direction only if it is an `initialize` the server refuses; 'forward' otherwise.
+ */
+export function httpRoute(
+  req: WithHeaders & { readonly method?: string },
+): 'forward' | 'reverse' | 'initialize' {
+  if (isStatelessRequest(req)) return 'forward';
+  const session = req.headers['mcp-session-id'];
+  if (session !== undefined) {
+    return typeof session === 'string' && session.startsWith(REVERSE_SESSION_PREFIX) ? 'reverse' : 'forward';
+  }
+  return req.method === 'POST' ? 'initialize' : 'forward';
+}
+
 /** How a request reaches the backend: as sent, or through Moat's era adapter. */
 export type Route = 'native' | 'bridged';
 

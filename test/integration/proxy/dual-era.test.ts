@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODERN_BACKEND_SESSION_PREFIX } from '../../../src/proxy/eras/reverse/handler.js';
+import { REVERSE_SESSION_PREFIX } from '../../../src/proxy/eras/decision.js';
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { FIXTURE_DUAL_MAIN, httpFixture, type HttpFixture } from '../../fixtures/conformance/spawn.js';
 import { sendModern } from '../../support/mrtr-client.js';
@@ -53,7 +53,7 @@ describe.each(['http', 'stdio'] as const)('a dual-era server behind Moat over %s
     try {
       // A session of Moat's reverse direction would carry its prefix.
       expect(transport.sessionId).toBeDefined();
-      expect(transport.sessionId?.startsWith(MODERN_BACKEND_SESSION_PREFIX)).toBe(false);
+      expect(transport.sessionId?.startsWith(REVERSE_SESSION_PREFIX)).toBe(false);
       const sampled = await client.callTool({ name: 'test_sampling', arguments: { prompt: '2+2?' } });
       expect(sampled.content).toEqual([{ type: 'text', text: 'LLM response: four' }]);
       const elicited = await client.callTool({ name: 'test_elicitation', arguments: { message: 'ok?' } });

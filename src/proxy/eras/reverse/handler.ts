@@ -1,9 +1,9 @@
 /**
  * A 2025-era client in front of a 2026-only server (no `initialize`, no sessions, no GET stream).
- * Wraps the HTTP forwarder. The era decision (eras/decision.ts) sends every 2025-era `initialize`
- * to the backend as sent; only when the backend refuses it (the forwarder's SessionsRefused,
- * before any byte reached the client) does this ask `server/discover`, and a backend that names
- * 2026-07-28 there gets the session served here. Every other request stays with the forwarder.
+ * Beside the HTTP forwarder; the era decision (eras/decision.ts `httpRoute`) sends a request here
+ * only for a session this serves, or for an `initialize` the backend refused (the forwarder's
+ * SessionsRefused, before any byte reached the client): then this asks `server/discover`, and a
+ * backend that names 2026-07-28 there gets the session served here.
  *
  * Here the proxy is the 2025-era server: it answers `initialize` from `server/discover`, mints
  * the session (in the session store, so any replica serves it), answers `ping`, keeps
@@ -40,7 +40,7 @@ import {
   withStore,
 } from '../../transports/backend/http/context.js';
 import { withDeadline } from '../../transports/backend/http/deadline.js';
-import { SessionsRefused, type HttpForwarder } from '../../transports/backend/http/forwarder.js';
+import type { SessionsRefused } from '../../transports/backend/http/forwarder.js';
 import { relayAnswer } from '../../transports/backend/http/relay.js';
 import {
   headerValue,
@@ -55,7 +55,7 @@ import {
   paramHeadersFor,
   type ParamHeaderDeclaration,
 } from '../revision/param-headers.js';
-import { isStatelessRequest, speaksStatelessRevision } from '../decision.js';
+import { REVERSE_SESSION_PREFIX, speaksStatelessRevision } from '../decision.js';
 import { BrokenAnswer, callBackend } from './backend-call.js';
 import {
   askClient,
@@ -77,8 +77,6 @@ import {
   type ClientFacts,
 } from './wire.js';
 
-/** Client-facing ids of sessions served here start with this, so routing needs no store lookup. */
-export const MODERN_BACKEND_SESSION_PREFIX = 'm-';
 const SESSION_ERA = 'modern-backend';
 
 export interface ModernBackendOptions extends TransportOptions {
@@ -107,12 +105,17 @@ function ok(id: JsonRpcRequest['id']): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result: {} };
 }
 
-/** The forwarder, serving 2025-era sessions itself when the backend turns out to be 2026-only. */
-export function withModernBackendSessions(
-  forwarder: HttpForwarder,
-  backend: HttpBackend,
-  options: ModernBackendOptions,
-): HttpForwarder {
+/** What the composition (index.ts) asks of the reverse direction, as the era decision routes. */
+export interface ReverseDirection {
+  /** A request of a session served here (its id carries REVERSE_SESSION_PREFIX). */
+  serveSession(request: EdgeRequest): Promise<void>;
+  /** An `initialize` the backend refused: served here when it speaks 2026-07-28, else its refusal relayed. */
+  initialize(request: EdgeRequest, refused: SessionsRefused): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Serves 2025-era sessions itself in front of a backend that speaks only 2026-07-28. */
+export function reverseDirection(backend: HttpBackend, options: ModernBackendOptions): ReverseDirection {
   const logger: Logger = options.logger;
   const client = new UpstreamClient(options.upstreamAuth);
   const pending = new PendingClientAnswers(options.answerRelay);
@@ -210,7 +213,7 @@ export function withModernBackendSessions(
       );
     }
     const revision = negotiatedRevision(message.params?.protocolVersion);
-    const id = `${MODERN_BACKEND_SESSION_PREFIX}${randomUUID()}`;
+    const id = `${REVERSE_SESSION_PREFIX}${randomUUID()}`;
     const now = Date.now();
     const record: SessionRecord = {
       id,
@@ -468,23 +471,12 @@ export function withModernBackendSessions(
   }
 
   return {
-    handle: async (request) => {
-      const { req } = request;
-      if (isStatelessRequest(req)) return forwarder.handle(request);
-      const sessionId = headerValue(req.headers, 'mcp-session-id');
-      if (sessionId?.startsWith(MODERN_BACKEND_SESSION_PREFIX)) return serveSession(request, sessionId);
-      if (sessionId !== undefined || req.method !== 'POST') return forwarder.handle(request);
-      // Without a session: perhaps an initialize the backend refuses (the only case caught here).
-      return forwarder.handle(request).catch((err: unknown) => {
-        if (!(err instanceof SessionsRefused)) throw err;
-        return initialize(request, err);
-      });
-    },
+    serveSession: (request) =>
+      serveSession(request, headerValue(request.req.headers, 'mcp-session-id') ?? ''),
+    initialize,
     close: async () => {
       streams.closeAll();
       await client.close();
-      await forwarder.close();
     },
-    backendHealth: () => forwarder.backendHealth(),
   };
 }
