@@ -91,6 +91,9 @@ function underPrefix(path: string, prefix: string): boolean {
   return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f);
 }
 
+/** How long close() waits, once every connection closed, for the exchanges still unwinding to report. */
+const UNWIND_BOUND_MS = 2000;
+
 /** The client closed the connection before its response was complete. */
 function clientWentAway(res: ServerResponse): boolean {
   return !res.writableFinished && (res.closed || res.destroyed);
@@ -285,13 +288,14 @@ export function createEdge(options: EdgeOptions): Edge {
     const { res } = request;
     const started = Date.now();
     const responseBytes = meterBody(res);
+    unreported++;
     const finish = (status: number): void => {
       const outcome = { status, started, responseBytes: responseBytes() };
       const read = body();
-      if (!read) return report(summarize(request, path, options.transport, outcome, undefined));
+      if (!read) return reportLast(summarize(request, path, options.transport, outcome, undefined));
       read.then(
-        (requestBody) => report(summarize(request, path, options.transport, outcome, requestBody)),
-        () => report(summarize(request, path, options.transport, outcome, undefined)),
+        (requestBody) => reportLast(summarize(request, path, options.transport, outcome, requestBody)),
+        () => reportLast(summarize(request, path, options.transport, outcome, undefined)),
       );
     };
     return runChain(request, 0).then(
@@ -310,6 +314,21 @@ export function createEdge(options: EdgeOptions): Edge {
 
   function report(summary: ExchangeSummary): void {
     for (const observer of options.observers) observer.onExchange(summary);
+  }
+
+  /**
+   * Exchanges served with observers whose report is not out yet. An exchange the client (or the
+   * proxy's close) cut off reports a few ticks after its connection closed, while it unwinds:
+   * close() waits for those reports, so the observers (audit) are closed after their last line.
+   */
+  let unreported = 0;
+  let onAllReported: (() => void) | undefined;
+  function reportLast(summary: ExchangeSummary): void {
+    try {
+      report(summary);
+    } finally {
+      if (--unreported === 0) onAllReported?.();
+    }
   }
 
   /** Answers a request whose serving failed: its refusal, or a 500 (or nothing, for a client gone). */
@@ -388,7 +407,12 @@ export function createEdge(options: EdgeOptions): Edge {
       }),
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          if (unreported === 0) return resolve();
+          onAllReported = resolve;
+          // Bounded: an exchange still unwinding this long after its connection closed is stuck.
+          setTimeout(resolve, UNWIND_BOUND_MS).unref();
+        });
         server.closeIdleConnections();
         // Open streams (SSE) would keep close() waiting forever.
         setTimeout(() => server.closeAllConnections(), 2000).unref();
