@@ -16,9 +16,11 @@ import {
 } from '../registry/index.js';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
-import type { OutputFormat } from './registry.js';
 
 /** One line per server: short name, how it runs, description (a deprecated one says so). */
+/** How `moat registry` and `moat search` print: a table for people, or JSON for scripts. */
+export type OutputFormat = 'text' | 'json';
+
 export function writeServerTable(entries: readonly RegistryEntry[], format: OutputFormat, io: CliIO): void {
   if (format === 'json') {
     io.stdout.write(`${JSON.stringify({ servers: entries.map((e) => e.server) }, null, 2)}\n`);

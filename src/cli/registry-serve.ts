@@ -7,7 +7,6 @@ import { readFile } from 'node:fs/promises';
 import { errorMessage, usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { isLoopbackHost } from '../util/net.js';
-import { registry } from './registry.js';
 
 export interface ServeFlags {
   host: string;
@@ -22,7 +21,7 @@ export async function serveRegistry(flags: ServeFlags, io: CliIO): Promise<void>
     throw usageError(`--port ${flags.port}: expected a port number from 0 to 65535`);
   }
   const token = flags.tokenFile === undefined ? undefined : await readToken(flags.tokenFile);
-  const { serversToServe, serveRegistryApi } = await registry();
+  const { serversToServe, serveRegistryApi } = await import('../registry/index.js');
   const { servers, files } = await serversToServe(flags.file);
   const server = await serveRegistryApi({
     host: flags.host,

@@ -7,8 +7,7 @@ import { Command, Option } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
-
-export type OutputFormat = 'text' | 'json';
+import type { OutputFormat } from './registry-output.js';
 
 export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(['text', 'json']).default('text');

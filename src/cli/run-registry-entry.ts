@@ -27,7 +27,12 @@ import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
 import { warnUser } from '../util/log.js';
 import type { ParsedRun } from './run-command.js';
-import type { RegistryRunContext } from './run-registry.js';
+
+/** What running a registry entry needs from the command: its output and, to ask for values, stdin. */
+export interface RegistryRunContext {
+  io: CliIO;
+  stdin?: NodeJS.ReadableStream;
+}
 
 /**
  * A target that may be a registry name (`name` or `name@version`): what its entry describes, or

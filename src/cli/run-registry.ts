@@ -10,14 +10,11 @@
  */
 import type { RunConfig } from '../config/runconfig.js';
 import type { ImageProvenance } from '../runtime/verify/provenance.js';
-import type { CliIO } from '../util/io.js';
 import type { ParsedRun } from './run-command.js';
 import { mayBeRegistryName } from './run-target.js';
+import type { RegistryRunContext } from './run-registry-entry.js';
 
-export interface RegistryRunContext {
-  io: CliIO;
-  stdin?: NodeJS.ReadableStream;
-}
+export type { RegistryRunContext } from './run-registry-entry.js';
 
 /**
  * The registry lookup itself, loaded only when a target may name a registry server: it brings the

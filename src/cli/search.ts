@@ -5,7 +5,8 @@
 import { Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import type { CliIO } from '../util/io.js';
-import { formatOption, openForListing, registryOutput, type OutputFormat } from './registry.js';
+import { formatOption, openForListing, registryOutput } from './registry.js';
+import type { OutputFormat } from './registry-output.js';
 
 export function searchCommand(io: CliIO): Command {
   return new Command('search')

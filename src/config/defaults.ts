@@ -5,7 +5,7 @@
  * DEFAULTS is the one source of every default: the flag table, `moat run --help`, docs/cli.md and
  * the functions of derived.ts read it.
  */
-import type { ProxyMode, Transport } from './runconfig.js';
+import { parseDuration } from '../util/duration.js';
 
 /** The RunConfig format version (ToolHive's). */
 export const SCHEMA_VERSION = 'v0.1.0';
@@ -50,3 +50,17 @@ export const DEFAULTS = {
   remoteAuthTimeoutMs: 30_000,
   webhookTimeoutMs: 10_000,
 } as const;
+
+export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
+export type ProxyMode = (typeof PROXY_MODES)[number];
+
+/** What a duration field of the RunConfig allows (the schema's message too). */
+export const DURATION_FORM = 'expected a positive duration such as 30s, 5m or 2h0m0s';
+
+/** A Go duration string greater than zero. */
+export function isPositiveDuration(text: string): boolean {
+  const ms = parseDuration(text);
+  return ms !== undefined && ms > 0;
+}

@@ -7,7 +7,7 @@
  */
 import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { usageError } from '../util/errors.js';
-import { DEFAULTS } from './defaults.js';
+import { DEFAULTS, DURATION_FORM } from './defaults.js';
 import type { ProxyMode, RemoteAuthConfig, RunConfig, SessionRedis, Webhook } from './runconfig.js';
 
 /** Client paths of the two HTTP transports. */
@@ -38,15 +38,6 @@ export function clientPath(config: Pick<RunConfig, 'transport' | 'proxy_mode' | 
 /** The workload's group; a workload without a readable config is in the default group. */
 export function groupOf(config: Pick<RunConfig, 'group'> | undefined): string {
   return config?.group ?? DEFAULTS.group;
-}
-
-/** What a duration field of the RunConfig allows (the schema's message too). */
-export const DURATION_FORM = 'expected a positive duration such as 30s, 5m or 2h0m0s';
-
-/** A Go duration string greater than zero. */
-export function isPositiveDuration(text: string): boolean {
-  const ms = parseDuration(text);
-  return ms !== undefined && ms > 0;
 }
 
 function durationMs(field: string, text: string | undefined, fallback: number): number {

@@ -8,15 +8,18 @@
  * Unknown fields are rejected (a field we do not understand must not be silently dropped).
  */
 import { z } from 'zod';
-import { OTLP_PROTOCOL_NAMES, PROXY_MODES, SCHEMA_VERSION, SECRET_REF } from './defaults.js';
-import { DURATION_FORM, isPositiveDuration } from './derived.js';
+import {
+  DURATION_FORM,
+  isPositiveDuration,
+  OTLP_PROTOCOL_NAMES,
+  PROXY_MODES,
+  SCHEMA_VERSION,
+  SECRET_REF,
+  TRANSPORTS,
+} from './defaults.js';
 
-export { OTLP_PROTOCOL_NAMES, PROXY_MODES };
-
-export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
-export type Transport = (typeof TRANSPORTS)[number];
-
-export type ProxyMode = (typeof PROXY_MODES)[number];
+export { OTLP_PROTOCOL_NAMES, PROXY_MODES, TRANSPORTS };
+export type { ProxyMode, Transport } from './defaults.js';
 
 const stringMap = z.record(z.string(), z.string());
 

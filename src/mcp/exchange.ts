@@ -5,7 +5,9 @@
  */
 import type { Identity } from './identity.js';
 import { messageTarget, type JsonRpcId, type JsonRpcMessage, type JsonRpcResponse } from './jsonrpc.js';
-import type { ClientTransportKind } from './policy.js';
+
+/** The client-facing transport a message arrived on. */
+export type ClientTransportKind = 'streamable-http' | 'sse';
 
 /** Filled in while the exchange is served. */
 export interface ExchangeRecord {

@@ -4,12 +4,11 @@
  * who sent them, never HTTP or SSE framing, so a policy works the same over every transport. A
  * verdict says what happened; the edge decides how to say it on the wire.
  */
-import type { ExchangeRecord } from './exchange.js';
+import type { ClientTransportKind, ExchangeRecord } from './exchange.js';
+
+export type { ClientTransportKind } from './exchange.js';
 import type { Identity } from './identity.js';
 import type { JsonRpcError, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
-
-/** The client-facing transport a message arrived on. */
-export type ClientTransportKind = 'streamable-http' | 'sse';
 
 export interface MessageContext {
   /** Client-facing session ID, when the message belongs to a session. */

@@ -3,7 +3,7 @@
  * and the CRD's OpenAPI schema, so constraints are declared once (see crd-manifest.ts for the conversion).
  */
 import { z } from 'zod';
-import { isPositiveDuration } from '../../config/derived.js';
+import { isPositiveDuration } from '../../config/defaults.js';
 
 /** An int32 field: zod's int32 bounds plus the `format` the API server expects. */
 export const int32 = () => z.int32().meta({ format: 'int32' });
