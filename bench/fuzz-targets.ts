@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { InvalidMessage, parseJsonRpc, tryParseJsonRpc, type JsonRpcMessage } from '../src/mcp/jsonrpc.js';
-import { SseParser, withData, type SseEvent } from '../src/proxy/transports/sse.js';
-import { clientHeaders, upstreamHeaders } from '../src/proxy/transports/backend/http/upstream-client.js';
+import { SseParser, withData, type SseEvent } from '../src/proxy/pipeline/sse.js';
+import { clientHeaders, upstreamHeaders } from '../src/proxy/http/upstream-client.js';
 import { chunked, hostileServer } from './fuzz-hostile-server.js';
 
 export interface FuzzTarget {

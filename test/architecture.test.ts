@@ -1,7 +1,9 @@
 /**
  * The layering of docs/architecture.md, enforced: every import in src/ (static, dynamic and
  * re-exports) stays within its folder's "may import" row, and no two folders import each other,
- * directly or around a cycle. The table is read from the document, so the two cannot drift.
+ * directly or around a cycle; inside src/proxy/, the same for its own folders ("Inside the
+ * proxy"); and no file circle anywhere in src/. The tables are read from the document, so the
+ * two cannot drift.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,12 +13,18 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 
-/** folder → folders it may import, from the "Layers" table. */
-function layerTable(): Map<string, Set<string>> {
+/** The lines of one `## ` section of docs/architecture.md. */
+function section(heading: string): string[] {
   const text = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
-  const section = text.slice(text.indexOf('## Layers'));
+  const start = text.indexOf(`## ${heading}`);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end === -1 ? undefined : end).split('\n');
+}
+
+/** folder → what it may import, from a section's table (`| \`folder\` | job | may import |`). */
+function layerTable(heading = 'Layers'): Map<string, Set<string>> {
   const table = new Map<string, Set<string>>();
-  for (const line of section.split('\n')) {
+  for (const line of section(heading)) {
     const cells = line.split('|').map((c) => c.trim());
     const folder = /^`([a-z]+)`$/.exec(cells[1] ?? '')?.[1];
     if (!folder || cells.length < 5) continue;
@@ -37,6 +45,31 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+/** Every relative import of a file, resolved to the imported file's path (`.ts`). */
+function importsOf(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((match) =>
+    resolve(dirname(file), (match[1] as string).replace(/\.js$/, '.ts')),
+  );
+}
+
+/** The circles of a graph (node → the nodes it reaches), each as the path around it. */
+function circles(graph: ReadonlyMap<string, Iterable<string>>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (node: string, path: string[]): void => {
+    if (state.get(node) === 'done' || !graph.has(node)) return;
+    if (state.get(node) === 'open') {
+      found.push([...path.slice(path.indexOf(node)), node]);
+      return;
+    }
+    state.set(node, 'open');
+    for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) visit(node, []);
+  return found;
+}
+
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm;
 
 /** Every import between folders: [from folder, to folder, the file that imports]. */
@@ -44,8 +77,8 @@ function folderImports(): Array<[string, string, string]> {
   const edges: Array<[string, string, string]> = [];
   for (const file of sourceFiles(src)) {
     const from = relative(src, file).split('/')[0] as string;
-    for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const target = relative(src, resolve(dirname(file), match[1] as string));
+    for (const imported of importsOf(file)) {
+      const target = relative(src, imported);
       const to = target.split('/')[0] as string;
       if (to.startsWith('..')) edges.push([from, `outside src (${target})`, relative(root, file)]);
       else if (to !== from) edges.push([from, to, relative(root, file)]);
@@ -76,19 +109,7 @@ describe('layering (docs/architecture.md)', () => {
   it('has no import cycle between folders', () => {
     const graph = new Map<string, Set<string>>();
     for (const [from, to] of edges) graph.set(from, (graph.get(from) ?? new Set()).add(to));
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const visit = (node: string, path: string[]): void => {
-      if (state.get(node) === 'done') return;
-      if (state.get(node) === 'open') {
-        cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
-        return;
-      }
-      state.set(node, 'open');
-      for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
-      state.set(node, 'done');
-    };
-    for (const node of graph.keys()) visit(node, []);
+    const cycles = circles(graph).map((circle) => circle.join(' → '));
     expect(cycles).toEqual([]);
   });
 
@@ -98,5 +119,47 @@ describe('layering (docs/architecture.md)', () => {
     expect(
       edges.some(([from, to, file]) => from === 'proxy' && to === 'authz' && file.endsWith('chain.ts')),
     ).toBe(true);
+  });
+});
+
+describe('layering inside src/proxy/ (docs/architecture.md, "Inside the proxy")', () => {
+  const proxy = join(src, 'proxy');
+  const table = layerTable('Inside the proxy');
+  /** [from folder, imported path relative to src/proxy/, importing file] for imports between its folders. */
+  const edges = sourceFiles(proxy).flatMap((file) => {
+    const from = relative(proxy, file).split('/');
+    return importsOf(file)
+      .map((target) => relative(proxy, target))
+      .filter((target) => !target.startsWith('..') && from.length > 1 && target.split('/')[0] !== from[0])
+      .map((target) => [from[0] as string, target, relative(root, file)] as const);
+  });
+
+  it('lists every folder of src/proxy/', () => {
+    const folders = readdirSync(proxy, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    expect(folders.filter((f) => !table.has(f))).toEqual([]);
+    expect(table.size).toBeGreaterThanOrEqual(6);
+  });
+
+  it("has no import a folder may not make (the root's types.ts aside)", () => {
+    const allowed = (from: string, target: string): boolean =>
+      target === 'types.ts' ||
+      [...(table.get(from) ?? [])].some((entry) => target === entry || target.startsWith(`${entry}/`));
+    const broken = edges
+      .filter(([from, target]) => !allowed(from, target))
+      .map(([from, target, file]) => `${file}: ${from} → ${target}`);
+    expect(broken).toEqual([]);
+    // The check reads real edges: the HTTP backend uses the era decision.
+    expect(edges.some(([from, target]) => from === 'http' && target === 'eras/decision.ts')).toBe(true);
+  });
+});
+
+describe('no file circle in src/', () => {
+  it('finds no file that imports itself around a circle', () => {
+    const graph = new Map(sourceFiles(src).map((file) => [file, importsOf(file)]));
+    const found = circles(graph).map((circle) => circle.map((f) => relative(src, f)).join(' → '));
+    expect(found).toEqual([]);
+    expect(graph.size).toBeGreaterThan(100);
   });
 });

@@ -22,16 +22,12 @@ import { log } from '../util/log.js';
 import { buildChain } from './chain.js';
 import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
-import { createStdioBridge } from './transports/stdio-bridge.js';
-import {
-  createHttpForwarder,
-  SessionsRefused,
-  type HttpForwarder,
-} from './transports/backend/http/forwarder.js';
-import { reverseDirection, type ModernBackendOptions } from './eras/reverse/handler.js';
+import { createStdioBridge } from './stdio/handler.js';
+import { createHttpForwarder, SessionsRefused, type HttpForwarder } from './http/forwarder.js';
+import { reverseDirection, type ModernBackendOptions } from './http/eras/up.js';
 import { httpRoute } from './eras/decision.js';
-import type { InputBroker } from './eras/forward/seam.js';
-import { createMrtr } from './mrtr/index.js';
+import type { InputBroker } from './eras/down/seam.js';
+import { createMrtr } from './eras/rounds/index.js';
 import type {
   BackendSpec,
   EdgeRequest,
@@ -58,8 +54,8 @@ export interface ProxyOptions {
   /** A session store to use instead of the one the RunConfig selects (the caller keeps ownership). */
   sessions?: SessionStore;
   /**
-   * Carries backend input requests of bridged 2026-07-28 requests to clients (eras/forward/seam.ts);
-   * default: the MRTR broker (mrtr/), with states and rounds shared through the session store's Redis.
+   * Carries backend input requests of bridged 2026-07-28 requests to clients (eras/down/seam.ts);
+   * default: the MRTR broker (eras/rounds/), with states and rounds shared through the session store's Redis.
    */
   inputBroker?: InputBroker;
 }
@@ -79,7 +75,7 @@ const DEFAULT_KEEP_ALIVE_MS = 25_000;
 
 /**
  * The HTTP forwarder; for a streamable-HTTP backend with sessions (not `--stateless`), beside it
- * the reverse direction (eras/reverse/), which serves 2025-era clients itself when the backend
+ * the reverse direction (http/eras/up.ts), which serves 2025-era clients itself when the backend
  * refuses their `initialize` and speaks 2026-07-28. The era decision routes (`httpRoute`).
  */
 function httpHandler(backend: HttpBackend, options: ModernBackendOptions): HttpForwarder {

@@ -10,7 +10,7 @@ import type { Identity } from '../mcp/identity.js';
 import type { MessagePolicy } from '../mcp/policy.js';
 import type { StdioPipes } from '../mcp/stdio.js';
 import type { TracePropagation } from '../telemetry/trace-context.js';
-import type { InputBroker } from './eras/forward/seam.js';
+import type { InputBroker } from './eras/down/seam.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sessions
@@ -71,7 +71,7 @@ export interface TransportOptions {
   logger: Logger;
   /** Trace context for the backend, when spans are exported (absent: the hot path is unchanged). */
   tracePropagation?: TracePropagation;
-  /** Carries backend input requests of bridged 2026-07-28 requests to clients (MRTR, eras/forward/seam.ts). */
+  /** Carries backend input requests of bridged 2026-07-28 requests to clients (MRTR, eras/down/seam.ts). */
   inputBroker?: InputBroker;
 }
 

@@ -53,10 +53,11 @@ it('a 2025-era tools/call over HTTP runs no era code beyond the era decision', a
     expect(JSON.stringify(result.content)).toContain('measured');
     const called = await calledSince();
     // The measurement saw the proxy's request path at all (else it would prove nothing).
-    expect(called.some((c) => c.file.endsWith('transports/backend/http/forwarder.ts'))).toBe(true);
+    expect(called.some((c) => c.file.endsWith('http/forwarder.ts'))).toBe(true);
+    // Era code: src/proxy/eras/ and each backend's era adapters (http/eras/, stdio/eras/).
     const eraCode = called.filter(
       (c) =>
-        c.file.startsWith('src/proxy/eras/') &&
+        c.file.includes('/eras/') &&
         !c.file.endsWith('eras/decision.ts') &&
         !c.file.endsWith('eras/revisions.ts'),
     );

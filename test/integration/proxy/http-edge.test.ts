@@ -227,7 +227,7 @@ describe('protocol gates', () => {
 
   it('passes an unknown version through without strict validation', async () => {
     const proxy = await proxyWith({});
-    // The proxy's own one-time `server/discover` probe (eras/reverse/) is not the client's request.
+    // The proxy's own one-time `server/discover` probe (http/eras/up.ts) is not the client's request.
     const forwarded = () => backend.seen.filter((r) => r.headers['mcp-method'] !== 'server/discover').length;
     const before = forwarded();
     // (A date after 2026-07-28 would be held to that revision's header rules.)
