@@ -12,6 +12,7 @@ import { errorMessage } from '../util/errors.js';
 import type { AuthzRequest, CedarAuthorizer, Decision, Feature } from './cedar.js';
 import { RPC, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessageContext, type MessagePolicy } from '../mcp/policy.js';
+import { isObject } from '../util/is-object.js';
 
 /** JSON-RPC code of a denial; ToolHive uses 403 too, so clients of either see the same. */
 export const AUTHZ_DENIED_CODE = 403;
@@ -132,10 +133,10 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
       const list = LISTS[request.method];
       if (!list || response.error) return response;
       const result = response.result;
-      const items = isRecord(result) ? result[list.field] : undefined;
-      if (!isRecord(result) || !Array.isArray(items)) return unreadableList(response, request.method);
+      const items = isObject(result) ? result[list.field] : undefined;
+      if (!isObject(result) || !Array.isArray(items)) return unreadableList(response, request.method);
       const kept = items.filter((raw: unknown) => {
-        if (!isRecord(raw)) return false;
+        if (!isObject(raw)) return false;
         const id = raw[list.key];
         if (typeof id !== 'string') return false;
         if (list.feature === 'tool') remember(raw);
@@ -159,8 +160,8 @@ type Named = { feature: Feature; target: string; verb: string } | { verdict: Cli
 function resourceNamed(method: string, params: Record<string, unknown> | undefined): Named {
   if (method === 'completion/complete') {
     const ref = params?.ref;
-    const kind = isRecord(ref) && typeof ref.type === 'string' ? COMPLETION_REFS[ref.type] : undefined;
-    const target = kind && isRecord(ref) ? ref[kind.key] : undefined;
+    const kind = isObject(ref) && typeof ref.type === 'string' ? COMPLETION_REFS[ref.type] : undefined;
+    const target = kind && isObject(ref) ? ref[kind.key] : undefined;
     if (!kind || typeof target !== 'string' || target === '') {
       return invalid(
         'Invalid params: completion/complete needs params.ref (ref/prompt with a name, or ref/resource with a uri)',
@@ -194,10 +195,6 @@ function unreadableList(response: JsonRpcResponse, method: string): JsonRpcRespo
       message: `The MCP server's answer to ${method} could not be read, so the authorization policy could not filter it`,
     },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function deny(message: string, data?: Record<string, string>): ClientVerdict {

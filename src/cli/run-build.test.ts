@@ -15,6 +15,7 @@ import { parseRunArgv } from './run-command.js';
 import type { RunFlagSpec } from './run-flag-spec.js';
 import type { RunFlagName } from './run-flag-values.js';
 import { RUN_FLAGS } from './run-flags.js';
+import { isObject } from '../util/is-object.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'moat-run-build-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -1051,13 +1052,9 @@ function typeInvalid(flag: RunFlagName): [string[], RegExp][] {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Dotted paths where two RunConfigs differ (a section present in only one is one path). */
 function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
-  if (isRecord(a) && isRecord(b)) {
+  if (isObject(a) && isObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].flatMap((key) => changedFields(a[key], b[key], prefix ? `${prefix}.${key}` : key));
   }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { runtimeError } from '../util/errors.js';
 import { moatDirs } from '../util/paths.js';
 import { readJsonFile, withLock, writeFileAtomic } from '../workloads/files.js';
-import { isPlainObject } from './formats/adapter.js';
+import { isObject } from '../util/is-object.js';
 
 export interface Ledger {
   /** The file the entries were written to. */
@@ -31,7 +31,7 @@ export async function readLedger(clientId: string): Promise<Ledger> {
   const path = ledgerPath(clientId);
   const raw = await readJsonFile(path);
   if (raw === undefined) return { entries: {} };
-  if (!isPlainObject(raw) || !isPlainObject(raw.entries))
+  if (!isObject(raw) || !isObject(raw.entries))
     throw runtimeError(`${path} is not a record Moat wrote; remove it to forget the client's entries`);
   return {
     ...(typeof raw.file === 'string' ? { file: raw.file } : {}),

@@ -10,6 +10,7 @@ import { errorMessage, usageError } from '../util/errors.js';
 import { clientTransport } from './derived.js';
 import { describeIssues } from './issues.js';
 import { TRANSPORTS, runConfigSchema, type RunConfig, type Transport } from './runconfig.js';
+import { isObject } from '../util/is-object.js';
 
 /**
  * Old ToolHive configs wrote remote_auth_config without JSON tags (Go field names); current
@@ -36,19 +37,15 @@ const LEGACY_REMOTE_AUTH_KEYS: Readonly<Record<string, string>> = {
   BearerTokenFile: 'bearer_token_file',
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Brings older shapes up to the current one (pure; the input is not modified). */
 export function migrateRunConfig(data: unknown): unknown {
-  if (!isRecord(data)) return data;
+  if (!isObject(data)) return data;
   const out: Record<string, unknown> = { ...data };
   // proxy_mode is written out as the proxy serves it: for HTTP transports it is the transport (as ToolHive reads it).
   if (TRANSPORTS.includes(out.transport as Transport))
     out.proxy_mode = clientTransport(out as Pick<RunConfig, 'transport' | 'proxy_mode'>);
   const remote = out.remote_auth_config;
-  if (isRecord(remote)) {
+  if (isObject(remote)) {
     out.remote_auth_config = Object.fromEntries(
       Object.entries(remote).map(([key, value]) => [LEGACY_REMOTE_AUTH_KEYS[key] ?? key, value]),
     );
@@ -58,7 +55,7 @@ export function migrateRunConfig(data: unknown): unknown {
 
 /** Validates a parsed RunConfig document; `source` names it in errors. */
 export function parseRunConfig(data: unknown, source: string): RunConfig {
-  if (!isRecord(data)) throw usageError(`${source}: a run configuration must be a JSON object`);
+  if (!isObject(data)) throw usageError(`${source}: a run configuration must be a JSON object`);
   const result = runConfigSchema.safeParse(migrateRunConfig(data));
   if (!result.success)
     throw usageError(`${source}: invalid run configuration: ${describeIssues(result.error)}`);

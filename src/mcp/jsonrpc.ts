@@ -1,3 +1,4 @@
+import { isObject } from '../util/is-object.js';
 /**
  * JSON-RPC 2.0 as MCP uses it: message types, the error codes Moat answers with, and parsing and
  * classifying single messages. MCP removed batching in 2025-06-18, so a JSON array is refused.
@@ -80,10 +81,6 @@ export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse 
 /** A string, or an integer a JSON peer in any language reads exactly (no floats, no 2^53 and above). */
 function isId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || Number.isSafeInteger(value);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The id of a parsed value, if it has a usable one (for error responses to invalid messages). */

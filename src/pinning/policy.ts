@@ -14,13 +14,10 @@ import type { Logger } from 'pino';
 import { log } from '../util/log.js';
 import { toolHash } from './hash.js';
 import type { PinStore, Pins } from './store.js';
+import { isObject } from '../util/is-object.js';
 
 export const TOOL_PINNING_POLICY = 'tool-pinning';
 export type PinningMode = 'warn' | 'enforce';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A tool whose definition changed and is not approved (enforce: hidden). */
 function unapproved(pins: Pins, name: string): boolean {
@@ -99,11 +96,11 @@ export function createPinningPolicy(options: {
     needsResponse: (method) => method === 'tools/list',
 
     async onServerResponse(response, request, ctx): Promise<JsonRpcResponse> {
-      if (request.method !== 'tools/list' || !isRecord(response.result)) return response;
+      if (request.method !== 'tools/list' || !isObject(response.result)) return response;
       const listed = response.result.tools;
       if (!Array.isArray(listed)) return response;
       const tools = listed.filter(
-        (t): t is Record<string, unknown> => isRecord(t) && typeof t.name === 'string',
+        (t): t is Record<string, unknown> => isObject(t) && typeof t.name === 'string',
       );
       let pins: Pins;
       try {

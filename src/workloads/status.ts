@@ -1,3 +1,4 @@
+import { isObject } from '../util/is-object.js';
 /**
  * Workload status: what the status file records and how a recorded status is reconciled with
  * what is really running. The file is written by the supervisor and the lifecycle commands; a
@@ -55,10 +56,6 @@ const isInteger: Check<number> = (v): v is number => Number.isSafeInteger(v);
 const isCount: Check<number> = (v): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isStatus: Check<WorkloadStatus> = (v): v is WorkloadStatus =>
   (WORKLOAD_STATUSES as readonly unknown[]).includes(v);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function required<T>(obj: Record<string, unknown>, key: string, check: Check<T>, what: string): T {
   const value = obj[key];

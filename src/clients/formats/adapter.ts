@@ -37,7 +37,3 @@ export function notAMap(file: string, path: string[], found: string): Error {
     `${file}: "${path.join('.')}" is ${found}, not a table of servers; fix it first — Moat left the file untouched`,
   );
 }
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -15,7 +15,8 @@ import {
   type ParseError,
 } from 'jsonc-parser';
 import type { EntriesAt } from '../types.js';
-import { isPlainObject, malformed, notAMap, positionOf, type FormatAdapter } from './adapter.js';
+import { malformed, notAMap, positionOf, type FormatAdapter } from './adapter.js';
+import { isObject } from '../../util/is-object.js';
 
 interface Layout {
   unit: string;
@@ -149,7 +150,7 @@ export function jsonAdapter(comments: boolean): FormatAdapter {
     entries: (text, file, at) => {
       const node = container(tree(text, file), file, at);
       const value: unknown = node ? getNodeValue(node) : {};
-      return new Map(Object.entries(isPlainObject(value) ? value : {}));
+      return new Map(Object.entries(isObject(value) ? value : {}));
     },
     set: (text, file, at, name, value) => {
       const base = text.trim() === '' ? `{}${layoutOf(text).eol}` : text;

@@ -8,7 +8,8 @@
  */
 import { parse, stringify, TomlError } from 'smol-toml';
 import type { EntriesAt } from '../types.js';
-import { isPlainObject, malformed, notAMap, type FormatAdapter } from './adapter.js';
+import { malformed, notAMap, type FormatAdapter } from './adapter.js';
+import { isObject } from '../../util/is-object.js';
 
 /** The comment Moat writes above its tables, so a reader of the file knows who wrote them. */
 export const TOML_MARKER = '# Managed by Moat (moat client remove undoes it)';
@@ -28,10 +29,10 @@ function parseToml(text: string, file: string): Record<string, unknown> {
 function servers(text: string, file: string, at: EntriesAt): Record<string, unknown> {
   let node: unknown = parseToml(text, file);
   for (const key of at.path) {
-    node = isPlainObject(node) ? node[key] : undefined;
+    node = isObject(node) ? node[key] : undefined;
     if (node === undefined) return {};
   }
-  if (!isPlainObject(node)) throw notAMap(file, at.path, Array.isArray(node) ? 'a list' : `a ${typeof node}`);
+  if (!isObject(node)) throw notAMap(file, at.path, Array.isArray(node) ? 'a list' : `a ${typeof node}`);
   return node;
 }
 

@@ -8,7 +8,8 @@
  */
 import { isMap, isScalar, isSeq, parseDocument, stringify, type Document, type Node } from 'yaml';
 import type { EntriesAt } from '../types.js';
-import { isPlainObject, malformed, notAMap, type FormatAdapter } from './adapter.js';
+import { malformed, notAMap, type FormatAdapter } from './adapter.js';
+import { isObject } from '../../util/is-object.js';
 
 const PRINT = { lineWidth: 0 } as const;
 
@@ -37,10 +38,10 @@ function entriesOf(doc: Document, file: string, at: EntriesAt): Map<string, unkn
   const plain: unknown = node ? node.toJSON() : undefined;
   if (at.listKey) {
     const key = at.listKey;
-    const list = Array.isArray(plain) ? plain.filter(isPlainObject) : [];
+    const list = Array.isArray(plain) ? plain.filter(isObject) : [];
     return new Map(list.map((item) => [String(item[key]), item] as [string, unknown]));
   }
-  return new Map(Object.entries(isPlainObject(plain) ? plain : {}));
+  return new Map(Object.entries(isObject(plain) ? plain : {}));
 }
 
 function lineStart(text: string, offset: number): number {

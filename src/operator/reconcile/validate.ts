@@ -10,6 +10,7 @@ import { cedarProblem, resolveAuthz } from './authz.js';
 import type { ProxyInputs } from './inputs.js';
 import { checkRemoteUrl } from './remote-url.js';
 import { proxySecrets, type ProxySecret } from './secrets.js';
+import { isObject } from '../../util/is-object.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -291,10 +292,6 @@ function checkPodTemplateSpec(template: Record<string, unknown>): CheckResult {
   return problem
     ? fail(type, 'PodTemplateSpecInvalid', `spec.podTemplateSpec${problem}`)
     : ok(type, 'PodTemplateSpecValid', 'spec.podTemplateSpec is valid');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function isStringMap(value: unknown): boolean {

@@ -10,6 +10,7 @@
  */
 import type { JsonRpcMessage, JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { isKnownRevision, isStatelessRevisionName, META, STATELESS_REVISION } from './revisions.js';
+import { isObject } from '../../util/is-object.js';
 
 /** What the era checks read of a request: its headers (an IncomingMessage, or a policy's context). */
 interface WithHeaders {
@@ -36,10 +37,6 @@ export function eraOfHeaders(req: WithHeaders): 'session' | 'stateless' | 'unkno
 /** True when the request's header names the stateless revision (POST only, no sessions). */
 export function isStatelessRequest(req: WithHeaders): boolean {
   return eraOfHeaders(req) === 'stateless';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Whether a message carries the 2026-07-28 `_meta` envelope (a protocolVersion in `_meta`). */

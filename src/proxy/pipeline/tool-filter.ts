@@ -11,6 +11,7 @@ import type { ToolOverride } from '../../config/runconfig.js';
 import { usageError } from '../../util/errors.js';
 import { RPC, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessagePolicy } from '../../mcp/policy.js';
+import { isObject } from '../../util/is-object.js';
 
 export const TOOL_FILTER_POLICY = 'tool-filter';
 
@@ -38,10 +39,6 @@ function namesFrom(overrides: Record<string, ToolOverride>): ToolNames {
     original.set(override.name, name);
   }
   return { renamed, original };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The tool filter/override policy, or undefined when neither is configured. */

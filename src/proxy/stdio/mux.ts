@@ -54,7 +54,6 @@ import {
 import {
   needsResponse,
   runServerPolicies,
-  type ClientTransportKind,
   type MessageContext,
   type MessagePolicy,
 } from '../../mcp/policy.js';

@@ -8,6 +8,7 @@
 import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
 import { reject, type ProxyRejection } from '../../pipeline/errors.js';
 import { META, STATELESS_REVISION } from '../revisions.js';
+import { isObject } from '../../../util/is-object.js';
 
 const MODERN_METHODS = new Set([
   'tools/call',
@@ -21,10 +22,6 @@ const MODERN_METHODS = new Set([
   'server/discover',
   'subscriptions/listen',
 ]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Throws the refusal for a bridged request a 2026-07-28 server would refuse. */
 export function checkEnvelope(message: JsonRpcMessage, headerVersion: string | undefined): void {

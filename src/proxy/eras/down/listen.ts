@@ -7,16 +7,13 @@
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { RPC } from '../../../mcp/jsonrpc.js';
 import { META } from '../revisions.js';
+import { isObject } from '../../../util/is-object.js';
 
 export interface ListenFilter {
   toolsListChanged?: true;
   promptsListChanged?: true;
   resourcesListChanged?: true;
   resourceSubscriptions?: string[];
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

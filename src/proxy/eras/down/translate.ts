@@ -4,6 +4,7 @@
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { LATEST_SESSION_REVISION, META, STATELESS_REVISION } from '../revisions.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** Results that carry the 2026-07-28 caching fields (`ttlMs`, `cacheScope`). */
 const CACHEABLE = new Set([
@@ -17,10 +18,6 @@ const CACHEABLE = new Set([
 
 /** MCP log levels, most verbose first (RFC 5424 severities). */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function metaOf(request: JsonRpcRequest): Record<string, unknown> | undefined {
   const meta = request.params?._meta;

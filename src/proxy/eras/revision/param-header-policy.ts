@@ -12,15 +12,12 @@ import { isRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { ALLOW, type MessagePolicy } from '../../../mcp/policy.js';
 import { isStatelessRequest } from '../decision.js';
 import { paramHeaderDeclarations, paramHeaderProblem, type ParamHeaderDeclaration } from './param-headers.js';
+import { isObject } from '../../../util/is-object.js';
 
 export const PARAM_HEADER_POLICY = 'param-headers';
 
 /** Tools with declarations remembered at most (oldest forgotten first): bounds memory per process. */
 const MAX_TOOLS = 4096;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function createParamHeaderPolicy(): MessagePolicy {
   const declared = new Map<string, ParamHeaderDeclaration[]>();

@@ -5,6 +5,7 @@
  * header is only safe to route on when it equals the body, which is what this module checks.
  */
 import { RPC, type JsonRpcError } from '../../../mcp/jsonrpc.js';
+import { isObject } from '../../../util/is-object.js';
 
 export interface ParamHeaderDeclaration {
   /** The property path inside `arguments` (a chain of `properties` keys). */
@@ -19,10 +20,6 @@ const X_MCP_HEADER = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_TYPES = new Set(['string', 'integer', 'boolean', 'number']);
 const MAX_DEPTH = 32;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The `x-mcp-header` declarations of an input schema, reached through `properties` only (the

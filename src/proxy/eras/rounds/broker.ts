@@ -28,6 +28,7 @@ import {
   type RequestStateCodec,
   type StateRefusal,
 } from './state.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** Requests whose answer may be an InputRequiredResult (2026-07-28). */
 const MRTR_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -92,10 +93,6 @@ async function storeCall<T>(work: Promise<T> | undefined): Promise<T | undefined
     if (err instanceof ProxyRejection) throw err;
     throw reject(503, RPC.serverError, `The request state store is unavailable: ${errorMessage(err)}`);
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export class MrtrBroker implements InputBroker {

@@ -10,6 +10,7 @@
 import type { JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import type { BackendInputRequest, BridgedCall, BridgeEvent } from '../down/seam.js';
 import { embeddedRequest, inputKey, missingCapability, undeclaredError } from './inputs.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** How long a round waits for further input requests after one arrived. */
 export const GATHER_MS = 50;
@@ -21,10 +22,6 @@ export type RoundOutcome =
   | { kind: 'input'; inputRequests: InputRequests }
   /** Everything the backend asked in the round needs a capability the client did not declare. */
   | { kind: 'missing'; requiredCapabilities: Record<string, unknown> };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export class Flight {
   readonly #call: BridgedCall;

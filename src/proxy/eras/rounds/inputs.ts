@@ -6,6 +6,7 @@
  */
 import { RPC, type JsonRpcError } from '../../../mcp/jsonrpc.js';
 import type { BackendInputRequest } from '../down/seam.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** The capability each input kind needs. */
 const CAPABILITY: Record<BackendInputRequest['method'], string> = {
@@ -20,10 +21,6 @@ export const CARRIED_CAPABILITIES: Record<string, unknown> = {
   sampling: {},
   roots: {},
 };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Elicitation: `{}` means form mode only; `{form?, url?}` names the modes. */
 function elicitationModeDeclared(declared: unknown, mode: unknown): boolean {

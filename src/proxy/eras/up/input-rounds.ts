@@ -12,6 +12,7 @@ import { RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '
 import { errorMessage } from '../../../util/errors.js';
 import type { RoundRelay } from '../rounds/relay.js';
 import type { ClientFacts } from './wire.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** Rounds one client request may take before the proxy gives up (the backend keeps asking). */
 export const MAX_INPUT_ROUNDS = 8;
@@ -153,10 +154,6 @@ function notWaiting(id: JsonRpcId | null): JsonRpcResponse {
     id: null,
     error: { code: RPC.invalidRequest, message: `no request waits for the answer ${String(id)}` },
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { LATEST_SESSION_REVISION, META, SESSION_REVISIONS, STATELESS_REVISION } from '../revisions.js';
+import { isObject } from '../../../util/is-object.js';
 
 /** What a 2025-era client said about itself at `initialize`: sent with every request it makes. */
 export interface ClientFacts {
@@ -12,10 +13,6 @@ export interface ClientFacts {
   capabilities: Record<string, unknown>;
   /** The level `logging/setLevel` asked for, sent as the per-request log level. */
   logLevel?: string;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The client's facts from its `initialize` params (unknown shapes become empty objects). */

@@ -9,10 +9,7 @@
 import type { JsonRpcId, JsonRpcNotification } from '../../../mcp/jsonrpc.js';
 import { META } from '../../eras/revisions.js';
 import type { ListenFilter } from '../../eras/down/listen.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject } from '../../../util/is-object.js';
 
 /** The listen id a 2026 server stamped on a notification, if any. */
 export function subscriptionIdOf(notification: JsonRpcNotification): JsonRpcId | undefined {
