@@ -22,9 +22,9 @@ import { log } from '../util/log.js';
 import { buildChain } from './chain.js';
 import { createEdge, type HealthReport } from './edge/server.js';
 import { createSessionStore } from './sessions/index.js';
-import { createStdioBridge } from './stdio/handler.js';
+import { createStdioHandler } from './stdio/handler.js';
 import { createHttpForwarder, SessionsRefused, type HttpForwarder } from './http/forwarder.js';
-import { reverseDirection, type ModernBackendOptions } from './http/eras/up.js';
+import { httpUpAdapter, type HttpUpAdapterOptions } from './http/eras/up.js';
 import { httpRoute } from './eras/decision.js';
 import type { InputBroker } from './eras/down/seam.js';
 import { createMrtr } from './eras/rounds/index.js';
@@ -78,10 +78,10 @@ const DEFAULT_KEEP_ALIVE_MS = 25_000;
  * the reverse direction (http/eras/up.ts), which serves 2025-era clients itself when the backend
  * refuses their `initialize` and speaks 2026-07-28. The era decision routes (`httpRoute`).
  */
-function httpHandler(backend: HttpBackend, options: ModernBackendOptions): HttpForwarder {
+function httpHandler(backend: HttpBackend, options: HttpUpAdapterOptions): HttpForwarder {
   const forwarder = createHttpForwarder(backend, options);
   if (backend.transport !== 'streamable-http' || options.config.stateless === true) return forwarder;
-  const reverse = reverseDirection(backend, options);
+  const reverse = httpUpAdapter(backend, options);
   const refused = (request: EdgeRequest) => (err: unknown) => {
     if (!(err instanceof SessionsRefused)) throw err;
     return reverse.initialize(request, err);
@@ -144,7 +144,7 @@ export async function startProxy(
     handler =
       backend.kind === 'http'
         ? httpHandler(backend, { ...transportOptions, upstreamAuth, answerRelay: mrtr.relay })
-        : await createStdioBridge(backend, transportOptions);
+        : await createStdioHandler(backend, transportOptions);
   } catch (err) {
     await closeOwned();
     throw err;

@@ -24,8 +24,8 @@ import {
   touchSession,
   type ForwarderContext,
 } from './context.js';
-import { LegacySseForwarder } from './sse-transport-relay.js';
-import { HttpEraBridge } from './eras/down.js';
+import { SseTransportForwarder } from './sse-transport-relay.js';
+import { HttpDownAdapter } from './eras/down.js';
 import { PendingRequests, setsEventId } from './pending.js';
 import {
   mayHoldList,
@@ -101,9 +101,9 @@ export function createHttpForwarder(backend: HttpBackend, options: HttpForwarder
     inspectsResponses: inspectsResponses(options.policies),
     sessionEra: sessionEraPolicies(options.policies),
   };
-  const legacy = backend.transport === 'sse' ? new LegacySseForwarder(fc) : undefined;
+  const legacy = backend.transport === 'sse' ? new SseTransportForwarder(fc) : undefined;
   // 2026-07-28 clients of a 2025-era streamable-HTTP server are bridged (eras/down.ts).
-  const bridge = legacy ? undefined : new HttpEraBridge(fc);
+  const bridge = legacy ? undefined : new HttpDownAdapter(fc);
   if (bridge && options.config.stateless !== true) fc.eras = bridge.eras;
   let health: { at: number; result: Promise<NonNullable<HealthReport['backend']>> } | undefined;
 
@@ -149,7 +149,7 @@ async function applyPolicies(
 async function forwardStreamable(
   fc: ForwarderContext,
   request: EdgeRequest,
-  bridge: HttpEraBridge | undefined,
+  bridge: HttpDownAdapter | undefined,
 ): Promise<void> {
   const { req } = request;
   const era = eraOfHeaders(req);

@@ -30,7 +30,7 @@ import { ownerFields } from '../sessions/binding.js';
 
 const SESSION_PARAMS = ['sessionId', 'session_id'] as const;
 
-export class LegacySseForwarder {
+export class SseTransportForwarder {
   readonly #fc: ForwarderContext;
   /** Streams this process holds, by client session id (to deliver refusals in-band). */
   readonly #streams = new Map<string, SseWriter>();

@@ -1,7 +1,7 @@
 /**
  * The stdio bridge: one stdio MCP server shared by many HTTP client sessions.
  *
- *   createStdioBridge(backend: StdioBackend, options: StdioBridgeOptions): Promise<TransportHandler>
+ *   createStdioHandler(backend: StdioBackend, options: StdioHandlerOptions): Promise<TransportHandler>
  *
  * Attaches to the server (`backend.connect()`, again with bounded backoff when the pipes end) and
  * serves, per `config.proxy_mode`, either streamable HTTP at `/mcp` (default) or the deprecated
@@ -15,14 +15,14 @@ import { pathOf, type HealthReport } from '../edge/server.js';
 import { reject } from '../pipeline/errors.js';
 import { type EdgeRequest, type TransportHandler } from '../types.js';
 import { ClientSessions } from './endpoints/sessions.js';
-import { LegacySseEndpoint, messagesPath } from './endpoints/sse-transport.js';
+import { SseTransportEndpoint, messagesPath } from './endpoints/sse-transport.js';
 import { Multiplexer } from './mux.js';
 import { StreamableEndpoint } from './endpoints/streamable-http.js';
 import { StdioUpstream } from './attach.js';
-import { StdioEraBridge } from './eras/down.js';
+import { StdioDownAdapter } from './eras/down.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
-export interface StdioBridgeOptions extends TransportOptions {
+export interface StdioHandlerOptions extends TransportOptions {
   /** Re-attach policy when the server's pipes end (defaults: 250 ms doubling to 5 s, 10 tries). */
   reattach?: { initialBackoffMs?: number; maxBackoffMs?: number; maxAttempts?: number };
 }
@@ -32,15 +32,15 @@ const HEALTH_PING_TIMEOUT_MS = 5000;
 
 type BackendHealth = NonNullable<HealthReport['backend']>;
 
-export interface StdioBridge extends TransportHandler {
+export interface StdioHandler extends TransportHandler {
   /** For /health: the stdio server answers a ping (cached for 5 s). */
   backendHealth(): Promise<BackendHealth>;
 }
 
-export async function createStdioBridge(
+export async function createStdioHandler(
   backend: StdioBackend,
-  options: StdioBridgeOptions,
-): Promise<StdioBridge> {
+  options: StdioHandlerOptions,
+): Promise<StdioHandler> {
   const { config, logger } = options;
   const log = logger.child({ component: 'stdio-bridge' });
   // The upstream and the multiplexer refer to each other; the callbacks run only after both exist.
@@ -79,9 +79,9 @@ export async function createStdioBridge(
   const streamable = new StreamableEndpoint(
     core,
     config.stateless === true,
-    new StdioEraBridge(core, options.inputBroker),
+    new StdioDownAdapter(core, options.inputBroker),
   );
-  const legacy = new LegacySseEndpoint(core, config.endpoint_prefix);
+  const legacy = new SseTransportEndpoint(core, config.endpoint_prefix);
   const legacyMessages = messagesPath(config.endpoint_prefix);
   let health: { at: number; result: Promise<BackendHealth> } | undefined;
   const probe = async (): Promise<BackendHealth> => {

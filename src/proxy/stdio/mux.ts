@@ -36,7 +36,7 @@ import { discoverProbe, discoverShowsStateless, hasStatelessEnvelope } from '../
 import { LATEST_SESSION_REVISION, SESSION_REVISIONS, STATELESS_REVISION } from '../eras/revisions.js';
 import { initializeAnswer, negotiatedRevision } from '../eras/up/wire.js';
 import { subscriptionIdOf } from './eras/up-listens.js';
-import { ModernUpstream } from './eras/up.js';
+import { StdioUpAdapter } from './eras/up.js';
 import { Subscribers } from './subscribers.js';
 import { errorMessage } from '../../util/errors.js';
 import {
@@ -111,7 +111,7 @@ export class Multiplexer {
   /** The server's `server/discover` result, when it speaks 2026-07-28. */
   #discovered?: Record<string, unknown>;
   /** Listens and 2025-era sessions at a 2026-07-28 server. */
-  readonly #modern: ModernUpstream;
+  readonly #modern: StdioUpAdapter;
   /** Rank of the log level last set on the server. */
   #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
@@ -120,7 +120,7 @@ export class Multiplexer {
   constructor(options: MultiplexerOptions) {
     this.#o = options;
     this.#log = options.logger;
-    this.#modern = new ModernUpstream({
+    this.#modern = new StdioUpAdapter({
       log: options.logger,
       requestTimeoutMs: options.requestTimeoutMs,
       sessions: this.#sessions,

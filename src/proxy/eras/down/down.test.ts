@@ -11,7 +11,7 @@ import { envelopeRefusal } from './envelope.js';
 import { BackendEras, discoverShowsStateless, hasStatelessEnvelope } from '../decision.js';
 import { acknowledgement, filterAccepts, honoredFilter, stamped } from './listen.js';
 import { QueuedCall, type InputBroker } from './seam.js';
-import { discoverResult, logPasses, toLegacyRequest, toModernResponse } from './translate.js';
+import { discoverResult, logPasses, toSessionEraRequest, toStatelessResponse } from './translate.js';
 
 const MODERN = '2026-07-28';
 const user = (subject: string, iss = 'https://idp.example'): Identity => ({
@@ -69,13 +69,13 @@ describe('translation', () => {
       method: 'tools/call',
       params: { name: 'x', _meta: { ...envelope, progressToken: 7 } },
     };
-    expect(toLegacyRequest(request).params).toEqual({ name: 'x', _meta: { progressToken: 7 } });
-    expect(toLegacyRequest({ ...request, params: { _meta: envelope } }).params).toEqual({});
+    expect(toSessionEraRequest(request).params).toEqual({ name: 'x', _meta: { progressToken: 7 } });
+    expect(toSessionEraRequest({ ...request, params: { _meta: envelope } }).params).toEqual({});
   });
 
   it('stamps resultType, caching fields and serverInfo, and strips deleted vocabulary', () => {
     const info = { name: 's', version: '1' };
-    const list = toModernResponse(
+    const list = toStatelessResponse(
       'tools/list',
       { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 't', execution: { taskSupport: 'optional' } }] } },
       info,
@@ -87,13 +87,13 @@ describe('translation', () => {
       cacheScope: 'private',
       _meta: { 'io.modelcontextprotocol/serverInfo': info },
     });
-    const call = toModernResponse(
+    const call = toStatelessResponse(
       'tools/call',
       { jsonrpc: '2.0', id: 2, result: { content: [] } },
       undefined,
     );
     expect(call.result).toEqual({ content: [], resultType: 'complete' });
-    const miss = toModernResponse(
+    const miss = toStatelessResponse(
       'resources/read',
       { jsonrpc: '2.0', id: 3, error: { code: -32002, message: 'no' } },
       info,

@@ -48,7 +48,7 @@ export function isDroppedNotification(method: string): boolean {
 }
 
 /** The request as a 2025-11-25 server expects it: the 2026 envelope keys leave `_meta`. */
-export function toLegacyRequest(request: JsonRpcRequest): JsonRpcRequest {
+export function toSessionEraRequest(request: JsonRpcRequest): JsonRpcRequest {
   const meta = metaOf(request);
   if (!meta) return request;
   const kept: Record<string, unknown> = {};
@@ -66,7 +66,7 @@ export function toLegacyRequest(request: JsonRpcRequest): JsonRpcRequest {
  * cacheable results (no caching: `ttlMs` 0, `private`, as the server gave no hint), the server's
  * identity in `_meta`, and the deleted `tasks`/`execution` vocabulary removed.
  */
-export function toModernResult(
+export function toStatelessResult(
   method: string,
   result: unknown,
   serverInfo: unknown,
@@ -96,7 +96,7 @@ export function toModernResult(
 }
 
 /** A 2025 server's answer to a bridged request, in 2026-07-28 shape. */
-export function toModernResponse(
+export function toStatelessResponse(
   method: string,
   response: JsonRpcResponse,
   serverInfo: unknown,
@@ -107,13 +107,13 @@ export function toModernResponse(
       ? { ...response, error: { ...response.error, code: RPC.invalidParams } }
       : response;
   }
-  return { ...response, result: toModernResult(method, response.result, serverInfo) };
+  return { ...response, result: toStatelessResult(method, response.result, serverInfo) };
 }
 
 /** The `server/discover` result a 2025 server's `initialize` result stands for. */
 export function discoverResult(init: Record<string, unknown>): Record<string, unknown> {
   const supportedVersions = [STATELESS_REVISION];
-  return toModernResult(
+  return toStatelessResult(
     'server/discover',
     {
       supportedVersions,
@@ -126,7 +126,10 @@ export function discoverResult(init: Record<string, unknown>): Record<string, un
 }
 
 /** The initialize request Moat sends a 2025 server on behalf of 2026-07-28 clients. */
-export function legacyInitialize(id: number | string, capabilities: Record<string, unknown>): JsonRpcRequest {
+export function sessionEraInitialize(
+  id: number | string,
+  capabilities: Record<string, unknown>,
+): JsonRpcRequest {
   return {
     jsonrpc: '2.0',
     id,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   headerText,
   initializeAnswer,
-  legacyAnswer,
+  sessionEraAnswer,
   negotiatedRevision,
   standardHeaders,
   withEnvelope,
@@ -45,7 +45,9 @@ describe('the 2026-07-28 wire for a 2025-era session', () => {
   });
 
   it('drops resultType and answers initialize from server/discover', () => {
-    expect(legacyAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } })).toEqual({
+    expect(
+      sessionEraAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } }),
+    ).toEqual({
       jsonrpc: '2.0',
       id: 1,
       result: { tools: [] },

@@ -78,7 +78,7 @@ export function standardHeaders(request: JsonRpcRequest): Record<string, string>
 }
 
 /** A 2026 answer as a 2025-era client reads it: `resultType` removed from results. */
-export function legacyAnswer(response: JsonRpcResponse): JsonRpcResponse {
+export function sessionEraAnswer(response: JsonRpcResponse): JsonRpcResponse {
   if (!isObject(response.result) || !('resultType' in response.result)) return response;
   const { resultType: _dropped, ...result } = response.result;
   return { ...response, result };

@@ -38,12 +38,12 @@ import {
 import {
   clientCapabilitiesOf,
   isDroppedNotification,
-  legacyInitialize,
+  sessionEraInitialize,
   logPasses,
   LOG_LEVELS,
   requestedLogLevel,
-  toLegacyRequest,
-  toModernResponse,
+  toSessionEraRequest,
+  toStatelessResponse,
 } from '../../eras/down/translate.js';
 import { asInputRequest, QueuedCall } from '../../eras/down/seam.js';
 import { localAnswer } from '../../eras/down/local.js';
@@ -71,7 +71,7 @@ function listenKey(identity: Identity, backendSessionId: string): string {
 /** The backend forgot the session (404): open a new one and send again. */
 class SessionGone extends Error {}
 
-export class HttpEraBridge {
+export class HttpDownAdapter {
   /** What the backend speaks (eras/decision.ts); shared with the reverse direction in front of it. */
   readonly eras: BackendEras<EdgeRequest>;
   readonly sessions: BackendSessions;
@@ -176,7 +176,7 @@ export class HttpEraBridge {
     sink: PostSink,
   ): HttpBridgedCall {
     const upstreamId = `moat-bridge-${this.#nextId++}`;
-    const legacy = { ...toLegacyRequest(message), id: upstreamId };
+    const legacy = { ...toSessionEraRequest(message), id: upstreamId };
     // The session the request runs on: a new one when the server forgot the first (404).
     let current = session;
     const call = new HttpBridgedCall(message, request.identity, {
@@ -272,7 +272,7 @@ export class HttpEraBridge {
       this.fc.options.policies.length > 0
         ? await runServerPolicies(this.fc.options.policies, response, message, ctx)
         : response;
-    return toModernResponse(message.method, checked, session.init.serverInfo);
+    return toStatelessResponse(message.method, checked, session.init.serverInfo);
   }
 
   /**
@@ -380,7 +380,7 @@ export class HttpEraBridge {
    * broker's input kinds; none without one), and sends `notifications/initialized`.
    */
   async #openSession(request: EdgeRequest): Promise<BackendSession> {
-    const init = legacyInitialize(
+    const init = sessionEraInitialize(
       `moat-bridge-${this.#nextId++}`,
       this.fc.options.inputBroker?.capabilities ?? {},
     );

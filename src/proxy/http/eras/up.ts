@@ -61,7 +61,7 @@ import {
   headerText,
   initializeAnswer,
   isInputRequired,
-  legacyAnswer,
+  sessionEraAnswer,
   negotiatedRevision,
   withEnvelope,
   type ClientFacts,
@@ -69,7 +69,7 @@ import {
 
 const SESSION_ERA = 'modern-backend';
 
-export interface ModernBackendOptions extends TransportOptions {
+export interface HttpUpAdapterOptions extends TransportOptions {
   upstreamAuth?: UpstreamAuth;
   /** Hands a client's answer to the replica that asked (Redis session store); none: this process only. */
   answerRelay?: () => Promise<RoundRelay | undefined>;
@@ -96,7 +96,7 @@ function ok(id: JsonRpcRequest['id']): JsonRpcResponse {
 }
 
 /** What the composition (index.ts) asks of the reverse direction, as the era decision routes. */
-export interface ReverseDirection {
+export interface HttpUpAdapter {
   /** A request of a session served here (its id carries REVERSE_SESSION_PREFIX). */
   serveSession(request: EdgeRequest): Promise<void>;
   /** An `initialize` the backend refused: served here when it speaks 2026-07-28, else its refusal relayed. */
@@ -105,7 +105,7 @@ export interface ReverseDirection {
 }
 
 /** Serves 2025-era sessions itself in front of a backend that speaks only 2026-07-28. */
-export function reverseDirection(backend: HttpBackend, options: ModernBackendOptions): ReverseDirection {
+export function httpUpAdapter(backend: HttpBackend, options: HttpUpAdapterOptions): HttpUpAdapter {
   const logger: Logger = options.logger;
   const client = new UpstreamClient(options.upstreamAuth);
   const pending = new PendingClientAnswers(options.answerRelay);
@@ -356,7 +356,7 @@ export function reverseDirection(backend: HttpBackend, options: ModernBackendOpt
       inFlight.delete(key);
     }
     if (message.method === 'tools/list') learnTools(response);
-    const final = await answered(request, message, legacyAnswer(response), sessionId);
+    const final = await answered(request, message, sessionEraAnswer(response), sessionId);
     if (writer) {
       await writer.write(`event: message\ndata: ${JSON.stringify(final)}\n\n`);
       writer.end();

@@ -30,7 +30,7 @@ class StreamSink implements RequestSink {
   }
 }
 
-export class LegacySseEndpoint {
+export class SseTransportEndpoint {
   constructor(
     private readonly core: ClientSessions,
     private readonly endpointPrefix: string | undefined,

@@ -13,7 +13,7 @@ import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { type EdgeRequest } from '../../types.js';
 import type { ClientSessions } from './sessions.js';
-import type { StdioEraBridge } from '../eras/down.js';
+import type { StdioDownAdapter } from '../eras/down.js';
 import { MuxSession, RpcFailure } from '../session.js';
 import { SseWriter, startEventStream } from '../../pipeline/sse.js';
 import { eraOfHeaders, eraOfMessage, isStatelessRequest, protocolVersionOf } from '../../eras/decision.js';
@@ -38,7 +38,7 @@ export class StreamableEndpoint {
     private readonly core: ClientSessions,
     private readonly stateless: boolean,
     /** Serves 2026-07-28 requests when the stdio server speaks an older revision. */
-    private readonly bridge?: StdioEraBridge,
+    private readonly bridge?: StdioDownAdapter,
   ) {}
 
   async handle(request: EdgeRequest): Promise<void> {
@@ -105,7 +105,7 @@ export class StreamableEndpoint {
     request: EdgeRequest,
     message: JsonRpcMessage,
     accepts: { json: boolean; sse: boolean },
-    bridge: StdioEraBridge,
+    bridge: StdioDownAdapter,
   ): Promise<void> {
     checkEnvelope(message, protocolVersionOf(request.req));
     const ctx = this.core.context(request, 'streamable-http');

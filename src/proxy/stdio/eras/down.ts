@@ -19,8 +19,8 @@ import {
   clientCapabilitiesOf,
   LOG_LEVELS,
   requestedLogLevel,
-  toLegacyRequest,
-  toModernResponse,
+  toSessionEraRequest,
+  toStatelessResponse,
 } from '../../eras/down/translate.js';
 import {
   isRequest,
@@ -36,7 +36,7 @@ import type { Identity } from '../../../mcp/identity.js';
 import type { MessageContext } from '../../../mcp/policy.js';
 import { acceptsOf, PostSink, type RequestSink } from '../../pipeline/answer-sink.js';
 
-export class StdioEraBridge {
+export class StdioDownAdapter {
   constructor(
     private readonly core: ClientSessions,
     private readonly broker: InputBroker | undefined,
@@ -143,7 +143,7 @@ export class StdioEraBridge {
       });
       const level = requestedLogLevel(approved);
       if (level) mux.wantLogLevel(session, level);
-      await this.core.dispatch(session, toLegacyRequest(approved), call.sink(sink), ctx);
+      await this.core.dispatch(session, toSessionEraRequest(approved), call.sink(sink), ctx);
       const response = await call.settle(this.broker);
       owned = call.takenOver;
       sink.respond(response, call.httpStatus);
@@ -181,7 +181,7 @@ class StdioBridgedCall extends QueuedCall {
         const serverInfo = this.core.mux.serverInit?.serverInfo;
         this.events.push({
           kind: 'final',
-          response: toModernResponse(this.request.method, response, serverInfo),
+          response: toStatelessResponse(this.request.method, response, serverInfo),
         });
         if (this.takenOver) this.core.mux.endSession(this.session, 'the request ended');
       },

@@ -19,7 +19,7 @@ export function subscriptionIdOf(notification: JsonRpcNotification): JsonRpcId |
 }
 
 /** The proxy's own listen for its 2025-era sessions: every list change, and the subscribed URIs. */
-export function legacyListenFilter(uris: string[]): ListenFilter {
+export function sessionEraListenFilter(uris: string[]): ListenFilter {
   return {
     toolsListChanged: true,
     promptsListChanged: true,

@@ -12,7 +12,7 @@ import { LOG_LEVELS } from '../../eras/down/translate.js';
 import {
   errorAnswer,
   isInputRequired,
-  legacyAnswer,
+  sessionEraAnswer,
   withEnvelope,
   type ClientFacts,
 } from '../../eras/up/wire.js';
@@ -23,7 +23,7 @@ import {
   PendingClientAnswers,
   retryRequest,
 } from '../../eras/up/input-rounds.js';
-import { legacyListenFilter, ListenRoutes } from './up-listens.js';
+import { sessionEraListenFilter, ListenRoutes } from './up-listens.js';
 import type { Subscribers } from '../subscribers.js';
 import { type MuxSession, type PendingRequest } from '../session.js';
 import { errorMessage } from '../../../util/errors.js';
@@ -58,7 +58,7 @@ export interface MuxCore {
   deliverResponse(pending: PendingRequest, response: JsonRpcResponse): void;
 }
 
-export class ModernUpstream {
+export class StdioUpAdapter {
   /** Open `subscriptions/listen` requests at the server, by upstream id. */
   readonly #listens = new ListenRoutes<PendingRequest>();
   /** The proxy's own listen for its 2025-era sessions' list changes and subscriptions. */
@@ -109,7 +109,7 @@ export class ModernUpstream {
         jsonrpc: '2.0',
         id: 0,
         method: 'subscriptions/listen',
-        params: { notifications: legacyListenFilter(this.core.subscribers.uris()) },
+        params: { notifications: sessionEraListenFilter(this.core.subscribers.uris()) },
       },
       { clientInfo: { name: 'moat', version: '1' }, capabilities: {} },
     ).params as Record<string, unknown>;
@@ -279,7 +279,7 @@ export class ModernUpstream {
     }
     this.core.deliverResponse(
       { upstreamId: 0, request, session, sink, ctx, interactive: false },
-      legacyAnswer(response),
+      sessionEraAnswer(response),
     );
   }
 
