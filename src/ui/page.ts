@@ -7,11 +7,12 @@ export const PAGES = {
   workloads: 'Workloads',
   workload: 'Workload',
   audit: 'Audit',
+  metrics: 'Metrics',
 } as const;
 export type PageName = keyof typeof PAGES;
 
 /** The pages the navigation lists (one workload's page is reached from its row). */
-const NAV: Partial<Record<PageName, string>> = { workloads: '/', audit: '/audit' };
+const NAV: Partial<Record<PageName, string>> = { workloads: '/', audit: '/audit', metrics: '/metrics' };
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -11,6 +11,7 @@ import { WorkloadFeed } from './feed.js';
 import { Gate, dashboardHostNames } from './gate.js';
 import { auditFilters } from './audit-filters.js';
 import { recentAuditEvents } from './audit.js';
+import { MetricsSampler } from './metrics.js';
 import { pageHtml } from './page.js';
 import type { ActionResult, WorkloadAction } from './shared.js';
 import { callFromForm, workloadGet, workloadPostVerb } from './workload-routes.js';
@@ -68,11 +69,13 @@ const HEARTBEAT_MS = 25_000;
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const feed = new WorkloadFeed(options.store, options.runtime);
   await feed.start();
+  const sampler = new MetricsSampler(options.store);
+  sampler.start();
   let gate: Gate | undefined = undefined;
   const server = createServer((req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     if (!gate) return sendText(res, 503, 'starting');
-    handle(gate, feed, options, req, res).catch((err: unknown) => {
+    handle(gate, { feed, sampler }, options, req, res).catch((err: unknown) => {
       const status = err instanceof MoatError ? err.httpStatus : 500;
       if (!res.headersSent) sendJson(res, status, { ok: false, message: errorMessage(err) });
       else res.destroy();
@@ -92,15 +95,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     loginUrl: `${url}?token=${gate.token}`,
     close: async () => {
       feed.close();
+      sampler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
+/** What the server keeps running for the pages: the workloads feed, the metrics reader. */
+interface Live {
+  feed: WorkloadFeed;
+  sampler: MetricsSampler;
+}
+
 async function handle(
   gate: Gate,
-  feed: WorkloadFeed,
+  { feed, sampler }: Live,
   options: UiServerOptions,
   req: IncomingMessage,
   res: ServerResponse,
@@ -131,6 +141,8 @@ async function handle(
   if (req.method === 'GET') {
     if (url.pathname === '/') return sendHtml(res, pageHtml('workloads'));
     if (url.pathname === '/audit') return sendHtml(res, pageHtml('audit'));
+    if (url.pathname === '/metrics') return sendHtml(res, pageHtml('metrics'));
+    if (url.pathname === '/api/metrics') return sendJson(res, 200, sampler.snapshot());
     if (url.pathname === '/api/audit')
       return sendJson(res, 200, await recentAuditEvents(options.store, auditFilters(url)));
     if (page) return sendHtml(res, pageHtml('workload', { workload: name }));

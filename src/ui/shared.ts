@@ -84,3 +84,34 @@ export interface AuditFilters {
   decision?: string;
   workload?: string;
 }
+
+/** One interval of a workload's traffic on the metrics page (between two reads of its metrics). */
+export interface MetricsPoint {
+  /** The end of the interval (ISO time). */
+  at: string;
+  requests: number;
+  errors: number;
+  /** Mean duration of the interval's requests in milliseconds; null without requests. */
+  mean_ms: number | null;
+}
+
+/** One workload on the metrics page. */
+export interface WorkloadMetrics {
+  name: string;
+  /** `on`: read from its proxy's `/metrics`; `off`: it serves none; `unreachable`: the read failed. */
+  source: 'on' | 'off' | 'unreachable';
+  /** Why there are no numbers (source not `on`). */
+  problem: string;
+  /** Since the proxy started, as its counters say. */
+  total: { requests: number; errors: number; mean_ms: number | null };
+  /** The intervals of the window, oldest first. */
+  points: MetricsPoint[];
+}
+
+export interface MetricsSnapshot {
+  /** Seconds between two reads of a proxy's metrics. */
+  interval_seconds: number;
+  /** Seconds of history kept. */
+  window_seconds: number;
+  workloads: WorkloadMetrics[];
+}
