@@ -8,11 +8,17 @@ export const PAGES = {
   workload: 'Workload',
   audit: 'Audit',
   metrics: 'Metrics',
+  registry: 'Registry',
 } as const;
 export type PageName = keyof typeof PAGES;
 
 /** The pages the navigation lists (one workload's page is reached from its row). */
-const NAV: Partial<Record<PageName, string>> = { workloads: '/', audit: '/audit', metrics: '/metrics' };
+const NAV: Partial<Record<PageName, string>> = {
+  workloads: '/',
+  audit: '/audit',
+  metrics: '/metrics',
+  registry: '/registry',
+};
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -13,6 +13,7 @@ import { auditFilters } from './audit-filters.js';
 import { recentAuditEvents } from './audit.js';
 import { MetricsSampler } from './metrics.js';
 import { pageHtml } from './page.js';
+import { runRegistryEntry, searchRegistry, type RunMoat } from './registry.js';
 import type { ActionResult, WorkloadAction } from './shared.js';
 import { callFromForm, workloadGet, workloadPostVerb } from './workload-routes.js';
 import { runWorkloadAction } from './workloads.js';
@@ -23,6 +24,8 @@ export interface UiServerOptions {
   port: number;
   store: WorkloadStore;
   runtime: () => Promise<ContainerRuntime>;
+  /** Runs the real `moat` CLI (the registry page runs entries with `moat run <entry>`). */
+  runMoat: RunMoat;
 }
 
 export interface UiServer {
@@ -143,6 +146,9 @@ async function handle(
     if (url.pathname === '/audit') return sendHtml(res, pageHtml('audit'));
     if (url.pathname === '/metrics') return sendHtml(res, pageHtml('metrics'));
     if (url.pathname === '/api/metrics') return sendJson(res, 200, sampler.snapshot());
+    if (url.pathname === '/registry') return sendHtml(res, pageHtml('registry'));
+    if (url.pathname === '/api/registry')
+      return sendJson(res, 200, await searchRegistry(url.searchParams.get('q') ?? ''));
     if (url.pathname === '/api/audit')
       return sendJson(res, 200, await recentAuditEvents(options.store, auditFilters(url)));
     if (page) return sendHtml(res, pageHtml('workload', { workload: name }));
@@ -153,11 +159,18 @@ async function handle(
     return sendText(res, 404, 'not found');
   }
   const verb = api ? workloadPostVerb(api[2]!) : undefined;
+  const registryRun = url.pathname === '/api/registry/run';
   if (req.method !== 'POST') return sendText(res, 405, 'method not allowed');
-  if (!verb) return sendJson(res, 404, { ok: false, message: 'not found' });
+  if (!verb && !registryRun) return sendJson(res, 404, { ok: false, message: 'not found' });
   const change = gate.checkChange(req);
   if (!change.ok) return sendJson(res, change.status, { ok: false, message: change.message });
   const body = await readJsonBody(req);
+  if (registryRun) {
+    const message = await runRegistryEntry(body, options.runMoat);
+    feed.changed();
+    return sendJson(res, 200, { ok: true, message });
+  }
+  if (!verb) return;
   if (verb === 'call') return sendJson(res, 200, await callFromForm(options.store, name, body));
   return act(feed, options, name, verb, res);
 }

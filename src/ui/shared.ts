@@ -115,3 +115,36 @@ export interface MetricsSnapshot {
   window_seconds: number;
   workloads: WorkloadMetrics[];
 }
+
+/** A value running a registry entry needs from the user (a required input without a value). */
+export interface RegistryInputField {
+  /** `env:NAME`, `variable:NAME` or `header:NAME`: the key of its value in a run request. */
+  key: string;
+  kind: 'env' | 'variable' | 'header';
+  name: string;
+  description: string;
+  /** Typed in a password input, stored in the secrets manager, never put in arguments. */
+  secret: boolean;
+}
+
+/** One registry entry on the registry page: everything is the registry's and shown as text. */
+export interface RegistryRow {
+  name: string;
+  title: string;
+  description: string;
+  version: string;
+  status: string;
+  /** What `moat run` would run (image, npx://, uvx:// or URL) and its transport. */
+  target: string;
+  transport: string;
+  inputs: RegistryInputField[];
+  /** Why the entry cannot be run by Moat (empty when it can). */
+  problem: string;
+}
+
+/** A run request: the entry, an optional workload name, and the values of its inputs by key. */
+export interface RegistryRunRequest {
+  server: string;
+  name?: string;
+  values: Record<string, string>;
+}

@@ -1,6 +1,7 @@
 /** The dashboard's client: fills the page shell the server rendered (`main[data-page]`). */
 import { auditPage } from './audit-page.js';
 import { metricsPage } from './metrics-page.js';
+import { registryPage } from './registry-page.js';
 import { workloadPage } from './workload-page.js';
 import { workloadsPage } from './workloads-page.js';
 
@@ -9,3 +10,4 @@ if (main?.dataset.page === 'workloads') workloadsPage(main);
 if (main?.dataset.page === 'workload') workloadPage(main, main.dataset.workload ?? '');
 if (main?.dataset.page === 'audit') auditPage(main);
 if (main?.dataset.page === 'metrics') metricsPage(main);
+if (main?.dataset.page === 'registry') registryPage(main);

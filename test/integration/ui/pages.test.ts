@@ -3,6 +3,7 @@
  * real `moat ui`: remote workloads (the host MCP server) behind real proxies, one with OIDC from a
  * real provider (two users) and audit on, one serving Prometheus `/metrics`.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,36 @@ const AUTHED = uniqueName('uiu');
 /** Prometheus `/metrics` on its diagnostics port; only `echo` exposed, so other calls fail. */
 const METERED = uniqueName('uim');
 const WAIT_MS = 90_000;
+/** The registry entry the registry page runs: a loopback remote that needs a secret variable and a header. */
+const ENTRY = 'io.moat-test/ui-remote';
+const RUN_NAME = uniqueName('uig');
+const TYPED_KEY = 'typed-secret-5150';
+const SECRETS = { MOAT_SECRETS_PASSWORD: 'ui-test-password' };
+
+function registryDocument(): unknown {
+  return {
+    servers: [
+      {
+        name: ENTRY,
+        description: 'A loopback server for the dashboard <img src=x onerror="globalThis.pwned=1">',
+        remotes: [
+          {
+            type: 'streamable-http',
+            url: remote.url,
+            headers: [
+              {
+                name: 'X-Api-Key',
+                value: 'key={key}',
+                variables: { key: { description: 'the API key', isRequired: true, isSecret: true } },
+              },
+              { name: 'X-Team', description: 'your team', isRequired: true },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
 
 let idp: TestOidcProvider;
 let ui: DashboardInChromium;
@@ -51,7 +82,10 @@ beforeAll(async () => {
     '--otel-enable-prometheus-metrics-path',
     '--otel-metrics-on-transport-port=false',
   ]);
-  ui = await dashboardInChromium(home);
+  const registryFile = join(home, 'registry.json');
+  writeFileSync(registryFile, JSON.stringify(registryDocument()));
+  await moatOk(home, ['config', 'set-registry', registryFile]);
+  ui = await dashboardInChromium(home, SECRETS);
 }, 300_000);
 
 afterAll(async () => {
@@ -109,5 +143,63 @@ describe('moat ui metrics page in Chromium', { timeout: 300_000 }, () => {
       new RegExp(`^${METERED}: \\d+ requests and [1-9]\\d* errors? in the last`),
     );
     await ui.page.screenshot({ path: join(ui.screens, 'metrics.png'), fullPage: true });
+  });
+});
+
+describe('moat ui registry page in Chromium', { timeout: 300_000 }, () => {
+  it('searches the registry as moat search does', async () => {
+    await ui.page.goto(`${ui.dashboard.url}registry`);
+    await ui.page.locator('main[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    expect(await ui.page.locator('tr[data-entry]').count()).toBeGreaterThan(1); // the catalog too
+    await ui.page.getByLabel('Search the registry').fill('dashboard');
+    await ui.page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => ui.page.locator('tr[data-entry]').count(), { timeout: WAIT_MS }).toBe(1);
+    const row = ui.page.locator(`tr[data-entry="${ENTRY}"]`);
+    expect(await row.locator('td').first().textContent()).toBe(
+      'A loopback server for the dashboard <img src=x onerror="globalThis.pwned=1">',
+    );
+    expect(await ui.page.evaluate('globalThis.pwned')).toBeUndefined();
+    expect(await row.locator('td.url').textContent()).toBe(remote.url);
+  });
+
+  it('asks for the variables an entry needs (the secret without echo) and runs it', async () => {
+    await ui.page.getByRole('button', { name: `Run ${ENTRY}`, exact: true }).click();
+    const form = ui.page.getByRole('form', { name: `Run ${ENTRY}` });
+    const key = form.getByLabel('key (variable, secret)');
+    const team = form.getByLabel('X-Team (header)');
+    expect(await key.getAttribute('type')).toBe('password');
+    expect(await team.getAttribute('type')).toBe('text');
+    await form.getByLabel('Workload name (optional)').fill(RUN_NAME);
+    await key.fill(TYPED_KEY);
+    await team.fill('ops');
+    await ui.page.screenshot({ path: join(ui.screens, 'registry.png'), fullPage: true });
+    await form.getByRole('button', { name: `Run ${ENTRY}` }).click();
+    const ran = ui.page.locator('form[data-state]');
+    await ran.waitFor({ timeout: WAIT_MS * 2 });
+    expect(await ran.getAttribute('data-state'), (await ran.locator('p.output').textContent()) ?? '').toBe(
+      'done',
+    );
+    expect(await key.inputValue()).toBe('');
+    expect((await workload(home, RUN_NAME))?.status).toBe('running');
+
+    const file = join(home, `${RUN_NAME}.json`);
+    await moatOk(home, ['export', RUN_NAME, file]);
+    const exported = readFileSync(file, 'utf8');
+    expect(exported).not.toContain(TYPED_KEY);
+    expect(exported).toContain('ui-remote-x-api-key');
+    expect(exported).toContain('"X-Team": "ops"');
+    expect(await ui.page.locator('body').textContent()).not.toContain(TYPED_KEY);
+  });
+
+  it('refuses a run without a required value, naming it', async () => {
+    const result = await ui.page.evaluate(async (server) => {
+      const response = await fetch('/api/registry/run', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ server, values: { 'header:X-Team': 'ops' } }),
+      });
+      return { status: response.status, body: (await response.json()) as { message: string } };
+    }, ENTRY);
+    expect(result).toEqual({ status: 400, body: { ok: false, message: 'key is required' } });
   });
 });
