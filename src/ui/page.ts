@@ -9,6 +9,8 @@ export const PAGES = {
   audit: 'Audit',
   metrics: 'Metrics',
   registry: 'Registry',
+  clients: 'Clients',
+  groups: 'Groups',
 } as const;
 export type PageName = keyof typeof PAGES;
 
@@ -18,6 +20,8 @@ const NAV: Partial<Record<PageName, string>> = {
   audit: '/audit',
   metrics: '/metrics',
   registry: '/registry',
+  clients: '/clients',
+  groups: '/groups',
 };
 
 function escapeHtml(text: string): string {

@@ -12,6 +12,7 @@ import { Gate, dashboardHostNames } from './gate.js';
 import { auditFilters } from './audit-filters.js';
 import { recentAuditEvents } from './audit.js';
 import { MetricsSampler } from './metrics.js';
+import { clientRows, groupRows } from './clients.js';
 import { pageHtml } from './page.js';
 import { runRegistryEntry, searchRegistry, type RunMoat } from './registry.js';
 import type { ActionResult, WorkloadAction } from './shared.js';
@@ -146,6 +147,10 @@ async function handle(
     if (url.pathname === '/audit') return sendHtml(res, pageHtml('audit'));
     if (url.pathname === '/metrics') return sendHtml(res, pageHtml('metrics'));
     if (url.pathname === '/api/metrics') return sendJson(res, 200, sampler.snapshot());
+    if (url.pathname === '/clients') return sendHtml(res, pageHtml('clients'));
+    if (url.pathname === '/api/clients') return sendJson(res, 200, await clientRows(options.store));
+    if (url.pathname === '/groups') return sendHtml(res, pageHtml('groups'));
+    if (url.pathname === '/api/groups') return sendJson(res, 200, await groupRows(options.store));
     if (url.pathname === '/registry') return sendHtml(res, pageHtml('registry'));
     if (url.pathname === '/api/registry')
       return sendJson(res, 200, await searchRegistry(url.searchParams.get('q') ?? ''));

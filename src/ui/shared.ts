@@ -148,3 +148,24 @@ export interface RegistryRunRequest {
   name?: string;
   values: Record<string, string>;
 }
+
+/** One AI client on the clients page, as `moat client list` and `status` see it. */
+export interface ClientRow {
+  id: string;
+  title: string;
+  installed: boolean;
+  /** Its config file (the one Moat writes). */
+  file: string;
+  /** The groups it is registered with. */
+  groups: string[];
+  /** The workloads Moat configured in its file. */
+  workloads: string[];
+  /** `in sync`, `missing: …`, the file's problem, or `-` (nothing registered or written). */
+  state: string;
+}
+
+/** One group on the groups page (its workloads come from the live workloads feed). */
+export interface GroupRow {
+  name: string;
+  clients: string[];
+}

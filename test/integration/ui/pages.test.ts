@@ -3,7 +3,8 @@
  * real `moat ui`: remote workloads (the host MCP server) behind real proxies, one with OIDC from a
  * real provider (two users) and audit on, one serving Prometheus `/metrics`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +25,11 @@ const WAIT_MS = 90_000;
 const ENTRY = 'io.moat-test/ui-remote';
 const RUN_NAME = uniqueName('uig');
 const TYPED_KEY = 'typed-secret-5150';
-const SECRETS = { MOAT_SECRETS_PASSWORD: 'ui-test-password' };
+/** The AI clients' home (their config files) of the dashboard and of the CLI calls that change them. */
+const clientHome = mkdtempSync(join(tmpdir(), 'moat-ui-clients-'));
+const ENV = { MOAT_SECRETS_PASSWORD: 'ui-test-password', HOME: clientHome };
+const GROUP = uniqueName('uigroup');
+const GROUPED = uniqueName('uigw');
 
 function registryDocument(): unknown {
   return {
@@ -85,12 +90,13 @@ beforeAll(async () => {
   const registryFile = join(home, 'registry.json');
   writeFileSync(registryFile, JSON.stringify(registryDocument()));
   await moatOk(home, ['config', 'set-registry', registryFile]);
-  ui = await dashboardInChromium(home, SECRETS);
+  ui = await dashboardInChromium(home, ENV);
 }, 300_000);
 
 afterAll(async () => {
   await ui?.close();
   await idp?.close();
+  rmSync(clientHome, { recursive: true, force: true });
 });
 
 describe('moat ui audit filters in Chromium', { timeout: 300_000 }, () => {
@@ -201,5 +207,41 @@ describe('moat ui registry page in Chromium', { timeout: 300_000 }, () => {
       return { status: response.status, body: (await response.json()) as { message: string } };
     }, ENTRY);
     expect(result).toEqual({ status: 400, body: { ok: false, message: 'key is required' } });
+  });
+});
+
+describe('moat ui clients and groups pages in Chromium', { timeout: 300_000 }, () => {
+  beforeAll(async () => {
+    mkdirSync(join(clientHome, '.cursor')); // Cursor is installed; the other clients are not
+    await moatOk(home, ['group', 'create', GROUP], ENV);
+    await moatOk(home, ['run', remote.url, '--name', GROUPED, '--group', GROUP], ENV);
+    await moatOk(home, ['client', 'register', 'cursor', '--group', GROUP], ENV);
+  }, 300_000);
+
+  it('shows which clients are detected and which workloads each is configured for', async () => {
+    await ui.page.goto(`${ui.dashboard.url}clients`);
+    const cursor = ui.page.locator('tr[data-entry="cursor"]');
+    await expect.poll(() => cursor.locator('td.workloads').textContent(), { timeout: WAIT_MS }).toBe(GROUPED);
+    expect(await cursor.getAttribute('data-state')).toBe('installed');
+    expect(await cursor.locator('td.groups').textContent()).toBe(GROUP);
+    expect(await cursor.locator('td.url').textContent()).toBe(join(clientHome, '.cursor', 'mcp.json'));
+    expect(await cursor.locator('td.client-state').textContent()).toBe('in sync');
+    expect(await ui.page.locator('tr[data-entry="codex"]').getAttribute('data-state')).toBe('absent');
+    expect(await ui.page.getByRole('status').textContent()).toMatch(/^1 of \d+ clients detected/);
+    await ui.page.screenshot({ path: join(ui.screens, 'clients.png'), fullPage: true });
+  });
+
+  it('shows the workloads by group with their registered clients, following the CLI live', async () => {
+    await ui.page.goto(`${ui.dashboard.url}groups`);
+    const group = ui.page.getByRole('region', { name: `Group ${GROUP}` });
+    const member = group.locator(`li[data-workload="${GROUPED}"]`);
+    await member.and(ui.page.locator('[data-state="running"]')).waitFor({ timeout: WAIT_MS });
+    expect(await group.locator('li[data-workload]').count()).toBe(1);
+    expect(await group.locator('p.clients').textContent()).toBe('Clients: cursor');
+    const defaults = ui.page.getByRole('region', { name: 'Group default' });
+    expect(await defaults.locator(`li[data-workload="${METERED}"]`).count()).toBe(1);
+    await ui.page.screenshot({ path: join(ui.screens, 'groups.png'), fullPage: true });
+    await moatOk(home, ['stop', GROUPED], ENV);
+    await member.and(ui.page.locator('[data-state="stopped"]')).waitFor({ timeout: WAIT_MS });
   });
 });
