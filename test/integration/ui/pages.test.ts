@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardInChromium, type DashboardInChromium } from '../../support/dashboard.js';
+import { dashboardInChromium, rawRequest, type DashboardInChromium } from '../../support/dashboard.js';
 import { testHostServer } from '../../support/host-server.js';
 import { callTool, moatOk, testMoatHome, workload } from '../../support/moat-cli.js';
 import { oidcRunFlags, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
@@ -243,5 +243,61 @@ describe('moat ui clients and groups pages in Chromium', { timeout: 300_000 }, (
     await ui.page.screenshot({ path: join(ui.screens, 'groups.png'), fullPage: true });
     await moatOk(home, ['stop', GROUPED], ENV);
     await member.and(ui.page.locator('[data-state="stopped"]')).waitFor({ timeout: WAIT_MS });
+  });
+});
+
+describe("the new pages' routes behind the gate, over HTTP", { timeout: 120_000 }, () => {
+  const paths = [
+    'metrics',
+    'api/metrics',
+    'registry',
+    'api/registry?q=x',
+    'clients',
+    'api/clients',
+    'groups',
+    'api/groups',
+  ];
+
+  async function sessionCookie(): Promise<string> {
+    const cookie = (await ui.browser.context.cookies(ui.dashboard.url)).find(
+      (c) => c.name === 'moat_ui_session',
+    );
+    return `${cookie!.name}=${cookie!.value}`;
+  }
+
+  it('answers 401 without the session cookie and 403 to a foreign Host, 200 otherwise', async () => {
+    const cookie = await sessionCookie();
+    const port = new URL(ui.dashboard.url).port;
+    for (const path of paths) {
+      const url = ui.dashboard.url + path;
+      expect((await rawRequest(url)).status, path).toBe(401);
+      const rebound = await rawRequest(url, { headers: { cookie, host: `rebound.example:${port}` } });
+      expect(rebound.status, path).toBe(403);
+      const foreign = await rawRequest(url, { headers: { cookie, origin: 'http://rebound.example' } });
+      expect(foreign.status, path).toBe(403);
+      expect((await rawRequest(url, { headers: { cookie } })).status, path).toBe(200);
+    }
+  });
+
+  it('runs a registry entry only for a JSON POST with the session cookie and its own Origin', async () => {
+    const cookie = await sessionCookie();
+    const origin = ui.dashboard.url.slice(0, -1);
+    const run = `${ui.dashboard.url}api/registry/run`;
+    const body = JSON.stringify({
+      server: ENTRY,
+      name: 'never-run',
+      values: { 'variable:key': 'k', 'header:X-Team': 't' },
+    });
+    const json = { 'content-type': 'application/json' };
+    const attempts: Array<[string, Record<string, string>, number]> = [
+      ['no cookie', { ...json, origin }, 401],
+      ['no Origin', { ...json, cookie }, 403],
+      ['foreign Origin', { ...json, cookie, origin: 'http://evil.example' }, 403],
+      ['a form post', { 'content-type': 'application/x-www-form-urlencoded', cookie, origin }, 415],
+    ];
+    for (const [what, headers, status] of attempts)
+      expect((await rawRequest(run, { method: 'POST', headers, body })).status, what).toBe(status);
+    expect((await rawRequest(run, { headers: { cookie } })).status).toBe(404);
+    expect(await workload(home, 'never-run')).toBeUndefined();
   });
 });
