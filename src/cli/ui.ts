@@ -3,7 +3,7 @@
  * its one-time link; `--foreground` serves in this process until Ctrl-C; `--stop` stops the one
  * that runs. Loopback only unless --allow-non-loopback.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -29,6 +29,23 @@ interface UiOptions {
 const CLI_ENTRY = fileURLToPath(new URL('./main.js', import.meta.url));
 /** How long `moat ui` waits for the background dashboard to print its link. */
 const READY_TIMEOUT_MS = 30_000;
+/** A `moat run` from the registry page may pull or build an image. */
+const RUN_TIMEOUT_MS = 15 * 60_000;
+
+/** The dashboard runs registry entries with this very CLI (`moat run <entry> …`), without a terminal. */
+function runMoat(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_ENTRY, ...args],
+      { timeout: RUN_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
 
 function portNumber(value: string): number {
   const n = Number(value);
@@ -81,6 +98,7 @@ async function serveForeground(opts: UiOptions, io: CliIO): Promise<string> {
       port: opts.port,
       store: new WorkloadStore(dirs),
       runtime: lazyRuntime(),
+      runMoat,
     });
     return server.url;
   });

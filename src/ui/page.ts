@@ -7,11 +7,22 @@ export const PAGES = {
   workloads: 'Workloads',
   workload: 'Workload',
   audit: 'Audit',
+  metrics: 'Metrics',
+  registry: 'Registry',
+  clients: 'Clients',
+  groups: 'Groups',
 } as const;
 export type PageName = keyof typeof PAGES;
 
 /** The pages the navigation lists (one workload's page is reached from its row). */
-const NAV: Partial<Record<PageName, string>> = { workloads: '/', audit: '/audit' };
+const NAV: Partial<Record<PageName, string>> = {
+  workloads: '/',
+  audit: '/audit',
+  metrics: '/metrics',
+  registry: '/registry',
+  clients: '/clients',
+  groups: '/groups',
+};
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

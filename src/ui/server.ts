@@ -11,7 +11,10 @@ import { WorkloadFeed } from './feed.js';
 import { Gate, dashboardHostNames } from './gate.js';
 import { auditFilters } from './audit-filters.js';
 import { recentAuditEvents } from './audit.js';
+import { MetricsSampler } from './metrics.js';
+import { clientRows, groupRows } from './clients.js';
 import { pageHtml } from './page.js';
+import { runRegistryEntry, searchRegistry, type RunMoat } from './registry.js';
 import type { ActionResult, WorkloadAction } from './shared.js';
 import { callFromForm, workloadGet, workloadPostVerb } from './workload-routes.js';
 import { runWorkloadAction } from './workloads.js';
@@ -22,6 +25,8 @@ export interface UiServerOptions {
   port: number;
   store: WorkloadStore;
   runtime: () => Promise<ContainerRuntime>;
+  /** Runs the real `moat` CLI (the registry page runs entries with `moat run <entry>`). */
+  runMoat: RunMoat;
 }
 
 export interface UiServer {
@@ -68,11 +73,13 @@ const HEARTBEAT_MS = 25_000;
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const feed = new WorkloadFeed(options.store, options.runtime);
   await feed.start();
+  const sampler = new MetricsSampler(options.store);
+  sampler.start();
   let gate: Gate | undefined = undefined;
   const server = createServer((req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     if (!gate) return sendText(res, 503, 'starting');
-    handle(gate, feed, options, req, res).catch((err: unknown) => {
+    handle(gate, { feed, sampler }, options, req, res).catch((err: unknown) => {
       const status = err instanceof MoatError ? err.httpStatus : 500;
       if (!res.headersSent) sendJson(res, status, { ok: false, message: errorMessage(err) });
       else res.destroy();
@@ -92,15 +99,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     loginUrl: `${url}?token=${gate.token}`,
     close: async () => {
       feed.close();
+      sampler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
+/** What the server keeps running for the pages: the workloads feed, the metrics reader. */
+interface Live {
+  feed: WorkloadFeed;
+  sampler: MetricsSampler;
+}
+
 async function handle(
   gate: Gate,
-  feed: WorkloadFeed,
+  { feed, sampler }: Live,
   options: UiServerOptions,
   req: IncomingMessage,
   res: ServerResponse,
@@ -131,6 +145,15 @@ async function handle(
   if (req.method === 'GET') {
     if (url.pathname === '/') return sendHtml(res, pageHtml('workloads'));
     if (url.pathname === '/audit') return sendHtml(res, pageHtml('audit'));
+    if (url.pathname === '/metrics') return sendHtml(res, pageHtml('metrics'));
+    if (url.pathname === '/api/metrics') return sendJson(res, 200, sampler.snapshot());
+    if (url.pathname === '/clients') return sendHtml(res, pageHtml('clients'));
+    if (url.pathname === '/api/clients') return sendJson(res, 200, await clientRows(options.store));
+    if (url.pathname === '/groups') return sendHtml(res, pageHtml('groups'));
+    if (url.pathname === '/api/groups') return sendJson(res, 200, await groupRows(options.store));
+    if (url.pathname === '/registry') return sendHtml(res, pageHtml('registry'));
+    if (url.pathname === '/api/registry')
+      return sendJson(res, 200, await searchRegistry(url.searchParams.get('q') ?? ''));
     if (url.pathname === '/api/audit')
       return sendJson(res, 200, await recentAuditEvents(options.store, auditFilters(url)));
     if (page) return sendHtml(res, pageHtml('workload', { workload: name }));
@@ -141,11 +164,18 @@ async function handle(
     return sendText(res, 404, 'not found');
   }
   const verb = api ? workloadPostVerb(api[2]!) : undefined;
+  const registryRun = url.pathname === '/api/registry/run';
   if (req.method !== 'POST') return sendText(res, 405, 'method not allowed');
-  if (!verb) return sendJson(res, 404, { ok: false, message: 'not found' });
+  if (!verb && !registryRun) return sendJson(res, 404, { ok: false, message: 'not found' });
   const change = gate.checkChange(req);
   if (!change.ok) return sendJson(res, change.status, { ok: false, message: change.message });
   const body = await readJsonBody(req);
+  if (registryRun) {
+    const message = await runRegistryEntry(body, options.runMoat);
+    feed.changed();
+    return sendJson(res, 200, { ok: true, message });
+  }
+  if (!verb) return;
   if (verb === 'call') return sendJson(res, 200, await callFromForm(options.store, name, body));
   return act(feed, options, name, verb, res);
 }

@@ -84,3 +84,88 @@ export interface AuditFilters {
   decision?: string;
   workload?: string;
 }
+
+/** One interval of a workload's traffic on the metrics page (between two reads of its metrics). */
+export interface MetricsPoint {
+  /** The end of the interval (ISO time). */
+  at: string;
+  requests: number;
+  errors: number;
+  /** Mean duration of the interval's requests in milliseconds; null without requests. */
+  mean_ms: number | null;
+}
+
+/** One workload on the metrics page. */
+export interface WorkloadMetrics {
+  name: string;
+  /** `on`: read from its proxy's `/metrics`; `off`: it serves none; `unreachable`: the read failed. */
+  source: 'on' | 'off' | 'unreachable';
+  /** Why there are no numbers (source not `on`). */
+  problem: string;
+  /** Since the proxy started, as its counters say. */
+  total: { requests: number; errors: number; mean_ms: number | null };
+  /** The intervals of the window, oldest first. */
+  points: MetricsPoint[];
+}
+
+export interface MetricsSnapshot {
+  /** Seconds between two reads of a proxy's metrics. */
+  interval_seconds: number;
+  /** Seconds of history kept. */
+  window_seconds: number;
+  workloads: WorkloadMetrics[];
+}
+
+/** A value running a registry entry needs from the user (a required input without a value). */
+export interface RegistryInputField {
+  /** `env:NAME`, `variable:NAME` or `header:NAME`: the key of its value in a run request. */
+  key: string;
+  kind: 'env' | 'variable' | 'header';
+  name: string;
+  description: string;
+  /** Typed in a password input, stored in the secrets manager, never put in arguments. */
+  secret: boolean;
+}
+
+/** One registry entry on the registry page: everything is the registry's and shown as text. */
+export interface RegistryRow {
+  name: string;
+  title: string;
+  description: string;
+  version: string;
+  status: string;
+  /** What `moat run` would run (image, npx://, uvx:// or URL) and its transport. */
+  target: string;
+  transport: string;
+  inputs: RegistryInputField[];
+  /** Why the entry cannot be run by Moat (empty when it can). */
+  problem: string;
+}
+
+/** A run request: the entry, an optional workload name, and the values of its inputs by key. */
+export interface RegistryRunRequest {
+  server: string;
+  name?: string;
+  values: Record<string, string>;
+}
+
+/** One AI client on the clients page, as `moat client list` and `status` see it. */
+export interface ClientRow {
+  id: string;
+  title: string;
+  installed: boolean;
+  /** Its config file (the one Moat writes). */
+  file: string;
+  /** The groups it is registered with. */
+  groups: string[];
+  /** The workloads Moat configured in its file. */
+  workloads: string[];
+  /** `in sync`, `missing: …`, the file's problem, or `-` (nothing registered or written). */
+  state: string;
+}
+
+/** One group on the groups page (its workloads come from the live workloads feed). */
+export interface GroupRow {
+  name: string;
+  clients: string[];
+}

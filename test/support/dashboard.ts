@@ -7,6 +7,8 @@ import { request } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { launchChromium, type TestBrowser } from './browser.js';
 import { moatOk, printedUrl } from './moat-cli.js';
 
 export interface Dashboard {
@@ -17,8 +19,8 @@ export interface Dashboard {
   stop(): Promise<void>;
 }
 
-export async function startDashboard(home: string): Promise<Dashboard> {
-  const loginUrl = printedUrl(await moatOk(home, ['ui']));
+export async function startDashboard(home: string, env: NodeJS.ProcessEnv = {}): Promise<Dashboard> {
+  const loginUrl = printedUrl(await moatOk(home, ['ui'], env));
   const url = new URL(loginUrl);
   url.search = '';
   return { url: url.href, loginUrl, stop: async () => void (await moatOk(home, ['ui', '--stop'])) };
@@ -52,4 +54,36 @@ export function screenshotDir(): string {
   const dir = process.env.MOAT_UI_SCREENSHOTS ?? join(tmpdir(), `moat-ui-screenshots-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** A dashboard, a Chromium logged in to it (one page), and this run's screenshot folder. */
+export interface DashboardInChromium {
+  dashboard: Dashboard;
+  browser: TestBrowser;
+  page: Page;
+  screens: string;
+  close(): Promise<void>;
+}
+
+/** Starts `moat ui` (with `env` added to its environment) and logs a new Chromium page in. */
+export async function dashboardInChromium(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<DashboardInChromium> {
+  const dashboard = await startDashboard(home, env);
+  const browser = await launchChromium();
+  const page = await browser.context.newPage();
+  await page.goto(dashboard.loginUrl);
+  const screens = screenshotDir();
+  console.log(`moat ui screenshots: ${screens}`);
+  return {
+    dashboard,
+    browser,
+    page,
+    screens,
+    close: async () => {
+      await browser.close();
+      await dashboard.stop();
+    },
+  };
 }

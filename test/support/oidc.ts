@@ -48,6 +48,18 @@ export interface TestOidcProvider {
 }
 
 /** The RunConfig `oidc_config` that trusts `idp`'s JWT access tokens (on loopback, over plain HTTP). */
+/** The `moat run` flags that trust `idp`'s JWT access tokens (on loopback, over plain HTTP). */
+export function oidcRunFlags(idp: TestOidcProvider): string[] {
+  return [
+    '--oidc-issuer',
+    idp.issuer,
+    '--oidc-audience',
+    idp.jwtResource,
+    '--oidc-insecure-allow-http',
+    '--jwks-allow-private-ip',
+  ];
+}
+
 export function oidcConfigFor(idp: TestOidcProvider, extra: OidcConfig = {}): OidcConfig {
   return {
     Issuer: idp.issuer,

@@ -27,6 +27,8 @@ const SAFE_ATTRIBUTES = new Set([
   'aria-busy',
   'data-workload',
   'data-state',
+  'data-entry',
+  'required',
 ]);
 
 export function el<K extends keyof HTMLElementTagNameMap>(

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startV2StreamableBackend, type HttpBackendServer } from '../../support/mcp-http-backends.js';
 import { ensureBuilt, eventually, moat, moatHome, removeHome, spawnMoat } from '../../support/moat-cli.js';
-import { startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
+import { oidcRunFlags, startTestOidcProvider, type TestOidcProvider } from '../../support/oidc.js';
 
 let idp: TestOidcProvider;
 let backend: HttpBackendServer;
@@ -70,12 +70,7 @@ describe('moat run with OIDC, Cedar and audit', () => {
       '--name',
       'protected',
       '--foreground',
-      '--oidc-issuer',
-      idp.issuer,
-      '--oidc-audience',
-      idp.jwtResource,
-      '--oidc-insecure-allow-http',
-      '--jwks-allow-private-ip',
+      ...oidcRunFlags(idp),
       '--authz-config',
       join(dir, 'authz.yaml'),
       '--audit-config',
