@@ -116,7 +116,11 @@ async function applyPlan(
     );
   }
   const inputs = new Inputs(server, ctx);
-  const { plan: filled, composers } = await filledPlan(plan, userArgs, inputs, flags.env);
+  const givenHeaders = keysOf(
+    [...flags.remoteForwardHeaders, ...flags.remoteForwardHeadersSecret],
+    /^([^=]*)=/,
+  );
+  const { plan: filled, composers } = await filledPlan(plan, userArgs, inputs, flags.env, givenHeaders);
   const envFromFile = flags.envFile !== undefined || flags.envFileDir !== undefined;
   const env = await inputs.environment(filled, flags.env, flags.secret, envFromFile);
   const headers = await inputs.headers(
@@ -165,16 +169,28 @@ async function filledPlan(
   userArgs: boolean,
   inputs: Inputs,
   given: readonly string[],
+  givenHeaders: ReadonlySet<string>,
 ): Promise<{ plan: RunPlan; composers: SecretHeaderValues }> {
   const args = userArgs ? [] : plan.args;
+  // A header the user gave whole needs none of its variables.
+  const toFill = (header: DeclaredInput) => !givenHeaders.has(header.name.toLowerCase());
   const secretVariable = (header: DeclaredInput): DeclaredInput | undefined =>
     plan.variables.find((v) => v.secret && placeholdersIn(header.value ?? '').includes(v.name));
   // A secret variable is asked for with its header (below); in an argument or env value it is refused.
   const inArgsOrEnv = new Set([...args, ...plan.env.map((i) => i.value ?? '')].flatMap(placeholdersIn));
-  const inHeaders = new Set(plan.headers.flatMap((h) => placeholdersIn(h.value ?? '')));
+  const headerOf = new Map(
+    plan.headers
+      .filter(toFill)
+      .flatMap((h) => placeholdersIn(h.value ?? '').map((v) => [v, h.name] as const)),
+  );
   const values = await inputs.variables(
-    plan.variables.filter((v) => inArgsOrEnv.has(v.name) || (inHeaders.has(v.name) && !v.secret)),
+    plan.variables.filter((v) => inArgsOrEnv.has(v.name) || (headerOf.has(v.name) && !v.secret)),
     given,
+    // A variable only a header uses is given with that header (a remote workload takes no --env).
+    (name) =>
+      inArgsOrEnv.has(name)
+        ? `--env ${name}=…`
+        : `--remote-forward-headers ${headerOf.get(name) ?? ''}=… (the whole value)`,
   );
   const where = `registry server ${plan.server}`;
   const fillOne = (i: DeclaredInput, what: string): DeclaredInput =>
@@ -183,6 +199,7 @@ async function filledPlan(
       : { ...i, value: fillPlaceholders(i.value, values, `${where}, ${what} ${i.name}`) };
   const composers: SecretHeaderValues = new Map();
   const headers = plan.headers.map((header) => {
+    if (!toFill(header)) return header;
     const variable = secretVariable(header);
     if (!variable || header.value === undefined) return fillOne(header, 'header');
     const template = header.value;
@@ -263,6 +280,7 @@ class Inputs {
   async variables(
     variables: readonly DeclaredInput[],
     given: readonly string[],
+    flagFor: (name: string) => string,
   ): Promise<Map<string, string>> {
     const givenValues = new Map(given.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
     const values = new Map<string, string>();
@@ -275,9 +293,7 @@ class Inputs {
       const value =
         givenValues.get(variable.name) ??
         variable.value ??
-        (variable.required
-          ? await this.ask(variable, `--env ${variable.name}=…`, 'placeholder variable')
-          : '');
+        (variable.required ? await this.ask(variable, flagFor(variable.name), 'placeholder variable') : '');
       values.set(variable.name, value);
     }
     return values;

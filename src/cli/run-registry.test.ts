@@ -163,6 +163,23 @@ describe('moat run <registry name>', () => {
               ],
             },
             {
+              name: 'io.acme/team-hosted',
+              description: 'hosted per team',
+              remotes: [
+                {
+                  type: 'streamable-http',
+                  url: 'https://teams.example/mcp',
+                  headers: [
+                    {
+                      name: 'X-Team',
+                      value: 'team-{team}',
+                      variables: { team: { isRequired: true } },
+                    },
+                  ],
+                },
+              ],
+            },
+            {
               name: 'io.acme/hosted',
               description: 'hosted',
               remotes: [
@@ -202,6 +219,15 @@ describe('moat run <registry name>', () => {
       );
       // Arguments after -- replace the entry's, so their placeholders are not needed.
       expect((await resolved(['weather', '--', '--city', 'Oslo'])).serverArgs).toEqual(['--city', 'Oslo']);
+    });
+
+    it('takes a header with a plain variable whole, and names the header flag when it is missing', async () => {
+      await expect(resolved(['team-hosted'])).rejects.toThrow(
+        'io.acme/team-hosted needs the placeholder variable team: give it with ' +
+          '--remote-forward-headers X-Team=… (the whole value)',
+      );
+      const given = await resolved(['--remote-forward-headers', 'X-Team=team-blue', 'team-hosted']);
+      expect(given.flags.remoteForwardHeaders).toEqual(['X-Team=team-blue']);
     });
 
     it('makes a header with a secret variable a secret header; refuses a secret variable in an argument', async () => {
