@@ -51,7 +51,9 @@ import {
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
 import {
+  inspectsServerMessages,
   needsResponse,
+  runServerMessagePolicies,
   runServerPolicies,
   type ClientTransportKind,
   type MessageContext,
@@ -184,9 +186,11 @@ export class Multiplexer {
   #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
   readonly #log: Logger;
+  readonly #screensServerMessages: boolean;
 
   constructor(options: MultiplexerOptions) {
     this.#o = options;
+    this.#screensServerMessages = inspectsServerMessages(options.policies);
     this.#log = options.logger;
     this.#modern = new ModernUpstream({
       log: options.logger,
@@ -596,10 +600,12 @@ export class Multiplexer {
       });
       return;
     }
+    const screened = this.#screen(request, target.pending?.ctx ?? latestInteractive(target.session)?.ctx);
+    if (!screened) return;
     const key = idKey(request.id);
     this.#serverRequests.set(key, target.session);
     target.session.serverRequests.set(key, request.id);
-    if (!this.#deliverRelated(target.session, target.pending, request)) {
+    if (!this.#deliverRelated(target.session, target.pending, screened)) {
       this.#serverRequests.delete(key);
       target.session.serverRequests.delete(key);
       this.#o.send(this.#serverError(request.id, 'The client has no open stream to receive server requests'));
@@ -685,8 +691,26 @@ export class Multiplexer {
     message: JsonRpcMessage,
     sink = pending?.sink,
   ): boolean {
-    if (sink?.related(message)) return true;
-    return session.channel?.send(message) ?? false;
+    // Server requests were screened before they were routed (a refused one is answered there).
+    const passed = isRequest(message)
+      ? message
+      : this.#screen(message, (pending ?? latestInteractive(session))?.ctx);
+    if (!passed) return true;
+    if (sink?.related(passed)) return true;
+    return session.channel?.send(passed) ?? false;
+  }
+
+  /**
+   * A server-originated message through the policies that screen them (guardrails): the message
+   * to deliver, or undefined when refused (a request is then answered to the server with the
+   * refusal, a notification dropped).
+   */
+  #screen(message: JsonRpcMessage, ctx: MessageContext | undefined): JsonRpcMessage | undefined {
+    if (isResponse(message) || !this.#screensServerMessages) return message;
+    const verdict = runServerMessagePolicies(this.#o.policies, message, ctx);
+    if (verdict.action === 'forward') return verdict.message;
+    if (isRequest(message)) this.#o.send({ jsonrpc: '2.0', id: message.id, error: verdict.error });
+    return undefined;
   }
 
   /**
