@@ -180,6 +180,23 @@ export function runServerMessagePolicies(
   return { action: 'forward', message: current };
 }
 
+/**
+ * A server-originated message through the chain: the message to pass on, or undefined when a
+ * policy refused it; a refused request is then answered through `answerServer` with the refusal
+ * (the server must not wait for an answer that never comes), a refused notification dropped.
+ */
+export function screenServerMessage(
+  policies: readonly MessagePolicy[],
+  message: ServerOriginated,
+  ctx: MessageContext | undefined,
+  answerServer: ((answer: JsonRpcResponse) => void) | undefined,
+): ServerOriginated | undefined {
+  const verdict = runServerMessagePolicies(policies, message, ctx);
+  if (verdict.action === 'forward') return verdict.message;
+  if ('id' in message) answerServer?.({ jsonrpc: '2.0', id: message.id, error: verdict.error });
+  return undefined;
+}
+
 /** True when any policy wants to see server responses or server-originated messages (so they must be parsed). */
 export function inspectsResponses(policies: readonly MessagePolicy[]): boolean {
   return policies.some((p) => p.onServerResponse !== undefined || p.onServerMessage !== undefined);

@@ -13,7 +13,6 @@ import { UpstreamTimeout } from './deadline.js';
 import { reject, type ProxyRejection } from '../../../pipeline/errors.js';
 import { errorMessage } from '../../../../util/errors.js';
 import {
-  isRequest,
   isResponse,
   jsonShapeProblem,
   RPC,
@@ -25,8 +24,8 @@ import {
   type JsonRpcResponse,
 } from '../../../../mcp/jsonrpc.js';
 import {
-  runServerMessagePolicies,
   runServerPolicies,
+  screenServerMessage,
   type MessageContext,
   type MessagePolicy,
   type ServerOriginated,
@@ -130,12 +129,9 @@ async function transformMessage(message: JsonRpcMessage, text: string, side: Ser
  * A message the server sent of its own accord, through the policies: the text to pass on, '' when
  * refused (a refused request is answered to the server instead).
  */
-export function serverMessageText(message: ServerOriginated, text: string, side: ServerSide): string {
-  const verdict = runServerMessagePolicies(side.policies, message, side.ctx);
-  if (verdict.action === 'forward')
-    return verdict.message === message ? text : JSON.stringify(verdict.message);
-  if (isRequest(message)) side.answerServer?.({ jsonrpc: '2.0', id: message.id, error: verdict.error });
-  return '';
+function serverMessageText(message: ServerOriginated, text: string, side: ServerSide): string {
+  const passed = screenServerMessage(side.policies, message, side.ctx, side.answerServer);
+  return passed === undefined ? '' : passed === message ? text : JSON.stringify(passed);
 }
 
 /** An answer that must not reach the client: a clean 502 for the request instead. */

@@ -53,8 +53,8 @@ import {
 import {
   inspectsServerMessages,
   needsResponse,
-  runServerMessagePolicies,
   runServerPolicies,
+  screenServerMessage,
   type ClientTransportKind,
   type MessageContext,
   type MessagePolicy,
@@ -197,6 +197,7 @@ export class Multiplexer {
       requestTimeoutMs: options.requestTimeoutMs,
       sessions: this.#sessions,
       subscribers: this.#subscribers,
+      policies: options.policies,
       nextId: () => this.#nextId++,
       write: (message) => options.send(message),
       start: (pending, outgoing) => this.#start(pending, outgoing),
@@ -707,10 +708,7 @@ export class Multiplexer {
    */
   #screen(message: JsonRpcMessage, ctx: MessageContext | undefined): JsonRpcMessage | undefined {
     if (isResponse(message) || !this.#screensServerMessages) return message;
-    const verdict = runServerMessagePolicies(this.#o.policies, message, ctx);
-    if (verdict.action === 'forward') return verdict.message;
-    if (isRequest(message)) this.#o.send({ jsonrpc: '2.0', id: message.id, error: verdict.error });
-    return undefined;
+    return screenServerMessage(this.#o.policies, message, ctx, (answer) => this.#o.send(answer));
   }
 
   /**
