@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
@@ -26,8 +27,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BackendSpec } from '../../../src/proxy/types.js';
 import { startProxy } from '../../../src/proxy/index.js';
 import { AWS_KEY, GITHUB_TOKEN } from '../../fixtures/guardrails/asking-server.js';
-import { startAskingBackend, type AskingBackend } from '../../fixtures/guardrails/asking-http.js';
-import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
+import {
+  startAskingBackend,
+  startAskingLegacyBackend,
+  type AskingBackend,
+} from '../../fixtures/guardrails/asking-http.js';
+import { proxyInFrontOf, startHostileBackend, VISIBLE_TOOL } from '../../support/hostile-backend.js';
+import { INIT_BODY, MCP_HEADERS, memoryLogger, testConfig } from '../../support/proxy-harness.js';
+import type { JsonRpcId } from '../../../src/mcp/jsonrpc.js';
 
 const STDIO_SERVER = fileURLToPath(new URL('../../fixtures/guardrails/asking-stdio.ts', import.meta.url));
 
@@ -46,7 +53,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-type Path = 'sse' | 'json' | 'stdio';
+type Path = 'sse' | 'json' | 'legacy-sse' | 'stdio';
 
 /** The backend for one path, and how to stop it. */
 async function backendFor(path: Path): Promise<{ spec: BackendSpec; close: () => Promise<void> }> {
@@ -70,9 +77,12 @@ async function backendFor(path: Path): Promise<{ spec: BackendSpec; close: () =>
       close: () => Promise.resolve(),
     };
   }
-  const backend: AskingBackend = await startAskingBackend(path === 'json');
+  const legacy = path === 'legacy-sse';
+  const backend: AskingBackend = legacy
+    ? await startAskingLegacyBackend()
+    : await startAskingBackend(path === 'json');
   return {
-    spec: { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+    spec: { kind: 'http', url: backend.url, transport: legacy ? 'sse' : 'streamable-http', remote: false },
     close: () => backend.close(),
   };
 }
@@ -101,7 +111,7 @@ async function withProxy(path: Path, guardrails: string, work: (run: Run) => Pro
     testConfig({
       guardrail_config_path: configFile,
       audit_config: { logFile: auditFile },
-      ...(path === 'stdio' ? { transport: 'stdio' } : {}),
+      ...(path === 'stdio' ? { transport: 'stdio' } : path === 'legacy-sse' ? { transport: 'sse' } : {}),
     }),
     backend.spec,
     { logger },
@@ -123,7 +133,11 @@ async function withProxy(path: Path, guardrails: string, work: (run: Run) => Pro
     seen.logs.push(notification.params.data);
   });
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
+    await client.connect(
+      path === 'legacy-sse'
+        ? new SSEClientTransport(new URL(`${proxy.url}/sse`))
+        : new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)),
+    );
     await work({ client, seen, logs: lines });
   } finally {
     await client.close();
@@ -139,8 +153,15 @@ const textOf = (result: unknown): string =>
 const samplingText = (params: CreateMessageRequest['params'] | undefined): string =>
   JSON.stringify(params?.messages[0]?.content);
 
-for (const path of ['sse', 'json', 'stdio'] as const) {
-  const through = path === 'stdio' ? 'a stdio server' : `an HTTP server answering in ${path.toUpperCase()}`;
+const THROUGH: Record<Path, string> = {
+  sse: 'an HTTP server answering in SSE',
+  json: 'an HTTP server answering in JSON (the GET stream)',
+  'legacy-sse': 'a legacy HTTP+SSE server',
+  stdio: 'a stdio server',
+};
+
+for (const path of ['sse', 'json', 'legacy-sse', 'stdio'] as const) {
+  const through = THROUGH[path];
   describe(`guardrails on the server's own messages, through ${through}`, () => {
     it('redacts a secret in a sampling request before the client sees it', async () => {
       const audit = await withProxy(path, 'to_client: redact\n', async ({ client, seen }) => {
@@ -154,10 +175,13 @@ for (const path of ['sse', 'json', 'stdio'] as const) {
         expect(seen.sampling[0]?.systemPrompt).toBe('Deploy key [REDACTED:aws-access-key]');
         expect(seen.sampling[0]?.maxTokens).toBe(10);
       });
+      expect(audit).not.toContain(GITHUB_TOKEN);
+      // A legacy SSE stream's own audit event (which would carry its findings) is not yet in the
+      // log when the proxy has closed right after its client; its findings are in the proxy's log.
+      if (path === 'legacy-sse') return;
       expect(audit).toContain(
         '{"detector":"github-token","direction":"to_client","action":"redact","path":"sampling/createMessage params.messages[0].content.text"}',
       );
-      expect(audit).not.toContain(GITHUB_TOKEN);
     });
 
     it('blocks a sampling request with a secret: the server gets the guardrail error, the client nothing', async () => {
@@ -201,14 +225,95 @@ for (const path of ['sse', 'json', 'stdio'] as const) {
           /guardrails found .*github-token \(warn\).* in the server's sampling\/createMessage/,
         );
       });
+      expect(audit).not.toContain(GITHUB_TOKEN);
+      expect(audit).not.toContain(AWS_KEY);
+      if (path === 'legacy-sse') return; // see above: the legacy stream's audit event
       expect(audit).toContain(
         '{"detector":"github-token","direction":"to_client","action":"warn","path":"sampling/createMessage params.messages[0].content.text"}',
       );
       expect(audit).toContain(
         '{"detector":"aws-access-key","direction":"to_client","action":"warn","path":"sampling/createMessage params.systemPrompt"}',
       );
-      expect(audit).not.toContain(GITHUB_TOKEN);
-      expect(audit).not.toContain(AWS_KEY);
     });
   });
 }
+
+/**
+ * JSON lines: a backend answering a tools/call with chunked JSON, one message a line (the
+ * hostile backend, a fake: no SDK server answers so), its own messages before the answer.
+ */
+describe("guardrails on the server's own messages in a JSON-lines answer", () => {
+  const lines = (id: JsonRpcId) =>
+    [
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: { level: 'info', data: `with ${GITHUB_TOKEN}` },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 'srv-1',
+        method: 'elicitation/create',
+        params: { message: `confirm ${AWS_KEY}` },
+      },
+      { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'done' }] } },
+    ]
+      .map((message) => `${JSON.stringify(message)}\n`)
+      .join('');
+
+  for (const action of ['redact', 'block'] as const) {
+    it(`${action === 'redact' ? 'redacts' : 'leaves out'} each of them, line by line`, async () => {
+      const backend = await startHostileBackend();
+      const proxy = await proxyInFrontOf(backend, { guardrail_config: { to_client: action } });
+      try {
+        backend.script((_method, id) => ({
+          headers: { 'content-type': 'application/json' },
+          chunks: [lines(id)],
+        }));
+        const init = await fetch(`${proxy.url}/mcp`, {
+          method: 'POST',
+          headers: MCP_HEADERS,
+          body: JSON.stringify(INIT_BODY),
+        });
+        await init.text();
+        const res = await fetch(`${proxy.url}/mcp`, {
+          method: 'POST',
+          headers: { ...MCP_HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id') as string },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/call',
+            params: { name: VISIBLE_TOOL },
+          }),
+        });
+        const got = (await res.text())
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        const answer = { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'done' }] } };
+        expect(got).toEqual(
+          action === 'block'
+            ? [answer]
+            : [
+                {
+                  jsonrpc: '2.0',
+                  method: 'notifications/message',
+                  params: { level: 'info', data: 'with [REDACTED:github-token]' },
+                },
+                {
+                  jsonrpc: '2.0',
+                  id: 'srv-1',
+                  method: 'elicitation/create',
+                  params: { message: 'confirm [REDACTED:aws-access-key]' },
+                },
+                answer,
+              ],
+        );
+      } finally {
+        backend.release();
+        await proxy.close();
+        await backend.close();
+      }
+    });
+  }
+});
