@@ -3,8 +3,8 @@
  * its log notifications, screened on their way to the client through every backend path. A real
  * MCP SDK client (with sampling and elicitation handlers) and a real SDK server (the asking
  * fixture) behind Moat's proxy: over streamable HTTP answering in SSE (the server speaks on the
- * tool call's stream), answering in JSON (it speaks on the session's GET stream), and over stdio
- * (the multiplexer). `redact` leaves the client the placeholder, `block` answers the server's
+ * tool call's stream), answering in JSON (it speaks on the session's GET stream), over the legacy
+ * HTTP+SSE transport, and over stdio (the multiplexer); and JSON lines from a fake backend. `redact` leaves the client the placeholder, `block` answers the server's
  * request with the guardrail error so the client never sees it, `warn` passes it and audits it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
