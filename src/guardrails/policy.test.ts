@@ -164,3 +164,49 @@ describe('config', () => {
     expect(() => parseGuardrailConfig({ to_server: 'drop' }, 'x')).toThrow(/field to_server: .*"block"/);
   });
 });
+
+describe("the server's own messages", () => {
+  const progress = {
+    jsonrpc: '2.0' as const,
+    method: 'notifications/progress',
+    params: { progressToken: STRIPE, progress: 1, message: `charging ${CARD}`, _meta: { note: STRIPE } },
+  };
+
+  it('redacts content and leaves the bookkeeping (progress token, _meta) as it came', () => {
+    const { policy } = policyFor({ to_client: 'redact' });
+    const ctx = context();
+    expect(policy.onServerMessage?.(progress, ctx)).toEqual({
+      action: 'rewrite',
+      message: { ...progress, params: { ...progress.params, message: 'charging [REDACTED:payment-card]' } },
+    });
+    expect(ctx.exchange.guardrailFindings).toEqual([
+      {
+        detector: 'payment-card',
+        direction: 'to_client',
+        action: 'redact',
+        path: 'notifications/progress params.message',
+      },
+    ]);
+  });
+
+  it('refuses a request carrying a secret, naming the detector only; works without an exchange', () => {
+    const { policy, lines } = policyFor({ to_client: 'block' });
+    const request = {
+      jsonrpc: '2.0' as const,
+      id: 3,
+      method: 'elicitation/create',
+      params: { message: `confirm ${STRIPE}`, requestedSchema: { type: 'object' } },
+    };
+    const verdict = policy.onServerMessage?.(request, undefined);
+    expect(verdict).toMatchObject({
+      action: 'deny',
+      error: { code: GUARDRAIL_BLOCKED_CODE, data: { guardrails: ['stripe-key'] } },
+    });
+    expect(JSON.stringify(verdict) + lines.join('')).not.toContain(STRIPE);
+  });
+
+  it('has no hook without a to_client side, so no transport parses server messages for it', () => {
+    const { policy } = policyFor({ to_client: 'off' });
+    expect('onServerMessage' in policy).toBe(false);
+  });
+});

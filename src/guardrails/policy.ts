@@ -2,7 +2,8 @@
  * Guardrails as a message policy: secrets and personal data looked for in what the client sends
  * the server (tool call and prompt arguments, completion values, its answers to the server's
  * sampling and elicitation requests) and in what the server answers (tool results, prompt
- * messages, resource contents, completions). Each finding is blocked, redacted or only recorded,
+ * messages, resource contents, completions) or sends of its own accord (its sampling and
+ * elicitation requests, log and progress notifications). Each finding is blocked, redacted or only recorded,
  * as the config says for its detector and direction. Every string of the payload is scanned once
  * by the direction's combined matcher; an object key that names a secret (`password`, `api_key`)
  * makes its random-looking string value a `generic-secret` too.
@@ -10,7 +11,13 @@
 import type { Logger } from 'pino';
 import type { GuardrailFinding } from '../mcp/exchange.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../mcp/jsonrpc.js';
-import { ALLOW, type ClientVerdict, type MessagePolicy } from '../mcp/policy.js';
+import {
+  ALLOW,
+  type ClientVerdict,
+  type MessagePolicy,
+  type ServerMessageVerdict,
+  type ServerOriginated,
+} from '../mcp/policy.js';
 import { log } from '../util/log.js';
 import type { Action, Direction, GuardrailSettings } from './config.js';
 import { DETECTORS, randomLookingValue } from './detectors.js';
@@ -24,6 +31,9 @@ export const GUARDRAIL_BLOCKED_CODE = -32050;
 const SCREENED_REQUESTS = new Set(['tools/call', 'prompts/get', 'completion/complete']);
 /** Requests whose answers carry content from the server. */
 const SCREENED_ANSWERS = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+
+/** Protocol bookkeeping in a server message's params, never content (and rewritten in transit). */
+const BOOKKEEPING = new Set(['_meta', 'progressToken', 'requestId']);
 
 /** An object key naming a secret: its string value is judged by the keyword rule. */
 const SECRET_NAME = /passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|credential/i;
@@ -62,10 +72,10 @@ export function createGuardrailPolicy(settings: GuardrailSettings, logger: Logge
   function report(
     screened: Screened,
     where: string,
-    ctx: { exchange?: { guardrailFindings?: GuardrailFinding[] } },
+    ctx: { exchange?: { guardrailFindings?: GuardrailFinding[] } } | undefined,
   ) {
     if (screened.findings.length === 0) return;
-    if (ctx.exchange) (ctx.exchange.guardrailFindings ??= []).push(...screened.findings);
+    if (ctx?.exchange) (ctx.exchange.guardrailFindings ??= []).push(...screened.findings);
     logger.warn(
       { guardrails: screened.findings.map(({ detector, action, path }) => ({ detector, action, path })) },
       `guardrails found ${describe(screened.findings)} in ${where}`,
@@ -104,6 +114,38 @@ export function createGuardrailPolicy(settings: GuardrailSettings, logger: Logge
       }
       return screened.value === response.result ? response : { ...response, result: screened.value };
     },
+
+    // Only with a `to_client` side: otherwise no transport parses server messages for it.
+    ...(toClient && {
+      onServerMessage(message, ctx): ServerMessageVerdict {
+        const target = serverPayload(message);
+        if (!target) return ALLOW;
+        const screened = screen(target.value, toClient, target.path);
+        report(screened, `the server's ${message.method}`, ctx);
+        if (screened.blocked.length > 0)
+          return { action: 'deny', error: blockedError(screened.blocked, 'request') };
+        if (screened.value === target.value) return ALLOW;
+        return { action: 'rewrite', message: target.replace(screened.value) };
+      },
+    }),
+  };
+}
+
+/** The content of a server request or notification (its params but the bookkeeping), and how to put it back. */
+function serverPayload(
+  message: ServerOriginated,
+):
+  | { value: Record<string, unknown>; path: string; replace: (value: unknown) => ServerOriginated }
+  | undefined {
+  const params = message.params;
+  if (params === undefined) return undefined;
+  const kept: Record<string, unknown> = {};
+  const content: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) (BOOKKEEPING.has(key) ? kept : content)[key] = value;
+  return {
+    value: content,
+    path: `${message.method} params`,
+    replace: (value) => ({ ...message, params: { ...(value as Record<string, unknown>), ...kept } }),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   runServerPolicies,
   inspectsResponses,
   needsResponse,
+  screenServerMessage,
   type ClientVerdict,
   type MessagePolicy,
 } from './policy.js';
@@ -147,5 +148,54 @@ describe('policy chains', () => {
       message: request,
       rewritten: false,
     });
+  });
+});
+
+describe('server-originated messages', () => {
+  const sampling = {
+    jsonrpc: '2.0' as const,
+    id: 'srv-1',
+    method: 'sampling/createMessage',
+    params: { n: 1 },
+  };
+  const trail: string[] = [];
+  const policy = (name: string, refuse: boolean): MessagePolicy => ({
+    name,
+    onServerMessage: (message) => {
+      trail.push(name);
+      if (refuse) return { action: 'deny', error: { code: -32050, message: `${name} refused` } };
+      return { action: 'rewrite', message: { ...message, params: { ...message.params, [name]: true } } };
+    },
+  });
+
+  it('run bottom to top; a refused request is answered to the server, the client gets nothing', () => {
+    trail.length = 0;
+    const answers: unknown[] = [];
+    const passed = screenServerMessage([policy('a', true), policy('b', false)], sampling, ctx, (a) =>
+      answers.push(a),
+    );
+    expect(passed).toBeUndefined();
+    expect(trail).toEqual(['b', 'a']);
+    expect(answers).toEqual([{ jsonrpc: '2.0', id: 'srv-1', error: { code: -32050, message: 'a refused' } }]);
+  });
+
+  it('pass rewritten; a refused notification is dropped with no answer', () => {
+    expect(screenServerMessage([policy('b', false)], sampling, ctx, () => {})).toEqual({
+      ...sampling,
+      params: { n: 1, b: true },
+    });
+    const answers: unknown[] = [];
+    const log = { jsonrpc: '2.0' as const, method: 'notifications/message', params: {} };
+    expect(screenServerMessage([policy('a', true)], log, ctx, (a) => answers.push(a))).toBeUndefined();
+    expect(answers).toEqual([]);
+  });
+
+  it('make a stream that may carry one be parsed, by the raw text alone', () => {
+    const screens = [policy('a', false)];
+    expect(inspectsResponses(screens)).toBe(true);
+    expect(needsResponse(screens, 'tools/call', '{"jsonrpc":"2.0","method":"notifications/message"}')).toBe(
+      true,
+    );
+    expect(needsResponse(screens, 'tools/call', '{"jsonrpc":"2.0","id":1,"result":{}}')).toBe(false);
   });
 });

@@ -8,7 +8,13 @@ import type { ClientTransportKind, ExchangeRecord } from './exchange.js';
 
 export type { ClientTransportKind } from './exchange.js';
 import type { Identity } from './identity.js';
-import type { JsonRpcError, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type {
+  JsonRpcError,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+} from './jsonrpc.js';
 
 export interface MessageContext {
   /** Client-facing session ID, when the message belongs to a session. */
@@ -44,7 +50,20 @@ export type ClientVerdict =
   | { action: 'rewrite'; message: JsonRpcMessage }
   | { action: 'deny'; reason: DenialReason; error: JsonRpcError };
 
-export const ALLOW: ClientVerdict = Object.freeze({ action: 'allow' });
+/** Allows a message, client's or server's. */
+export const ALLOW: { readonly action: 'allow' } = Object.freeze({ action: 'allow' });
+
+/** A message the server sends of its own accord: its request to the client, or a notification. */
+export type ServerOriginated = JsonRpcRequest | JsonRpcNotification;
+
+/**
+ * What a policy decides about a server-originated message. `deny`: the client never sees it; a
+ * request is answered to the server with `error` instead, a notification is dropped.
+ */
+export type ServerMessageVerdict =
+  | { action: 'allow' }
+  | { action: 'rewrite'; message: ServerOriginated }
+  | { action: 'deny'; error: JsonRpcError };
 
 /**
  * A message policy. Every hook is optional; a chain with no policies lets bytes pass without a
@@ -67,6 +86,14 @@ export interface MessagePolicy {
    * looks for markers and never parses.
    */
   needsResponse?(method: string, text: string | Buffer): boolean;
+  /**
+   * A message the server originates (sampling and elicitation requests, log and progress
+   * notifications), on every stream that carries one. Synchronous, so server messages keep their
+   * order and a transport delivers them in the tick they arrive. `ctx`: the client exchange the
+   * message goes out in, when there is one (a stdio server's message may reach a session's stream
+   * while none of its requests is in flight).
+   */
+  onServerMessage?(message: ServerOriginated, ctx: MessageContext | undefined): ServerMessageVerdict;
   /**
    * Acts on 2026-07-28 (stateless) requests only: a transport that tells the eras apart per
    * request leaves it out for 2025-era ones, so a chain of such policies costs those nothing.
@@ -131,9 +158,60 @@ export async function runServerPolicies(
   return current;
 }
 
-/** True when any policy wants to see server responses (so responses must be parsed). */
+/**
+ * Runs the chain over a server-originated message, bottom to top as for answers: the message to
+ * pass on, or the first denial and who made it.
+ */
+export function runServerMessagePolicies(
+  policies: readonly MessagePolicy[],
+  message: ServerOriginated,
+  ctx: MessageContext | undefined,
+):
+  { action: 'forward'; message: ServerOriginated } | { action: 'deny'; error: JsonRpcError; policy: string } {
+  let current = message;
+  for (let i = policies.length - 1; i >= 0; i--) {
+    const policy = policies[i];
+    if (!policy?.onServerMessage) continue;
+    const verdict = policy.onServerMessage(current, ctx);
+    if (verdict.action === 'deny') return { action: 'deny', error: verdict.error, policy: policy.name };
+    if (verdict.action === 'rewrite') current = verdict.message;
+  }
+  return { action: 'forward', message: current };
+}
+
+/**
+ * A server-originated message through the chain: the message to pass on, or undefined when a
+ * policy refused it; a refused request is then answered through `answerServer` with the refusal
+ * (the server must not wait for an answer that never comes), a refused notification dropped.
+ */
+export function screenServerMessage(
+  policies: readonly MessagePolicy[],
+  message: ServerOriginated,
+  ctx: MessageContext | undefined,
+  answerServer: ((answer: JsonRpcResponse) => void) | undefined,
+): ServerOriginated | undefined {
+  const verdict = runServerMessagePolicies(policies, message, ctx);
+  if (verdict.action === 'forward') return verdict.message;
+  if ('id' in message) answerServer?.({ jsonrpc: '2.0', id: message.id, error: verdict.error });
+  return undefined;
+}
+
+/** True when any policy wants to see server responses or server-originated messages (so they must be parsed). */
 export function inspectsResponses(policies: readonly MessagePolicy[]): boolean {
-  return policies.some((p) => p.onServerResponse !== undefined);
+  return policies.some((p) => p.onServerResponse !== undefined || p.onServerMessage !== undefined);
+}
+
+/** True when any policy screens server-originated messages. */
+export function inspectsServerMessages(policies: readonly MessagePolicy[]): boolean {
+  return policies.some((p) => p.onServerMessage !== undefined);
+}
+
+/**
+ * The raw text may hold a server-originated message (a `"method"` member, or `\u` escapes that
+ * may spell one): a screen like needsResponse's, never a parse.
+ */
+export function mayHoldServerMessage(text: string | Buffer): boolean {
+  return text.indexOf('"method"') !== -1 || text.indexOf('\\u') !== -1;
 }
 
 /**
@@ -147,6 +225,8 @@ export function needsResponse(
   text: string | Buffer,
 ): boolean {
   for (const policy of policies) {
+    // The answer's stream may carry the server's own messages too (a POST's SSE, JSON lines).
+    if (policy.onServerMessage !== undefined && mayHoldServerMessage(text)) return true;
     if (policy.onServerResponse === undefined) continue;
     if (policy.needsResponse === undefined || policy.needsResponse(method, text)) return true;
   }

@@ -205,7 +205,9 @@ const guardrailDirections = {
     .describe('What the client sends (tool and prompt arguments, its answers).'),
   toClient: guardrailAction
     .optional()
-    .describe('What the server answers (tool results, prompts, resources).'),
+    .describe(
+      'What the server sends (tool results, prompts, resources; its sampling and elicitation requests and notifications).',
+    ),
 };
 
 export const guardrailsSchema = z.object({

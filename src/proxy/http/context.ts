@@ -4,8 +4,8 @@ import { reject } from '../pipeline/errors.js';
 import { type EdgeRequest, type SessionRecord, type SessionStore } from '../types.js';
 import { errorMessage, isMoatError } from '../../util/errors.js';
 import type { PendingRequests } from './pending.js';
-import type { UpstreamClient } from './upstream-client.js';
-import { RPC } from '../../mcp/jsonrpc.js';
+import { discard, upstreamHeaders, upstreamUrl, type UpstreamClient } from './upstream-client.js';
+import { RPC, type JsonRpcResponse } from '../../mcp/jsonrpc.js';
 import type { MessageContext, MessagePolicy } from '../../mcp/policy.js';
 import type { Identity } from '../../mcp/identity.js';
 import { ownedBy } from '../sessions/binding.js';
@@ -93,4 +93,43 @@ export function abortOnClientClose(request: EdgeRequest): AbortSignal {
     if (!request.res.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/**
+ * Answers a server request on the backend session `backendSessionId` in the proxy's own name (a
+ * request a policy refused to pass on), with the credentials of the client's `request`, on its
+ * path or at `url` (a legacy SSE server's message endpoint); no answer is awaited, failures are logged.
+ */
+export async function answerBackend(
+  fc: ForwarderContext,
+  request: EdgeRequest,
+  backendSessionId: string | undefined,
+  answer: JsonRpcResponse,
+  url = upstreamUrl(fc.backend, request.req.url ?? '/'),
+): Promise<void> {
+  const headers = upstreamHeaders(request.req.headers, {
+    remote: fc.backend.remote,
+    clientAddress: request.clientAddress,
+    externalBaseUrl: request.externalBaseUrl,
+  });
+  for (const name of ['mcp-method', 'mcp-name', 'last-event-id', 'content-length']) delete headers[name];
+  headers['content-type'] = 'application/json';
+  headers.accept = 'application/json, text/event-stream';
+  if (backendSessionId !== undefined) headers['mcp-session-id'] = backendSessionId;
+  try {
+    const upstream = await fc.client.send({
+      url,
+      method: 'POST',
+      headers,
+      body: Buffer.from(JSON.stringify(answer)),
+      identity: request.identity,
+      signal: AbortSignal.timeout(fc.options.upstreamTimeoutMs),
+    });
+    discard(upstream.body);
+  } catch (err) {
+    fc.options.logger.warn(
+      { err: errorMessage(err) },
+      'could not answer a server request the policies refused',
+    );
+  }
 }

@@ -17,6 +17,7 @@ import { eraOfHeaders } from '../eras/decision.js';
 import type { EdgeRequest, SessionRecord, TransportHandler } from '../types.js';
 import type { HealthReport } from '../edge/server.js';
 import {
+  answerBackend,
   endSession,
   loadSession,
   messageContext,
@@ -288,6 +289,8 @@ async function exchange(
               ? fc.pending.take(session.id, id)
               : undefined,
         id: rpcId,
+        answerServer: (answer) =>
+          void answerBackend(fc, request, backendSessionId ?? session?.backendSessionId, answer),
       }
     : undefined;
   // An answer a policy must screen is read as JSON whatever its label (an event stream aside):

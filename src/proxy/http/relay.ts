@@ -23,7 +23,13 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../mcp/jsonrpc.js';
-import { runServerPolicies, type MessageContext, type MessagePolicy } from '../../mcp/policy.js';
+import {
+  runServerPolicies,
+  screenServerMessage,
+  type MessageContext,
+  type MessagePolicy,
+  type ServerOriginated,
+} from '../../mcp/policy.js';
 
 /** A streamed answer's body, read chunk by chunk as it arrives. */
 type Body = Pick<UpstreamExchange, 'consume'>;
@@ -39,6 +45,8 @@ export interface ServerSide {
   lookup: RequestLookup;
   /** The id of the request this answer is for (null: none, e.g. a stream the client opened). */
   id?: JsonRpcId | null;
+  /** Sends the server the proxy's answer to a server request a policy refused to pass on. */
+  answerServer?: (answer: JsonRpcResponse) => void;
 }
 
 /** What replaces a message the response policies could not read (fail closed), for request `id`. */
@@ -105,7 +113,8 @@ export async function transformMessageText(text: string, side: ServerSide): Prom
 const LIST_METHODS = new Set(LIST_RESULTS.map(([, method]) => method));
 
 async function transformMessage(message: JsonRpcMessage, text: string, side: ServerSide): Promise<string> {
-  if (!isResponse(message) || message.id === null) return text;
+  if (!isResponse(message)) return serverMessageText(message, text, side);
+  if (message.id === null) return text;
   const request = side.lookup(message.id) ?? inferListRequest(message);
   if (!request) return text;
   // A list with a key twice: parsers differ on which one counts, so the client might read
@@ -114,6 +123,15 @@ async function transformMessage(message: JsonRpcMessage, text: string, side: Ser
   if (problem !== undefined) throw new BrokenJsonAnswer(problem);
   const out = await runServerPolicies(side.policies, message, request, side.ctx);
   return out === message ? text : JSON.stringify(out);
+}
+
+/**
+ * A message the server sent of its own accord, through the policies: the text to pass on, '' when
+ * refused (a refused request is answered to the server instead).
+ */
+function serverMessageText(message: ServerOriginated, text: string, side: ServerSide): string {
+  const passed = screenServerMessage(side.policies, message, side.ctx, side.answerServer);
+  return passed === undefined ? '' : passed === message ? text : JSON.stringify(passed);
 }
 
 /** An answer that must not reach the client: a clean 502 for the request instead. */
@@ -228,6 +246,7 @@ async function checkedFrame(
   }
   if (!side || (side.needed && !side.needed(frame.text))) return frame.raw;
   const out = await screened(message, frame.text, side, id);
+  if (out === '') return Buffer.alloc(0);
   // A rewritten message keeps the line end it came with.
   return out === frame.text
     ? frame.raw
@@ -476,7 +495,8 @@ export function policyRewriter(side: ServerSide): EventRewriter {
     // Events no policy needs (screened by their raw text) pass as they came, synchronously.
     if (side.needed && !side.needed(data)) return event.stray ? withData(event, data) : event.raw;
     return transformMessageText(data, side).then((text) =>
-      text === data && !event.stray ? event.raw : withData(event, text),
+      // '': a message the policies refused, so no event at all.
+      text === '' && data !== '' ? '' : text === data && !event.stray ? event.raw : withData(event, text),
     );
   };
 }

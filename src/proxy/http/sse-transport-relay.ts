@@ -13,6 +13,7 @@ import { type EdgeRequest, type SessionRecord } from '../types.js';
 import { errorMessage } from '../../util/errors.js';
 import {
   abortOnClientClose,
+  answerBackend,
   endSession,
   loadSession,
   messageContext,
@@ -112,6 +113,7 @@ export class SseTransportForwarder {
             policies: fc.options.policies,
             ctx: messageContext(fc, request, sessionId),
             lookup: (id) => fc.pending.take(minted.id, id),
+            answerServer: (answer) => void answerBackend(fc, request, undefined, answer, minted.endpoint),
           });
         }
         return withData(event, minted.clientUrl);
@@ -138,7 +140,7 @@ export class SseTransportForwarder {
     request: EdgeRequest,
     sseUrl: string,
     endpointData: string,
-  ): Promise<{ id: string; clientUrl: string }> {
+  ): Promise<{ id: string; clientUrl: string; endpoint: string }> {
     const backendEndpoint = new URL(endpointData.trim(), sseUrl);
     // The backend must not direct the proxy's POSTs to another host.
     if (backendEndpoint.origin !== new URL(sseUrl).origin) {
@@ -162,7 +164,7 @@ export class SseTransportForwarder {
     const clientUrl = new URL(this.#endpointBase(request) + backendEndpoint.pathname);
     clientUrl.search = backendEndpoint.search;
     clientUrl.searchParams.set(param, id);
-    return { id, clientUrl: clientUrl.href };
+    return { id, clientUrl: clientUrl.href, endpoint: backendEndpoint.href };
   }
 
   async #postMessage(request: EdgeRequest): Promise<void> {

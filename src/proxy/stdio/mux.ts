@@ -52,8 +52,10 @@ import {
   type JsonRpcResponse,
 } from '../../mcp/jsonrpc.js';
 import {
+  inspectsServerMessages,
   needsResponse,
   runServerPolicies,
+  screenServerMessage,
   type MessageContext,
   type MessagePolicy,
 } from '../../mcp/policy.js';
@@ -116,15 +118,18 @@ export class Multiplexer {
   #serverLogLevel?: number;
   readonly #o: MultiplexerOptions;
   readonly #log: Logger;
+  readonly #screensServerMessages: boolean;
 
   constructor(options: MultiplexerOptions) {
     this.#o = options;
+    this.#screensServerMessages = inspectsServerMessages(options.policies);
     this.#log = options.logger;
     this.#modern = new StdioUpAdapter({
       log: options.logger,
       requestTimeoutMs: options.requestTimeoutMs,
       sessions: this.#sessions,
       subscribers: this.#subscribers,
+      policies: options.policies,
       nextId: () => this.#nextId++,
       write: (message) => options.send(message),
       start: (pending, outgoing) => this.#start(pending, outgoing),
@@ -533,10 +538,12 @@ export class Multiplexer {
       });
       return;
     }
+    const screened = this.#screen(request, target.pending?.ctx ?? latestInteractive(target.session)?.ctx);
+    if (!screened) return;
     const key = idKey(request.id);
     this.#serverRequests.set(key, target.session);
     target.session.serverRequests.set(key, request.id);
-    if (!this.#deliverRelated(target.session, target.pending, request)) {
+    if (!this.#deliverRelated(target.session, target.pending, screened)) {
       this.#serverRequests.delete(key);
       target.session.serverRequests.delete(key);
       this.#o.send(this.#serverError(request.id, 'The client has no open stream to receive server requests'));
@@ -622,8 +629,23 @@ export class Multiplexer {
     message: JsonRpcMessage,
     sink = pending?.sink,
   ): boolean {
-    if (sink?.related(message)) return true;
-    return session.channel?.send(message) ?? false;
+    // Server requests were screened before they were routed (a refused one is answered there).
+    const passed = isRequest(message)
+      ? message
+      : this.#screen(message, (pending ?? latestInteractive(session))?.ctx);
+    if (!passed) return true;
+    if (sink?.related(passed)) return true;
+    return session.channel?.send(passed) ?? false;
+  }
+
+  /**
+   * A server-originated message through the policies that screen them (guardrails): the message
+   * to deliver, or undefined when refused (a request is then answered to the server with the
+   * refusal, a notification dropped).
+   */
+  #screen(message: JsonRpcMessage, ctx: MessageContext | undefined): JsonRpcMessage | undefined {
+    if (isResponse(message) || !this.#screensServerMessages) return message;
+    return screenServerMessage(this.#o.policies, message, ctx, (answer) => this.#o.send(answer));
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
+import { runServerMessagePolicies, type MessageContext, type MessagePolicy } from '../../../mcp/policy.js';
 import { errorMessage } from '../../../util/errors.js';
 import type { RoundRelay } from '../rounds/relay.js';
 import type { ClientFacts } from './wire.js';
@@ -156,14 +157,22 @@ function notWaiting(id: JsonRpcId | null): JsonRpcResponse {
   };
 }
 
+/** The server-message policies (guardrails) an input request passes before the client is asked. */
+export interface AskScreen {
+  policies: readonly MessagePolicy[];
+  ctx: MessageContext;
+}
+
 /**
  * Asks the client every input request of an `input_required` result, in parallel, and returns
- * the `inputResponses` for the retry. Refuses kinds the client did not declare.
+ * the `inputResponses` for the retry. Refuses kinds the client did not declare; each request
+ * passes `screen` first, as a server request would (one refused ends the call with the refusal).
  */
 export async function askClient(
   inputRequests: unknown,
   facts: ClientFacts,
   ask: (method: string, params: unknown) => Promise<JsonRpcResponse>,
+  screen?: AskScreen,
 ): Promise<Record<string, unknown>> {
   if (!isObject(inputRequests)) return {};
   const entries = Object.entries(inputRequests).map(([key, entry]) => {
@@ -177,7 +186,15 @@ export async function askClient(
         RPC.missingClientCapability,
       );
     }
-    return { key, method: entry.method, params: entry.params };
+    if (!screen) return { key, method: entry.method, params: entry.params };
+    const asked = {
+      jsonrpc: '2.0' as const,
+      method: entry.method,
+      ...(isObject(entry.params) && { params: entry.params }),
+    };
+    const verdict = runServerMessagePolicies(screen.policies, asked, screen.ctx);
+    if (verdict.action === 'deny') throw new InputRoundError(verdict.error.message, verdict.error.code);
+    return { key, method: entry.method, params: verdict.message.params ?? entry.params };
   });
   const answers = await Promise.all(
     entries.map(async ({ key, method, params }) => {

@@ -11,7 +11,7 @@ import { reject } from '../../pipeline/errors.js';
 import { readMessage } from '../../pipeline/message.js';
 import { applyClientPolicies } from '../../pipeline/client-policies.js';
 import { messageContext, touchSession, withStore, type ForwarderContext } from '../context.js';
-import { messagesOf } from '../backend-messages.js';
+import { messagesOf, screenedMessages } from '../backend-messages.js';
 import { HttpListenHub } from './down-listen.js';
 import {
   discard,
@@ -203,7 +203,15 @@ export class HttpDownAdapter {
         if (level) await this.#applyLogLevel(request, current, level);
         upstream = await this.#post(request, current.backendSessionId, legacy, call.signal);
       }
-      for await (const received of messagesOf(upstream, message.id)) {
+      const answerServer = (answer: JsonRpcResponse) =>
+        void this.#send(request, current.backendSessionId, answer);
+      const policies = this.fc.options.policies;
+      for await (const received of screenedMessages(
+        messagesOf(upstream, message.id),
+        policies,
+        ctx,
+        answerServer,
+      )) {
         if (isResponse(received)) {
           if (received.id !== upstreamId && received.id !== null) continue;
           const final = await this.#finalAnswer({ ...received, id: message.id }, message, ctx, current);

@@ -335,8 +335,12 @@ export function httpUpAdapter(backend: HttpBackend, options: HttpUpAdapterOption
           );
         const result = response.result as { inputRequests?: unknown; requestState?: unknown };
         const inputResponses = await withDeadline(options.upstreamTimeoutMs, clientGone, message.id, (d) =>
-          askClient(result.inputRequests, view.facts, (method, params) =>
-            pending.ask(sessionId, method, params, (req) => stream()?.message(req) ?? false, d.signal),
+          askClient(
+            result.inputRequests,
+            view.facts,
+            (method, params) =>
+              pending.ask(sessionId, method, params, (req) => stream()?.message(req) ?? false, d.signal),
+            { policies: options.policies, ctx: context(request, sessionId) },
           ),
         );
         current = retryRequest(message, result, inputResponses);

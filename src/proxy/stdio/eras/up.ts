@@ -29,7 +29,7 @@ import { type MuxSession, type PendingRequest } from '../session.js';
 import { errorMessage } from '../../../util/errors.js';
 import { RPC, type JsonRpcId, type JsonRpcMessage } from '../../../mcp/jsonrpc.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import type { MessageContext } from '../../../mcp/policy.js';
+import type { MessageContext, MessagePolicy } from '../../../mcp/policy.js';
 import type { RequestSink } from '../../pipeline/answer-sink.js';
 
 /** The multiplexer's state and byte path, as far as the 2026-server code needs them. */
@@ -38,6 +38,8 @@ export interface MuxCore {
   readonly requestTimeoutMs: number;
   readonly sessions: ReadonlySet<MuxSession>;
   readonly subscribers: Subscribers;
+  /** The message policies (the server's questions to a 2025-era client pass them). */
+  readonly policies: readonly MessagePolicy[];
   /** A fresh upstream id. */
   nextId(): number;
   /** Writes one message to the server as it is. */
@@ -262,14 +264,18 @@ export class StdioUpAdapter {
           throw new InputRoundError(`The MCP server kept asking for input (${MAX_INPUT_ROUNDS} rounds)`);
         }
         const result = response.result as { inputRequests?: unknown; requestState?: unknown };
-        const inputResponses = await askClient(result.inputRequests, facts, (method, params) =>
-          this.#clientAnswers.ask(
-            session.id,
-            method,
-            params,
-            (ask) => this.core.deliverRelated(session, undefined, ask, sink),
-            AbortSignal.timeout(this.core.requestTimeoutMs),
-          ),
+        const inputResponses = await askClient(
+          result.inputRequests,
+          facts,
+          (method, params) =>
+            this.#clientAnswers.ask(
+              session.id,
+              method,
+              params,
+              (ask) => this.core.deliverRelated(session, undefined, ask, sink),
+              AbortSignal.timeout(this.core.requestTimeoutMs),
+            ),
+          { policies: this.core.policies, ctx },
         );
         current = retryRequest(request, result, inputResponses);
       }
