@@ -7,7 +7,9 @@
  *
  * - ToolHive is `thv-proxyrunner` (the proxy process of its Kubernetes pods: a RunConfig in, its
  *   transparent proxy with the middleware out, no container for a `remote_url`), built once per
- *   machine by scripts/toolhive.sh from the Go module proxy.
+ *   machine by scripts/toolhive.sh from the Go module proxy. It will not start without a container
+ *   runtime, so it gets a Podman API service of its own (test/support/podman.ts) it never runs a
+ *   container on.
  * - Moat is `moat proxy --config` as its proxy image runs it: scripts/bundle-proxy.ts's bundle,
  *   with the launch settings the operator gives its pods (src/util/proxy-launch.ts).
  * - Before any load, every policy is checked to enforce on both: no token → 401; a Cedar forbid →
@@ -27,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleProxy, PROXY_BUNDLE_DIR, PROXY_ENTRY } from '../scripts/bundle-proxy.js';
 import { proxyContainerEnv } from '../src/util/proxy-launch.js';
+import { startPodmanApi } from '../test/support/podman.js';
 import type { BenchKit, Row } from './bench-types.js';
 import { CEDAR_POLICIES, oidcConfigFor, startJwksServer } from './policies.js';
 import { freePort } from './supergateway.js';
@@ -141,15 +144,31 @@ function remoteRunConfig(backendUrl: string, port: number, policies: object): st
   });
 }
 
-/** thv-proxyrunner in a folder of its own: it reads ./runconfig.json (as in its pods, /etc/runconfig/). */
-async function startToolHive(dir: string, backendUrl: string, policies: object): Promise<PeerProcess> {
+/**
+ * thv-proxyrunner in a folder of its own: it reads ./runconfig.json (as in its pods, /etc/runconfig/).
+ * It connects a container runtime before anything else, even for a `remote_url` it runs no
+ * container for: in its pods the Kubernetes API, here the Podman API on `podmanSocket`.
+ */
+async function startToolHive(
+  dir: string,
+  backendUrl: string,
+  policies: object,
+  podmanSocket: string,
+): Promise<PeerProcess> {
   const port = await freePort();
   const cwd = join(dir, `toolhive-${port}`);
   mkdirSync(cwd);
   writeFileSync(join(cwd, 'runconfig.json'), remoteRunConfig(backendUrl, port, policies));
   return startPeer('ToolHive', [BINARY, 'run', '--foreground=true', backendUrl], port, {
     cwd,
-    env: { ...process.env, HOME: cwd, XDG_CONFIG_HOME: cwd, XDG_STATE_HOME: cwd, XDG_DATA_HOME: cwd },
+    env: {
+      ...process.env,
+      HOME: cwd,
+      XDG_CONFIG_HOME: cwd,
+      XDG_STATE_HOME: cwd,
+      XDG_DATA_HOME: cwd,
+      TOOLHIVE_PODMAN_SOCKET: podmanSocket,
+    },
   });
 }
 
@@ -240,6 +259,7 @@ export async function toolhiveSection(kit: BenchKit): Promise<PeerSection> {
   const auditDir = join(dir, 'audit');
   mkdirSync(auditDir);
   const idp = await startJwksServer();
+  const podman = await startPodmanApi();
   const peers: PeerProcess[] = [];
   try {
     const bundle = join(dir, 'moat-proxy');
@@ -251,7 +271,7 @@ export async function toolhiveSection(kit: BenchKit): Promise<PeerSection> {
       const peer =
         who === 'Moat'
           ? await startMoat(bundle, dir, url, fields(who))
-          : await startToolHive(dir, url, fields(who));
+          : await startToolHive(dir, url, fields(who), podman.socketPath);
       peers.push(peer);
       return peer;
     };
@@ -299,6 +319,7 @@ export async function toolhiveSection(kit: BenchKit): Promise<PeerSection> {
   } finally {
     for (const peer of peers) await peer.stop();
     await idp.close();
+    await podman.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

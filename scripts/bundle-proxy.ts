@@ -13,7 +13,7 @@
  * RUNTIME_PACKAGES are copied as packages, not bundled, because they are loaded in ways a bundler
  * cannot follow: Cedar's wasm file is read from beside its module; pino, yaml and undici's
  * internal modules are required by name at run time (src/util/log.ts, src/config/inputs.ts,
- * src/proxy/http/). Their production dependencies come along.
+ * src/proxy/http/, src/auth/inbound/idp-http.ts). Their production dependencies come along.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

@@ -14,8 +14,9 @@
  * JSON or YAML. Every mistake is a start-up error naming the field (and the line, for policies).
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import type { Document, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';
@@ -81,8 +82,20 @@ export async function loadAuthzConfigFile(path: string): Promise<LoadedAuthzConf
   return parseAuthzConfig(text, path);
 }
 
+/**
+ * yaml is loaded only for a config file: a RunConfig's authz_config is already parsed, and a proxy
+ * that never reads YAML stays without its ~70 modules (about 1 MB resident). yaml's Node build is
+ * CommonJS, so it loads synchronously here.
+ */
+const requireYaml = () =>
+  createRequire(import.meta.url)('yaml') as {
+    LineCounter: typeof LineCounter;
+    parseDocument: typeof parseDocument;
+  };
+
 /** Parses JSON or YAML text (JSON is YAML) and validates it. */
 export function parseAuthzConfig(text: string, source: string): LoadedAuthzConfig {
+  const { LineCounter, parseDocument } = requireYaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntaxError = doc.errors[0];

@@ -7,10 +7,17 @@
  *   127.0.0.1 or 169.254.169.254 is refused too (no check-then-connect gap);
  * - the CA bundle (--thv-ca-bundle) is used for TLS;
  * - responses are size-capped and time-limited.
+ *
+ * undici's Agent and its request API come from their own modules, as the proxy's upstream pool
+ * does (src/proxy/transports/backend/http/undici-pool.ts): the package entry also loads fetch,
+ * WebSocket, caches and mocks, about 3 MB resident in every proxy with JWT validation.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
-import { Agent, fetch, type Response } from 'undici';
+import type { Readable } from 'node:stream';
+import type { Agent, Dispatcher } from 'undici';
 import { errorMessage } from '../../util/errors.js';
 import { isPrivateAddress } from './private-address.js';
 import { checkIdpUrl } from './settings.js';
@@ -30,6 +37,22 @@ export class IdpUnavailableError extends Error {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+
+const require = createRequire(import.meta.url);
+const AgentClass = require('undici/lib/dispatcher/agent.js') as typeof Agent;
+const requestApi = (require('undici/lib/api/index.js') as { request: Dispatcher['request'] }).request;
+
+/** An identity provider's answer; a body not read goes to `discard`. */
+export interface IdpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+/** Drops an answer's body unread: undici then aborts the exchange, an error nobody needs to see. */
+export function discard(response: IdpResponse): void {
+  response.body.on('error', () => undefined).destroy();
+}
 
 /**
  * A dns.lookup that refuses private addresses; used by the socket itself, so it cannot be raced.
@@ -63,7 +86,7 @@ export class IdpHttpClient {
 
   constructor(private readonly options: IdpHttpOptions) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.agent = new Agent({
+    this.agent = new AgentClass({
       connect: {
         ...(options.caBundle ? { ca: options.caBundle } : {}),
         ...(options.allowPrivateIp ? {} : { lookup: publicOnlyLookup() }),
@@ -85,41 +108,47 @@ export class IdpHttpClient {
     url: string,
     what: string,
     init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {},
-  ): Promise<Response> {
+  ): Promise<IdpResponse> {
     this.checkUrl(url, what);
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const target = new URL(url);
     try {
-      return await fetch(url, {
+      // Redirects are not followed (the request API never does): a 3xx is an answer that is not 200.
+      const answer = await requestApi.call(this.agent, {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: init.method ?? 'GET',
         headers: init.headers,
         body: init.body,
         signal,
-        redirect: 'manual',
-        dispatcher: this.agent,
       });
+      return { status: answer.statusCode, headers: answer.headers, body: answer.body };
     } catch (err) {
       throw new IdpUnavailableError(`${what} ${url} unreachable: ${describeFetchError(err)}`, { cause: err });
     }
   }
 
   /** Reads a JSON body of at most maxBytes. */
-  async readJson(response: Response, what: string, maxBytes: number): Promise<unknown> {
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    if (declared > maxBytes) {
-      await response.body?.cancel();
-      throw new IdpUnavailableError(`${what} response is larger than ${maxBytes} bytes`);
-    }
-    const chunks: Uint8Array[] = [];
+  async readJson(response: IdpResponse, what: string, maxBytes: number): Promise<unknown> {
+    const tooLarge = () => {
+      discard(response);
+      return new IdpUnavailableError(`${what} response is larger than ${maxBytes} bytes`);
+    };
+    if (Number(response.headers['content-length'] ?? '0') > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
     let size = 0;
-    const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
-    for (let next = await reader?.read(); next && !next.done; next = await reader?.read()) {
-      size += next.value.byteLength;
-      if (size > maxBytes) {
-        await reader?.cancel();
-        throw new IdpUnavailableError(`${what} response is larger than ${maxBytes} bytes`);
+    try {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.byteLength;
+        if (size > maxBytes) throw tooLarge();
+        chunks.push(chunk);
       }
-      chunks.push(next.value);
+    } catch (err) {
+      if (err instanceof IdpUnavailableError) throw err;
+      throw new IdpUnavailableError(`${what} response could not be read: ${describeFetchError(err)}`, {
+        cause: err,
+      });
     }
     try {
       return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;

@@ -30,7 +30,7 @@ import {
   jwtVerify,
   type FetchImplementation,
 } from 'jose';
-import { IdpUnavailableError, type IdpHttpClient } from './idp-http.js';
+import { discard, IdpUnavailableError, type IdpHttpClient } from './idp-http.js';
 import type { InboundAuthSettings } from './settings.js';
 import { LruMap } from '../../util/lru.js';
 
@@ -193,7 +193,7 @@ export class TokenValidator {
       const headers = Object.fromEntries(new Headers(init.headers).entries());
       const response = await this.http.request(href, 'JWKS', { headers, signal: init.signal });
       if (response.status !== 200) {
-        await response.body?.cancel();
+        discard(response);
         throw new IdpUnavailableError(`JWKS ${href} answered HTTP ${response.status}`);
       }
       const json = await this.http.readJson(response, 'JWKS', JWKS_MAX_BYTES);
@@ -227,7 +227,7 @@ export class TokenValidator {
           headers: { accept: 'application/json', ...this.idpHeaders() },
         });
         if (response.status !== 200) {
-          await response.body?.cancel();
+          discard(response);
           throw new IdpUnavailableError(`OIDC discovery ${url} answered HTTP ${response.status}`);
         }
         const doc = (await this.http.readJson(response, 'OIDC discovery', DISCOVERY_MAX_BYTES)) as {
@@ -297,7 +297,7 @@ export class TokenValidator {
       body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
     });
     if (response.status !== 200) {
-      await response.body?.cancel();
+      discard(response);
       throw new IdpUnavailableError(`token introspection ${url} answered HTTP ${response.status}`);
     }
     const body = await this.http.readJson(response, 'token introspection', INTROSPECTION_MAX_BYTES);

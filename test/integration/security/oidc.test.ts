@@ -365,6 +365,71 @@ describe('transport rules for identity-provider requests', () => {
   });
 });
 
+describe('the identity-provider HTTP client (size cap, timeout, no redirects)', () => {
+  /** One loopback server with an answer per path; /hang never answers. */
+  async function startIdpLike() {
+    const server = createHttpServer((req, res) => {
+      if (req.url === '/ok') res.writeHead(200, { 'content-type': 'application/json' }).end('{"a":1}');
+      else if (req.url === '/declared-large')
+        res.writeHead(200, { 'content-length': '2000' }).end('x'.repeat(2000));
+      else if (req.url === '/streamed-large') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        for (let i = 0; i < 3; i++) res.write('x'.repeat(600));
+        res.end();
+      } else if (req.url === '/redirect') res.writeHead(302, { location: '/ok' }).end();
+      // /hang: the request is read and never answered.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    };
+  }
+
+  function client(timeoutMs?: number): IdpHttpClient {
+    const http = new IdpHttpClient({ allowHttp: true, allowPrivateIp: true, timeoutMs });
+    clients.push(http);
+    return http;
+  }
+
+  it('reads a JSON answer, and refuses one larger than the cap whether declared or streamed', async () => {
+    const server = await startIdpLike();
+    try {
+      const http = client();
+      await expect(
+        http.readJson(await http.request(server.url('/ok'), 'JWKS'), 'JWKS', 1000),
+      ).resolves.toEqual({
+        a: 1,
+      });
+      for (const path of ['/declared-large', '/streamed-large']) {
+        const answer = await http.request(server.url(path), 'JWKS');
+        const err = await rejection(http.readJson(answer, 'JWKS', 1000));
+        expect(err).toBeInstanceOf(IdpUnavailableError);
+        expect(err.message).toBe('JWKS response is larger than 1000 bytes');
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('gives up on a provider that does not answer, and does not follow a redirect', async () => {
+    const server = await startIdpLike();
+    try {
+      const err = await rejection(client(200).request(server.url('/hang'), 'JWKS'));
+      expect(err).toBeInstanceOf(IdpUnavailableError);
+      expect(err.message).toBe(`JWKS ${server.url('/hang')} unreachable: timed out`);
+      const redirected = await client().request(server.url('/redirect'), 'JWKS');
+      expect(redirected.status).toBe(302);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the verification cache (same token bytes skip the signature check)', () => {
   it("never answers one user's token with another user's identity", async () => {
     const auth = createInboundAuth(settings(), { mcpPath: '/mcp', discoveryBackoffMs: 10 });
