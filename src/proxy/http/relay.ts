@@ -458,13 +458,16 @@ export async function relayJsonStream(
 
 /**
  * Ends a response mid-body so the client sees it cut off, after what was written reaches it: a
- * head and messages written in this tick are still corked, and destroying at once would drop
- * them (the client would get no response at all).
+ * head and messages written in this tick are still corked in the response itself (Node 24.2x
+ * holds them there, not in the socket), so the socket is ended only once they have been handed
+ * on, and then after it has flushed them (the client would otherwise get no response at all).
  */
 function cutOff(res: ServerResponse): void {
-  const socket = res.socket;
-  if (socket) socket.destroySoon();
-  else res.destroy();
+  setImmediate(() => {
+    const socket = res.socket;
+    if (socket) socket.destroySoon();
+    else res.destroy();
+  });
 }
 
 /**
