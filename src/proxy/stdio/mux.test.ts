@@ -350,6 +350,38 @@ describe('Multiplexer', () => {
     expect(sent[1]).toMatchObject({ method: 'resources/unsubscribe', params: { uri: 'u' } });
   });
 
+  it('delivers an update the server sends before its subscribe answer, and forgets a refused subscription', () => {
+    const { mux, sent } = setup();
+    const a = session('a');
+    mux.addSession(a);
+    const channelA: JsonRpcMessage[] = [];
+    a.channel = { send: (m) => (channelA.push(m), true), close: () => {} };
+    const subscribe = (uri: string) =>
+      mux.forwardRequest(
+        a,
+        { jsonrpc: '2.0', id: uri, method: 'resources/subscribe', params: { uri } },
+        sink().s,
+        ctx,
+      );
+    const updated = (uri: string) =>
+      mux.onUpstreamMessage({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+
+    subscribe('u');
+    updated('u'); // before the answer
+    mux.onUpstreamMessage({ jsonrpc: '2.0', id: (sent[0] as { id: number }).id, result: {} });
+    expect(channelA).toMatchObject([{ params: { uri: 'u' } }]);
+
+    subscribe('refused');
+    mux.onUpstreamMessage({
+      jsonrpc: '2.0',
+      id: (sent[1] as { id: number }).id,
+      error: { code: -32602, message: 'no such resource' },
+    });
+    updated('refused');
+    expect(channelA).toHaveLength(1);
+    expect(a.subscriptions).toEqual(new Set(['u']));
+  });
+
   it('keeps log levels per session and tells the server only the most verbose one', async () => {
     const { mux, sent, last } = setup();
     const init = mux.initialize({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });

@@ -723,8 +723,12 @@ export class Multiplexer {
     const uri = request.params?.uri;
     if (typeof uri !== 'string') return undefined;
     if (request.method === 'resources/subscribe') {
+      // Subscribed from the moment the request goes out: a server may send the URI's first
+      // resources/updated before its answer (the SDK's servers do when a request that changes
+      // the resource arrives in the same read), and that notification must not be lost.
+      this.#subscribers.add(session, uri);
       return (response) => {
-        if (!response.error) this.#subscribers.add(session, uri);
+        if (response.error) this.#subscribers.remove(session, uri);
       };
     }
     if (request.method === 'resources/unsubscribe') {
@@ -793,8 +797,13 @@ export class Multiplexer {
   }
 
   #fail(pending: PendingRequest, error: JsonRpcError, httpStatus: number): void {
-    if (pending.internal) pending.internal({ jsonrpc: '2.0', id: pending.upstreamId, error });
-    else pending.sink?.respond(this.#errorResponse(pending, error), httpStatus);
+    if (pending.internal) {
+      pending.internal({ jsonrpc: '2.0', id: pending.upstreamId, error });
+      return;
+    }
+    const response = this.#errorResponse(pending, error);
+    pending.onResponse?.(response);
+    pending.sink?.respond(response, httpStatus);
   }
 
   #finish(pending: PendingRequest): void {
