@@ -105,14 +105,24 @@ export function streamReader(response: Response) {
     async until(
       done: (messages: Array<Record<string, unknown>>) => boolean,
     ): Promise<Array<Record<string, unknown>>> {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const messages = sseMessages(text) as Array<Record<string, unknown>>;
-        if (done(messages)) return messages;
-        if (Date.now() > deadline) throw new Error(`stream did not deliver in time: ${text}`);
-        const chunk = await reader.read();
-        if (chunk.done) return messages;
-        text += decoder.decode(chunk.value, { stream: true });
+      // Bounded even while no byte comes: a read that never returns fails the wait with what came.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`stream did not deliver in 10 s; it sent: ${text}`)),
+          10_000,
+        );
+      });
+      try {
+        for (;;) {
+          const messages = sseMessages(text) as Array<Record<string, unknown>>;
+          if (done(messages)) return messages;
+          const chunk = await Promise.race([reader.read(), late]);
+          if (chunk.done) return messages;
+          text += decoder.decode(chunk.value, { stream: true });
+        }
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
