@@ -19,6 +19,22 @@ export default tseslint.config(
     },
   },
   {
+    // `import { z }` makes the bundler keep the whole of zod in the proxy image (0.37 MB more of
+    // the bundle's 1.6 MB); the namespace import lets it keep only what the schemas use.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+          message:
+            "Import zod as a namespace (`import * as z from 'zod'`): the proxy bundle then keeps only what it uses.",
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'src/**/*.test.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -3,7 +3,7 @@
  * with ToolHive's camelCase keys so files move between the tools.
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RunConfig } from '../config/runconfig.js';
 import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';

@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { extname } from 'node:path';
 import type { Document, LineCounter, parseDocument } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';
 

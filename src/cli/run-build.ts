@@ -12,7 +12,7 @@
  * land in the RunConfig.
  */
 import { resolve } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { DEFAULTS } from '../config/defaults.js';
 import { parseToolsOverride } from '../config/inputs.js';
 import { runConfigSchema, type RunConfig, type RunConfigInput } from '../config/runconfig.js';

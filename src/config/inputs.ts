@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { parse as yamlParse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { DEFAULTS } from './defaults.js';
 import { errorMessage, usageError } from '../util/errors.js';

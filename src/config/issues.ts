@@ -2,7 +2,7 @@
  * Turns zod validation issues into one readable line per problem, naming the field by its path
  * (`remote_auth_config.timeout`, `toolsOverride.fetch.name`) and what is allowed.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export function fieldPath(path: readonly PropertyKey[]): string {
   let out = '';

@@ -7,7 +7,7 @@
  *
  * Unknown fields are rejected (a field we do not understand must not be silently dropped).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DURATION_FORM,
   isPositiveDuration,

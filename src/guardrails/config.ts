@@ -14,7 +14,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { DETECTORS } from './detectors.js';

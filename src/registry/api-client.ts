@@ -6,7 +6,7 @@
  * cursor it has seen before. Answers are checked against the API's shape before anything is
  * cached: a failed operation caches nothing.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { errorMessage, MoatError, runtimeError, usageError } from '../util/errors.js';
 import {
   API_PREFIX,

@@ -4,7 +4,7 @@
  * nextCursor, count } }`) and `ServerResponse` (`{ server: server.json, _meta: { official
  * registry metadata } }`). Shared by the client (api-client.ts) and `moat registry serve`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { serverSchema, type RegistryServer } from './schema.js';
 

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { moatDirs } from '../util/paths.js';
 

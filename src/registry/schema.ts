@@ -6,7 +6,7 @@
  * does use are checked, and a bad one is named by its path. Moat's own settings (tags, the
  * permission profile) live in `_meta` under the publisher-provided key, as the registry allows.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { permissionProfileSchema } from '../config/runconfig.js';
 import { usageError } from '../util/errors.js';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CRD_DIRECTORY, buildCrd, crdFileName, renderCrdYaml, structuralSchema } from './crd-manifest.js';
 import {
   REFERENCE_BEGIN,

@@ -4,7 +4,7 @@
  * and any construct the API server would refuse stops the generator instead of reaching a cluster.
  */
 import { stringify } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { KindDefinition } from './kind.js';
 
 export const CRD_DIRECTORY = 'deploy/helm/moat-operator/crds';

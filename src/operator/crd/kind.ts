@@ -1,6 +1,6 @@
 /** The identity of a custom resource kind and the schemas its CRD is generated from. */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export const API_GROUP = 'moat.dev';
 export const API_VERSION = 'v1beta1';

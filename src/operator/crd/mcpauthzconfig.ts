@@ -2,7 +2,7 @@
  * MCPAuthzConfig: a shared Cedar authorization config (Moat's only authorizer, src/authz/config.ts).
  * ToolHive takes a free-form `config` object the schema cannot check; here every field is typed.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import { configStatusSchema } from './schema-parts.js';
 

@@ -2,7 +2,7 @@
  * MCPExternalAuthConfig: how a proxy authenticates to the remote server (src/auth/outbound/). Only the types
  * Moat implements are offered; ToolHive's `headerInjection` was a silent no-op on remote proxies, here it works.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import { configStatusSchema, headerName, httpUrl, secretKeyRefSchema, withRules } from './schema-parts.js';
 

@@ -1,5 +1,5 @@
 /** MCPGroup: a named set of proxies in one namespace (RunConfig `group`); members are listed in the status. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import { configStatusSchema } from './schema-parts.js';
 

@@ -2,7 +2,7 @@
  * MCPOIDCConfig: how a proxy validates incoming tokens (src/auth/inbound/settings.ts). Audience and scopes are
  * per proxy (its oidcConfigRef), so one config serves many proxies without token replay between them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import {
   caBundleRefSchema,

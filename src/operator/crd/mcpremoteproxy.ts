@@ -2,7 +2,7 @@
  * MCPRemoteProxy (spec §2.2): a policy-enforcing proxy Deployment + Service in front of a remote MCP server.
  * Every field, default and limit of spec §2.2/§8 is here; cross-field rules are CEL (see withRules).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import { cedarArgumentFields, cedarClaimFields, cedarPoliciesFields } from './mcpauthzconfig.js';
 import { affinitySchema, tolerationSchema } from './scheduling.js';

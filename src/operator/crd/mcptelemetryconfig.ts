@@ -1,5 +1,5 @@
 /** MCPTelemetryConfig: OpenTelemetry export and Prometheus metrics of a proxy (RunConfig `telemetry_config`). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { OTLP_PROTOCOL_NAMES } from '../../config/runconfig.js';
 import { defineKind } from './kind.js';
 import { caBundleRefSchema, configStatusSchema, stringMap, withRules } from './schema-parts.js';

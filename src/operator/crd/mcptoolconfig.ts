@@ -1,5 +1,5 @@
 /** MCPToolConfig: which of the remote server's tools are exposed, and under what name and description. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineKind } from './kind.js';
 import { configStatusSchema, stringSet, withRules } from './schema-parts.js';
 

@@ -3,7 +3,7 @@
  * with the API server's own emptiness rules as CEL so a bad term is rejected at apply time, not at pod creation.
  * Lists are bounded so the CEL cost estimate stays within the API server's budget.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { int32, int64, stringMap, withRules, type CelRule } from './schema-parts.js';
 
 const labelKey = () => z.string().min(1).max(317);

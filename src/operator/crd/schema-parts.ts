@@ -2,7 +2,7 @@
  * Building blocks shared by the CRD schemas. Each zod schema here is the one source of both the TypeScript type
  * and the CRD's OpenAPI schema, so constraints are declared once (see crd-manifest.ts for the conversion).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isPositiveDuration } from '../../config/defaults.js';
 
 /** An int32 field: zod's int32 bounds plus the `format` the API server expects. */

@@ -2,7 +2,7 @@
  * Test fixtures: objects as the API server stores them (specs parsed by the CRD schemas, so
  * defaults are applied). Only the reconcile tests import this file.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   API_GROUP_VERSION,
   mcpRemoteProxySpecSchema,
