@@ -9,10 +9,11 @@
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { webhookTimeoutMs } from '../config/derived.js';
 import type { Webhook } from '../config/runconfig.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { UndiciAgent, undiciRequest } from '../util/undici-parts.js';
 
 export const WEBHOOK_PROTOCOL_VERSION = 'v0.1.0';
 const MAX_BYTES = 1024 * 1024;
@@ -67,7 +68,7 @@ export async function createWebhookClient(
       throw usageError(`${where}: tls_config.${field}: cannot read ${path}: ${errorMessage(err)}`);
     }
   };
-  const agent = new Agent({
+  const agent = new UndiciAgent({
     connect: {
       ca: await readPem(tls.ca_bundle_path, 'ca_bundle_path'),
       cert: await readPem(tls.client_cert_path, 'client_cert_path'),
@@ -98,16 +99,18 @@ export async function createWebhookClient(
           'x-toolhive-signature': signature,
         });
       }
-      let response: Awaited<ReturnType<typeof request>>;
+      let response: Dispatcher.ResponseData<unknown>;
       try {
-        response = await request(hook.url, {
+        const target = new URL(hook.url);
+        // Redirects are not followed (the request API never does): a 3xx is an answer that is not 200.
+        response = await undiciRequest.call(agent, {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
           method: 'POST',
           headers,
           body,
-          dispatcher: agent,
           signal: AbortSignal.timeout(timeoutMs),
-          maxRedirections: 0,
-        } as Parameters<typeof request>[1]);
+        });
       } catch (err) {
         const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
         throw new WebhookCallError(timedOut ? `no answer within ${timeoutMs} ms` : errorMessage(err));

@@ -8,17 +8,17 @@
  * - the CA bundle (--thv-ca-bundle) is used for TLS;
  * - responses are size-capped and time-limited.
  *
- * undici's Agent and its request API come from their own modules, as the proxy's upstream pool
- * does (src/proxy/transports/backend/http/undici-pool.ts): the package entry also loads fetch,
- * WebSocket, caches and mocks, about 3 MB resident in every proxy with JWT validation.
+ * undici's Agent and its request API come from their own modules (src/util/undici-parts.ts): the
+ * package entry also loads fetch, WebSocket, caches and mocks, about 3 MB resident in every proxy
+ * with JWT validation.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
 import { errorMessage } from '../../util/errors.js';
+import { UndiciAgent, undiciRequest } from '../../util/undici-parts.js';
 import { isPrivateAddress } from './private-address.js';
 import { checkIdpUrl } from './settings.js';
 
@@ -37,10 +37,6 @@ export class IdpUnavailableError extends Error {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
-
-const require = createRequire(import.meta.url);
-const AgentClass = require('undici/lib/dispatcher/agent.js') as typeof Agent;
-const requestApi = (require('undici/lib/api/index.js') as { request: Dispatcher['request'] }).request;
 
 /** An identity provider's answer; a body not read goes to `discard`. */
 export interface IdpResponse {
@@ -86,7 +82,7 @@ export class IdpHttpClient {
 
   constructor(private readonly options: IdpHttpOptions) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.agent = new AgentClass({
+    this.agent = new UndiciAgent({
       connect: {
         ...(options.caBundle ? { ca: options.caBundle } : {}),
         ...(options.allowPrivateIp ? {} : { lookup: publicOnlyLookup() }),
@@ -115,7 +111,7 @@ export class IdpHttpClient {
     const target = new URL(url);
     try {
       // Redirects are not followed (the request API never does): a 3xx is an answer that is not 200.
-      const answer = await requestApi.call(this.agent, {
+      const answer = await undiciRequest.call(this.agent, {
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
         method: init.method ?? 'GET',

@@ -13,14 +13,15 @@
  * undici has no public setter for a client's idle timeout, so the learned one goes through its
  * internal symbols (checked when the module loads: an undici that renamed them fails loudly).
  */
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import type { buildConnector as BuildConnector, Client } from 'undici';
+import type { Client } from 'undici';
+import {
+  undiciBuildConnector as buildConnector,
+  UndiciClient as ClientClass,
+  undiciSymbols,
+} from '../../util/undici-parts.js';
 
-const require = createRequire(import.meta.url);
-const ClientClass = require('undici/lib/dispatcher/client.js') as typeof Client;
-const buildConnector = require('undici/lib/core/connect.js') as typeof BuildConnector;
-const { kKeepAliveDefaultTimeout, kKeepAliveMaxTimeout } = require('undici/lib/core/symbols.js') as {
+const { kKeepAliveDefaultTimeout, kKeepAliveMaxTimeout } = undiciSymbols as {
   kKeepAliveDefaultTimeout: symbol;
   kKeepAliveMaxTimeout: symbol;
 };

@@ -1,21 +1,17 @@
 /**
  * Upstream HTTP exchanges on undici's connection pool, through its low-level dispatch API.
  *
- * - The pool comes from its own module: the package entry also loads fetch, WebSocket, caches
- *   and more (about 12 MB resident, which the proxy would carry for nothing); the pool is ~1.5 MB.
+ * - The pool comes from its own module (src/util/undici-parts.ts), not the package entry.
  * - The handler below replaces undici's `request()` helper, whose per-request async resource and
  *   body stream made the proxy's young generation grow to ~140 MB under load; this one hands a
  *   streamed body to a sink as undici parses it (a plain Readable only for callers that ask).
  * - undici rather than node:http's client: it forwards more requests per second here (bench/).
  */
-import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
+import { UndiciPool as PoolClass } from '../../util/undici-parts.js';
 import { keepAliveOptions } from './keep-alive.js';
-
-const require = createRequire(import.meta.url);
-const PoolClass = require('undici/lib/dispatcher/pool.js') as typeof Pool;
 
 export type UpstreamPool = Pool;
 
