@@ -99,6 +99,9 @@ export class StdioUpstream {
     }
     this.#pipes = pipes;
     this.#state = 'attached';
+    // Unread, stderr would stall stdout when one connection carries both (a container attach);
+    // a container's stderr is its log (`moat logs`), so the attachment only drains it.
+    pipes.stderr?.resume();
     const splitter = new LineSplitter(
       (line) => this.#onLine(line),
       (bytes) => this.#log.warn({ bytes }, 'stdio server wrote an oversized line; dropped'),

@@ -92,6 +92,12 @@ export interface MultiplexerOptions {
   /** How long a request may wait for the server's answer (`upstream_timeout`); progress restarts it. */
   requestTimeoutMs: number;
   logger: Logger;
+  /**
+   * The process is a dual-era server's second one, for the 2026-07-28 era (era-process.ts): its
+   * first message is `server/discover`, never `initialize`, and only a server that names
+   * 2026-07-28 there is served; anything else is refused (`RpcFailure`, 502).
+   */
+  discoverOnly?: boolean;
 }
 
 export class Multiplexer {
@@ -212,6 +218,7 @@ export class Multiplexer {
   }
 
   async #learnEra(params: Record<string, unknown>): Promise<boolean> {
+    if (this.#o.discoverOnly) return this.#discover();
     const init = await this.#internalRequest('initialize', params);
     this.#throwIfDown(init);
     if (typeof init.result === 'object' && init.result !== null) {
@@ -220,6 +227,16 @@ export class Multiplexer {
       this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       return false;
     }
+    return this.#discover(
+      init.error ?? { code: RPC.internalError, message: 'The MCP server sent an invalid initialize result' },
+    );
+  }
+
+  /**
+   * Asks the server `server/discover`: it speaks 2026-07-28 when it names it there. Otherwise
+   * fails with `refusal` (by default: that the process, a dual-era server's second one, does not).
+   */
+  async #discover(refusal?: JsonRpcError): Promise<boolean> {
     const discover = await this.#internalRequest(
       'server/discover',
       discoverProbe(0).params,
@@ -228,9 +245,11 @@ export class Multiplexer {
     this.#throwIfDown(discover);
     if (!discoverShowsStateless(discover)) {
       throw new RpcFailure(
-        init.error ?? {
+        refusal ?? {
           code: RPC.internalError,
-          message: 'The MCP server sent an invalid initialize result',
+          message: `The MCP server's second process does not speak ${STATELESS_REVISION}${
+            discover.error ? `: ${discover.error.message}` : ''
+          }`,
         },
       );
     }
