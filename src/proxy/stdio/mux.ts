@@ -23,7 +23,8 @@
  *   for, and each session receives only log messages at or above its own level.
  * - The server's era is learned with its first message, `initialize` (`speaksStateless`, the
  *   rule of eras/decision.ts): a server that accepts it is initialized as above, a dual-era one
- *   included. Only a server that refuses it and names 2026-07-28 in `server/discover` is served as
+ *   included (its 2026-07-28 clients go to a second process, era-process.ts, whose multiplexer
+ *   is `discoverOnly`: its first message is `server/discover`). Only a server that refuses it and names 2026-07-28 in `server/discover` is served as
  *   a 2026-07-28 server: 2026 requests pass through as sent, and 2025-era sessions are served
  *   in the other direction (eras/up's wire: `initialize` from discover, the `_meta` envelope
  *   on each request, `input_required` rounds as server→client requests, subscriptions on one
@@ -198,7 +199,8 @@ export class Multiplexer {
    * decision's rule, eras/decision.ts). A stdio server picks its era from the first message it
    * reads, for the life of the process, so the first message is `initialize` (`params`: the first
    * client's, or Moat's own): a server that accepts it is a session-era server, initialized and
-   * served 2025 sessions natively (a dual-era server included; 2026-07-28 clients are bridged). A
+   * served 2025 sessions natively (a dual-era server included; its 2026-07-28 clients go to a
+   * second process, era-process.ts, or are bridged). A
    * server that refuses it is asked `server/discover`: naming 2026-07-28 makes it stateless. A
    * server that is down, or refuses both, is asked again by the next request.
    */

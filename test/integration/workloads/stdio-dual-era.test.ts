@@ -73,10 +73,8 @@ describe('a dual-era stdio server in a container, behind moat', { timeout: 300_0
     const name = uniqueName('dual-era');
     const run = await moat(home, [
       'run',
-      '--transport',
-      'stdio',
-      '--name',
-      name,
+      '--transport=stdio',
+      `--name=${name}`,
       image,
       '--',
       IN_IMAGE,
