@@ -4,8 +4,8 @@
  * binary: a 2025 client and a 2026-07-28 client each get the server's own answers through the
  * one workload. The 2025 session stays on the container's process (Moat's `initialize` picked
  * its era); the 2026 client is served by a second process of the server, an exec of the
- * container's own command inside the same container, which stops with it
- * (src/proxy/stdio/era-process.ts, src/runtime/docker/engine.ts `execStdio`).
+ * container's own command inside the same container, started again when it dies, and stopped
+ * with the workload (src/proxy/stdio/era-process.ts, src/runtime/docker/engine.ts `execStdio`).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../fixtures/bundle.js';
 import { FIXTURE_DUAL_MAIN } from '../../fixtures/conformance/spawn.js';
 import { buildNodeImage } from '../../support/images.js';
-import { moat, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
+import { eventually, moat, moatOk, printedUrl, testMoatHome } from '../../support/moat-cli.js';
 import { accept, sendModern } from '../../support/mrtr-client.js';
 import { podmanCli, testRuntime, uniqueName } from '../../support/podman.js';
 
@@ -41,10 +41,33 @@ async function dualEraImage(): Promise<string> {
   return buildNodeImage({ files: { [IN_IMAGE]: bundle } });
 }
 
-/** The processes running the server in the container (`podman top`: their command lines). */
+/** The processes running the server in the container (`podman top`: PID, then the command line). */
 async function serverProcesses(name: string): Promise<string[]> {
-  const top = await podmanCli(['top', name, 'args']);
+  const top = await podmanCli(['top', name, 'pid', 'args']);
   return top.split('\n').filter((line) => line.includes(IN_IMAGE));
+}
+
+const pidOf = (line: string) => Number(line.trim().split(/\s+/)[0]);
+const commandOf = (line: string) => line.trim().replace(/^\d+\s+/, '');
+
+/** The 2026-07-28 tools/call with an input round, answered with `name`: the server's greeting. */
+async function greet2026(url: string, name: string): Promise<{ keys: string[]; greeting: unknown }> {
+  const first = await sendModern(url, 'tools/call', {
+    name: 'test_input_required_result_elicitation',
+    arguments: {},
+  });
+  expect(first.status).toBe(200);
+  expect(first.answer.result?.resultType).toBe('input_required');
+  const second = await sendModern(url, 'tools/call', {
+    name: 'test_input_required_result_elicitation',
+    arguments: {},
+    inputResponses: { user_name: accept({ name }) },
+    ...(first.answer.result?.requestState ? { requestState: first.answer.result.requestState } : {}),
+  });
+  return {
+    keys: Object.keys(first.answer.result?.inputRequests ?? {}),
+    greeting: second.answer.result?.content,
+  };
 }
 
 /** A 2025-11-25 session (SDK v1) that answers elicitations; calls the push-style input tool. */
@@ -69,7 +92,7 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('a dual-era stdio server in a container, behind moat', { timeout: 300_000 }, () => {
-  it('serves a 2025 session and a 2026-07-28 client natively, the second through an exec in the same container that stops with it', async () => {
+  it('serves a 2025 session and a 2026-07-28 client natively, the second through an exec in the same container, restarted when it dies and stopped with it', async () => {
     const name = uniqueName('dual-era');
     const run = await moat(home, [
       'run',
@@ -91,20 +114,10 @@ describe('a dual-era stdio server in a container, behind moat', { timeout: 300_0
 
       // 2026-07-28: the server's own input_required result, under its own key (the bridge would
       // have turned a 2025 elicitation into a key of Moat's, `elicitation-1`).
-      const first = await sendModern(url, 'tools/call', {
-        name: 'test_input_required_result_elicitation',
-        arguments: {},
+      expect(await greet2026(url, 'Ada')).toEqual({
+        keys: ['user_name'],
+        greeting: [{ type: 'text', text: 'Hello, Ada!' }],
       });
-      expect(first.status).toBe(200);
-      expect(first.answer.result?.resultType).toBe('input_required');
-      expect(Object.keys(first.answer.result?.inputRequests ?? {})).toEqual(['user_name']);
-      const second = await sendModern(url, 'tools/call', {
-        name: 'test_input_required_result_elicitation',
-        arguments: {},
-        inputResponses: { user_name: accept({ name: 'Ada' }) },
-        ...(first.answer.result?.requestState ? { requestState: first.answer.result.requestState } : {}),
-      });
-      expect(second.answer.result?.content).toEqual([{ type: 'text', text: 'Hello, Ada!' }]);
       const discovered = await sendModern(url, 'server/discover', {});
       expect(discovered.answer.result).toMatchObject({ supportedVersions: ['2026-07-28'] });
 
@@ -115,7 +128,20 @@ describe('a dual-era stdio server in a container, behind moat', { timeout: 300_0
         string[] | null;
       expect(execs?.length ?? 0).toBeGreaterThan(0);
       // The same command line: the container's own Entrypoint and Cmd.
-      expect(new Set(processes.map((line) => line.trim())).size).toBe(1);
+      expect(new Set(processes.map(commandOf)).size).toBe(1);
+
+      // The 2026 process dies: a new exec takes its place, and 2026 clients are served again.
+      const [main, era] = processes.map(pidOf).sort((a, b) => a - b);
+      await podmanCli(['exec', name, '/usr/local/bin/node', '-e', `process.kill(${era}, 'SIGKILL')`]);
+      const restarted = await eventually('a new 2026-07-28 process', async () => {
+        const pids = (await serverProcesses(name)).map(pidOf);
+        return pids.length === 2 && !pids.includes(era!) ? pids : undefined;
+      });
+      expect(restarted).toContain(main);
+      expect(await greet2026(url, 'Bo')).toEqual({
+        keys: ['user_name'],
+        greeting: [{ type: 'text', text: 'Hello, Bo!' }],
+      });
 
       // Both eras go on side by side.
       expect(await elicitThrough2025Session(url, 'again')).toBe(
