@@ -60,7 +60,11 @@ function scripted(speaks2026: boolean): Scripted {
             }
           : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } },
       );
-    } else if (message.method === 'tools/call' && message.id !== undefined) {
+    } else if (
+      message.method === 'tools/call' &&
+      message.id !== undefined &&
+      !JSON.stringify(message).includes('"hang"')
+    ) {
       answer({ jsonrpc: '2.0', id: message.id, result: { content: [], resultType: 'complete' } });
     }
   });
@@ -103,14 +107,17 @@ function eraProcess(
   return { era, lines };
 }
 
-/** One 2026-07-28 tools/call through the process's multiplexer; resolves with its answer. */
-function call(mux: NonNullable<Awaited<ReturnType<EraProcess['multiplexer']>>>): Promise<JsonRpcResponse> {
+/** One 2026-07-28 tools/call through the process's multiplexer (`tool` 'hang': never answered); resolves with its answer. */
+function call(
+  mux: NonNullable<Awaited<ReturnType<EraProcess['multiplexer']>>>,
+  tool = 't',
+): Promise<JsonRpcResponse> {
   const session = new MuxSession('', 'streamable-http', true);
   mux.addSession(session);
   return new Promise((resolve) =>
     mux.forwardRequest(
       session,
-      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 't', ...ENVELOPE } },
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: tool, ...ENVELOPE } },
       { related: () => true, respond: (response) => resolve(response) },
       ctx,
     ),
@@ -212,8 +219,14 @@ describe('EraProcess', () => {
     });
     const { era } = eraProcess(start, { maxAttempts: 2, retryAfterMs: 60_000 });
     const mux = (await era.multiplexer())!;
-    // The process ends: a new one is started, and asked server/discover again before serving.
+    // The process ends: what it had in flight fails at once; a new one is started, and asked
+    // server/discover again before serving.
+    const inFlight = call(mux, 'hang');
+    await vi.waitFor(() => expect(servers[0]!.read.map((m) => m.method)).toContain('tools/call'));
     servers[0]!.stdout.end();
+    expect((await inFlight).error?.message).toMatch(
+      /its 2026-07-28 process ended while the request was in flight \(it is restarted; send the request again\)$/,
+    );
     await vi.waitFor(() => expect(start).toHaveBeenCalledTimes(2));
     expect(await call(mux)).toMatchObject({ result: { resultType: 'complete' } });
     expect(servers[1]!.read.map((m) => m.method)).toEqual(['server/discover', 'tools/call']);

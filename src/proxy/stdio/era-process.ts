@@ -12,8 +12,8 @@
  * process stopped and its 2026 clients bridged, as before; that verdict is kept until the main
  * process is re-attached (it may be a new, upgraded server).
  *
- * The process is restarted when its pipes end (the upstream's bounded re-attach); when that gives
- * up, its requests fail at once with a JSON-RPC error that says so, and the next 2026-07-28
+ * The process is restarted when its pipes end (the upstream's bounded re-attach), and the
+ * requests it had in flight fail at once, saying so; when restarting gives up, its requests fail at once with a JSON-RPC error that says so, and the next 2026-07-28
  * request after `retryAfterMs` starts a new one. A process that cannot start at all leaves the
  * request bridged (and is tried again after `retryAfterMs`). Its stderr is logged line by line,
  * each line bounded. `close()` ends it with the proxy.
@@ -125,6 +125,11 @@ export class EraProcess {
       connect: () => this.#startOne(),
       logger: log,
       onMessage: (message, line) => mux.onUpstreamMessage(message, line),
+      // Its pipes end with the process: what was written to it will never be answered.
+      onEnded: () =>
+        mux.failInFlight(
+          `its ${STATELESS_REVISION} process ended while the request was in flight (it is restarted; send the request again)`,
+        ),
       // A new process: asked server/discover before anything else reaches it.
       onReattached: () => {
         mux.reattached();

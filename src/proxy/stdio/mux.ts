@@ -453,6 +453,14 @@ export class Multiplexer {
   /** The server is gone for good: every in-flight request fails. */
   upstreamFailed(reason: string): void {
     this.#down = reason;
+    this.failInFlight(reason);
+  }
+
+  /**
+   * Every request in flight fails now with `reason` rather than at its timeout: the process they
+   * were written to is gone (a dual-era server's second process, whose pipes end with it).
+   */
+  failInFlight(reason: string): void {
     for (const pending of [...this.#pending.values()]) {
       this.#finish(pending);
       this.#fail(
