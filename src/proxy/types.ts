@@ -51,8 +51,14 @@ export interface SessionStore {
 export type BackendSpec =
   /** A streamable-HTTP or SSE server (container target or remote URL). */
   | { kind: 'http'; url: string; transport: 'streamable-http' | 'sse'; remote: boolean }
-  /** A stdio server; `connect` is called again to re-attach after the pipes end. */
-  | { kind: 'stdio'; connect(): Promise<StdioPipes> };
+  /**
+   * A stdio server; `connect` is called again to re-attach after the pipes end. `startProcess`,
+   * when the backend can, starts another process of the same server (a container workload: an
+   * exec of the container's own command inside it); a dual-era server's 2026-07-28 clients are
+   * served natively by such a second process (stdio/era-process.ts). It is called again to
+   * restart that process when it ends; its `close()` ends it.
+   */
+  | { kind: 'stdio'; connect(): Promise<StdioPipes>; startProcess?(): Promise<StdioPipes> };
 
 export type HttpBackend = Extract<BackendSpec, { kind: 'http' }>;
 export type StdioBackend = Extract<BackendSpec, { kind: 'stdio' }>;

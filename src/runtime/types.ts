@@ -220,6 +220,12 @@ export interface ContainerRuntime {
    * and restart the container rather than re-attaching.
    */
   attachStdio(idOrName: string): Promise<AttachedStdio>;
+  /**
+   * Runs the running container's own command (its Entrypoint and Cmd) once more inside it, as an
+   * exec with pipes of its own (stdin, and stdout and stderr apart): a second process of a stdio
+   * server. It ends when its stdin ends (`close()`) or the container stops.
+   */
+  execStdio(idOrName: string): Promise<AttachedStdio>;
   networkExists(name: string): Promise<boolean>;
   /** Creates a network if missing (`internal`: no route out). Concurrent creation is tolerated. */
   ensureNetwork(name: string, options: { internal: boolean; labels?: Record<string, string> }): Promise<void>;

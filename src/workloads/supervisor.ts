@@ -172,13 +172,17 @@ class CurrentContainer {
  * end, usually before the supervisor has seen the exit; attaching to the dead container would
  * make Podman re-initialise it, so a container that no longer runs is skipped.
  */
-async function attachRunning(runtime: ContainerRuntime, current: CurrentContainer): Promise<StdioPipes> {
+async function attachRunning(
+  runtime: ContainerRuntime,
+  current: CurrentContainer,
+  open: (id: string) => Promise<StdioPipes> = (id) => runtime.attachStdio(id),
+): Promise<StdioPipes> {
   let dead: string | undefined;
   for (;;) {
     const id = await current.next(dead);
     if ((await runtime.inspectContainer(id))?.running) {
       try {
-        return await runtime.attachStdio(id);
+        return await open(id);
       } catch (err) {
         // It may have exited between the check and the attach: then wait for the restarted one.
         if ((await runtime.inspectContainer(id))?.running) throw err;
@@ -341,6 +345,9 @@ function backendFor(
   return {
     kind: 'stdio',
     connect: () => attachRunning(runtime, current),
+    // Another process of the server: the container's own command, exec'd in the running container
+    // (a dual-era server's 2026-07-28 process, src/proxy/stdio/era-process.ts). It stops with it.
+    startProcess: () => attachRunning(runtime, current, (id) => runtime.execStdio(id)),
   };
 }
 

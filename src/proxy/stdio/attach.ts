@@ -16,6 +16,8 @@ export interface UpstreamOptions {
   onMessage(message: JsonRpcMessage, line: string): void;
   /** Called after a re-attach, before queued messages are written (the server may be a new process). */
   onReattached(): void;
+  /** Called when the pipes ended, before re-attaching (what was written to them will not be answered if the process is gone). */
+  onEnded?(): void;
   /** Called once when re-attaching failed for good; the upstream stays down. */
   onFailed(reason: string): void;
   /** First re-attach delay (default 250 ms), doubled per try up to `maxBackoffMs` (default 5 s). */
@@ -99,6 +101,9 @@ export class StdioUpstream {
     }
     this.#pipes = pipes;
     this.#state = 'attached';
+    // Unread, stderr would stall stdout when one connection carries both (a container attach);
+    // a container's stderr is its log (`moat logs`), so the attachment only drains it.
+    pipes.stderr?.resume();
     const splitter = new LineSplitter(
       (line) => this.#onLine(line),
       (bytes) => this.#log.warn({ bytes }, 'stdio server wrote an oversized line; dropped'),
@@ -146,6 +151,7 @@ export class StdioUpstream {
     this.#detach();
     this.#state = 'reattaching';
     this.#log.warn('stdio server output ended; re-attaching');
+    this.#options.onEnded?.();
     this.#retry(1);
   }
 

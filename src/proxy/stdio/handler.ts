@@ -20,6 +20,7 @@ import { Multiplexer } from './mux.js';
 import { StreamableEndpoint } from './endpoints/streamable-http.js';
 import { StdioUpstream } from './attach.js';
 import { StdioDownAdapter } from './eras/down.js';
+import { EraProcess } from './era-process.js';
 import { RPC } from '../../mcp/jsonrpc.js';
 
 export interface StdioHandlerOptions extends TransportOptions {
@@ -48,7 +49,10 @@ export async function createStdioHandler(
     connect: () => backend.connect(),
     logger: log,
     onMessage: (message, line) => mux.onUpstreamMessage(message, line),
-    onReattached: () => mux.reattached(),
+    onReattached: () => {
+      mux.reattached();
+      eraProcess?.mainReattached();
+    },
     onFailed: (reason) => mux.upstreamFailed(reason),
     ...options.reattach,
   });
@@ -59,6 +63,17 @@ export async function createStdioHandler(
     requestTimeoutMs: options.upstreamTimeoutMs,
     logger: log,
   });
+  // A dual-era server's 2026-07-28 clients are served by a second process, when one can start.
+  const startProcess = backend.startProcess?.bind(backend);
+  const eraProcess: EraProcess | undefined = startProcess
+    ? new EraProcess({
+        start: startProcess,
+        policies: options.policies,
+        requestTimeoutMs: options.upstreamTimeoutMs,
+        logger: log,
+        ...(options.reattach ? { reattach: options.reattach } : {}),
+      })
+    : undefined;
   try {
     await upstream.start();
   } catch (err) {
@@ -79,7 +94,7 @@ export async function createStdioHandler(
   const streamable = new StreamableEndpoint(
     core,
     config.stateless === true,
-    new StdioDownAdapter(core, options.inputBroker),
+    new StdioDownAdapter(core, options.inputBroker, eraProcess),
   );
   const legacy = new SseTransportEndpoint(core, config.endpoint_prefix);
   const legacyMessages = messagesPath(config.endpoint_prefix);
@@ -113,7 +128,7 @@ export async function createStdioHandler(
     },
     async close(): Promise<void> {
       await core.close();
-      await upstream.close();
+      await Promise.all([upstream.close(), eraProcess?.close()]);
     },
   };
 }

@@ -521,3 +521,55 @@ describe('Multiplexer', () => {
     expect(untold.responses[0]?.response.result).toEqual({ rewritten: true });
   });
 });
+
+describe("Multiplexer of a dual-era server's 2026-07-28 process (discoverOnly)", () => {
+  function discoverOnly(answer: (id: number) => JsonRpcResponse) {
+    const sent: JsonRpcMessage[] = [];
+    const mux: Multiplexer = new Multiplexer({
+      send: (m) => {
+        sent.push(m);
+        if ('method' in m && m.method === 'server/discover' && 'id' in m) {
+          const id = m.id as number;
+          queueMicrotask(() => mux.onUpstreamMessage(answer(id)));
+        }
+        return true;
+      },
+      policies: [],
+      requestTimeoutMs: 60_000,
+      logger: pino({ level: 'silent' }),
+      discoverOnly: true,
+    });
+    return { mux, sent };
+  }
+
+  it('opens the process with server/discover, never initialize, and passes 2026 requests as sent', async () => {
+    const { mux, sent } = discoverOnly((id) => ({
+      jsonrpc: '2.0',
+      id,
+      result: { supportedVersions: ['2026-07-28'], capabilities: {} },
+    }));
+    await mux.ensureInitialized();
+    expect(mux.knownStateless).toBe(true);
+    expect(sent.map((m) => ('method' in m ? m.method : undefined))).toEqual(['server/discover']);
+    const s = new MuxSession('', 'streamable-http', true);
+    mux.addSession(s);
+    const k = sink();
+    const params = { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } };
+    mux.forwardRequest(s, { jsonrpc: '2.0', id: 'c', method: 'tools/call', params }, k.s, ctx);
+    expect(sent[1]).toMatchObject({ method: 'tools/call', params });
+    expect(sent.some((m) => 'method' in m && m.method === 'initialize')).toBe(false);
+  });
+
+  it('refuses a process that does not name 2026-07-28 in server/discover (502, with the reason)', async () => {
+    const { mux, sent } = discoverOnly((id) => ({
+      jsonrpc: '2.0',
+      id,
+      error: { code: -32601, message: 'Method not found' },
+    }));
+    await expect(mux.ensureInitialized()).rejects.toMatchObject({
+      httpStatus: 502,
+      message: expect.stringContaining('does not speak 2026-07-28: Method not found'),
+    });
+    expect(sent.some((m) => 'method' in m && m.method === 'initialize')).toBe(false);
+  });
+});

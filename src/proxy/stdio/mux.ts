@@ -23,7 +23,8 @@
  *   for, and each session receives only log messages at or above its own level.
  * - The server's era is learned with its first message, `initialize` (`speaksStateless`, the
  *   rule of eras/decision.ts): a server that accepts it is initialized as above, a dual-era one
- *   included. Only a server that refuses it and names 2026-07-28 in `server/discover` is served as
+ *   included (its 2026-07-28 clients go to a second process, era-process.ts, whose multiplexer
+ *   is `discoverOnly`: its first message is `server/discover`). Only a server that refuses it and names 2026-07-28 in `server/discover` is served as
  *   a 2026-07-28 server: 2026 requests pass through as sent, and 2025-era sessions are served
  *   in the other direction (eras/up's wire: `initialize` from discover, the `_meta` envelope
  *   on each request, `input_required` rounds as server→client requests, subscriptions on one
@@ -92,6 +93,12 @@ export interface MultiplexerOptions {
   /** How long a request may wait for the server's answer (`upstream_timeout`); progress restarts it. */
   requestTimeoutMs: number;
   logger: Logger;
+  /**
+   * The process is a dual-era server's second one, for the 2026-07-28 era (era-process.ts): its
+   * first message is `server/discover`, never `initialize`, and only a server that names
+   * 2026-07-28 there is served; anything else is refused (`RpcFailure`, 502).
+   */
+  discoverOnly?: boolean;
 }
 
 export class Multiplexer {
@@ -192,7 +199,8 @@ export class Multiplexer {
    * decision's rule, eras/decision.ts). A stdio server picks its era from the first message it
    * reads, for the life of the process, so the first message is `initialize` (`params`: the first
    * client's, or Moat's own): a server that accepts it is a session-era server, initialized and
-   * served 2025 sessions natively (a dual-era server included; 2026-07-28 clients are bridged). A
+   * served 2025 sessions natively (a dual-era server included; its 2026-07-28 clients go to a
+   * second process, era-process.ts, or are bridged). A
    * server that refuses it is asked `server/discover`: naming 2026-07-28 makes it stateless. A
    * server that is down, or refuses both, is asked again by the next request.
    */
@@ -212,6 +220,7 @@ export class Multiplexer {
   }
 
   async #learnEra(params: Record<string, unknown>): Promise<boolean> {
+    if (this.#o.discoverOnly) return this.#discover();
     const init = await this.#internalRequest('initialize', params);
     this.#throwIfDown(init);
     if (typeof init.result === 'object' && init.result !== null) {
@@ -220,6 +229,16 @@ export class Multiplexer {
       this.#o.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       return false;
     }
+    return this.#discover(
+      init.error ?? { code: RPC.internalError, message: 'The MCP server sent an invalid initialize result' },
+    );
+  }
+
+  /**
+   * Asks the server `server/discover`: it speaks 2026-07-28 when it names it there. Otherwise
+   * fails with `refusal` (by default: that the process, a dual-era server's second one, does not).
+   */
+  async #discover(refusal?: JsonRpcError): Promise<boolean> {
     const discover = await this.#internalRequest(
       'server/discover',
       discoverProbe(0).params,
@@ -228,9 +247,11 @@ export class Multiplexer {
     this.#throwIfDown(discover);
     if (!discoverShowsStateless(discover)) {
       throw new RpcFailure(
-        init.error ?? {
+        refusal ?? {
           code: RPC.internalError,
-          message: 'The MCP server sent an invalid initialize result',
+          message: `The MCP server's second process does not speak ${STATELESS_REVISION}${
+            discover.error ? `: ${discover.error.message}` : ''
+          }`,
         },
       );
     }
@@ -432,6 +453,14 @@ export class Multiplexer {
   /** The server is gone for good: every in-flight request fails. */
   upstreamFailed(reason: string): void {
     this.#down = reason;
+    this.failInFlight(reason);
+  }
+
+  /**
+   * Every request in flight fails now with `reason` rather than at its timeout: the process they
+   * were written to is gone (a dual-era server's second process, whose pipes end with it).
+   */
+  failInFlight(reason: string): void {
     for (const pending of [...this.#pending.values()]) {
       this.#finish(pending);
       this.#fail(

@@ -56,8 +56,8 @@ describe('against a raw socket server', () => {
     dir = undefined;
   });
 
-  /** A unix socket server; `onRequest` gets each connection and its request head. */
-  async function listen(onRequest: (socket: Socket, head: string) => void): Promise<EngineApi> {
+  /** A unix socket server; `onRequest` gets each connection, its request head, and what came after it. */
+  async function listen(onRequest: (socket: Socket, head: string, rest: string) => void): Promise<EngineApi> {
     dir = mkdtempSync(join(tmpdir(), 'moat-api-'));
     const socketPath = join(dir, 'engine.sock');
     server = createServer((socket) => {
@@ -68,7 +68,7 @@ describe('against a raw socket server', () => {
         const end = seen.indexOf('\r\n\r\n');
         if (end < 0) return;
         socket.off('data', onData);
-        onRequest(socket, seen.slice(0, end));
+        onRequest(socket, seen.slice(0, end), seen.slice(end + 4));
       };
       socket.on('data', onData);
     });
@@ -102,6 +102,37 @@ describe('against a raw socket server', () => {
     expect(heads[0]).toMatch(/^POST \/containers\/c1\/attach\?stream=true&stdin=true HTTP\/1\.1\r\n/);
     expect(heads[0]).toMatch(/\r\nupgrade: tcp(\r\n|$)/i);
     expect(heads[0]).toMatch(/\r\ncontent-length: 0(\r\n|$)/i);
+    stream.destroy();
+  });
+
+  it('starts an exec with its JSON body whole, then carries the raw stream (an upgraded connection)', async () => {
+    const seen: Array<{ head: string; body: string }> = [];
+    const api = await listen((socket, head, rest) => {
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      let body = rest;
+      const answer = (): void => {
+        seen.push({ head, body: body.slice(0, length) });
+        socket.write('HTTP/1.1 101 UPGRADED\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');
+        socket.pipe(socket);
+      };
+      if (body.length >= length) return answer();
+      const more = (chunk: Buffer): void => {
+        body += chunk.toString('latin1');
+        if (body.length < length) return;
+        socket.off('data', more);
+        answer();
+      };
+      socket.on('data', more);
+    });
+    const stream = await api.hijack('/exec/e1/start', {}, { Detach: false, Tty: false });
+    const echoed = new Promise<string>((resolve) =>
+      stream.once('data', (chunk: Buffer) => resolve(String(chunk))),
+    );
+    stream.write('ping\n');
+    expect(await echoed).toBe('ping\n');
+    expect(seen[0]?.head).toMatch(/^POST \/exec\/e1\/start HTTP\/1\.1\r\n/);
+    expect(seen[0]?.head).toMatch(/\r\ncontent-type: application\/json(\r\n|$)/i);
+    expect(JSON.parse(seen[0]!.body)).toEqual({ Detach: false, Tty: false });
     stream.destroy();
   });
 });

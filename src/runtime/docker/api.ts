@@ -96,11 +96,18 @@ export class EngineApi {
   }
 
   /**
-   * A hijacked connection (attach): the socket carries the raw stream both ways. The request
-   * body stays EMPTY, because Podman feeds any body into the container's stdin.
+   * A hijacked connection (attach, exec start): the socket carries the raw stream both ways. An
+   * attach's request body stays EMPTY, because Podman feeds any body into the container's stdin;
+   * an exec start needs its JSON `body` (Podman refuses an empty one), read whole before the hijack.
    */
-  hijack(path: string, query: Query): Promise<Duplex> {
-    const headers = { Connection: 'Upgrade', Upgrade: 'tcp', 'Content-Length': 0 };
+  hijack(path: string, query: Query, body?: object): Promise<Duplex> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers = {
+      Connection: 'Upgrade',
+      Upgrade: 'tcp',
+      'Content-Length': payload?.length ?? 0,
+      ...(payload ? { 'Content-Type': 'application/json' } : {}),
+    };
     const req = this.request('POST', path + encodeQuery(query), { headers, ownConnection: true });
     return new Promise((resolve, reject) => {
       req.once('error', reject);
@@ -112,7 +119,7 @@ export class EngineApi {
         if (!isSuccess(res)) return void failureOf(res).then(reject, reject);
         resolve(handedOver(res));
       });
-      req.end();
+      req.end(payload);
     });
   }
 

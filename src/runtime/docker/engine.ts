@@ -4,7 +4,7 @@
  * into the container's stdin), and pull errors arrive inside a 200 stream.
  */
 import { existsSync } from 'node:fs';
-import { Writable, type Readable } from 'node:stream';
+import { Writable, type Duplex, type Readable } from 'node:stream';
 import { errorMessage, notImplemented, runtimeError, usageError } from '../../util/errors.js';
 import { ensureEgressImage } from '../egress/image.js';
 import {
@@ -519,26 +519,34 @@ export class EngineRuntime implements ContainerRuntime {
         if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
         throw runtimeError(`cannot attach to ${idOrName}: ${engineMessage(err)}`, { cause: err });
       });
-    const { stdout, stderr } = demux(socket);
-    const stdin = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        socket.write(chunk, callback);
-      },
-      final(callback) {
-        socket.end();
-        callback();
-      },
-    });
-    // A broken connection ends the reading side (demux) and fails pending writes.
-    socket.on('error', (err) => stdin.destroy(err));
-    return {
-      stdin,
-      stdout,
-      stderr,
-      close: () => {
-        socket.destroy();
-      },
-    };
+    return stdioOf(socket);
+  }
+
+  async execStdio(idOrName: string): Promise<AttachedStdio> {
+    let raw: ContainerInspect;
+    try {
+      raw = await this.api.json<ContainerInspect>('GET', containerPath(idOrName, '/json'));
+    } catch (err) {
+      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
+    const command = containerCommand(raw);
+    if (command.length === 0) throw runtimeError(`container ${idOrName} has no command to run again`);
+    if (raw.State?.Running !== true) throw runtimeError(`container ${idOrName} is not running`);
+    try {
+      const exec = await this.api.json<{ Id: string }>('POST', containerPath(raw.Id, '/exec'), {
+        body: { AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, Cmd: command },
+      });
+      const socket = await this.api.hijack(
+        `/exec/${segment(exec.Id)}/start`,
+        {},
+        { Detach: false, Tty: false },
+      );
+      return stdioOf(socket);
+    } catch (err) {
+      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
+      throw runtimeError(`cannot exec in ${idOrName}: ${engineMessage(err)}`, { cause: err });
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -587,6 +595,40 @@ export class EngineRuntime implements ContainerRuntime {
 }
 
 /** The path of a container, or of an action on it (`/start`, `/json`, ...). */
+/**
+ * A hijacked attach or exec connection as a stdio server's pipes: the multiplexed output split
+ * into stdout and stderr, stdin written to the socket (ending it half-closes the connection).
+ */
+function stdioOf(socket: Duplex): AttachedStdio {
+  const { stdout, stderr } = demux(socket);
+  const stdin = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      socket.write(chunk, callback);
+    },
+    final(callback) {
+      socket.end();
+      callback();
+    },
+  });
+  // A broken connection ends the reading side (demux) and fails pending writes.
+  socket.on('error', (err) => stdin.destroy(err));
+  return {
+    stdin,
+    stdout,
+    stderr,
+    close: () => {
+      socket.destroy();
+    },
+  };
+}
+
+/** The command a container runs: its Entrypoint, then its Cmd (as the engine resolved them). */
+export function containerCommand(raw: Pick<ContainerInspect, 'Config'>): string[] {
+  const list = (value: string[] | string | null | undefined): string[] =>
+    value === null || value === undefined ? [] : typeof value === 'string' ? [value] : value;
+  return [...list(raw.Config?.Entrypoint), ...list(raw.Config?.Cmd)];
+}
+
 function containerPath(idOrName: string, action = ''): string {
   return `/containers/${segment(idOrName)}${action}`;
 }
@@ -606,12 +648,17 @@ function pullQuery(image: string): { fromImage: string; tag: string } {
 }
 
 /** The parts of the engine's container inspect answer Moat reads. */
-interface ContainerInspect {
+export interface ContainerInspect {
   Id: string;
   Name: string;
   Image: string;
   Created?: string;
-  Config?: { Image?: string; Labels?: Record<string, string> | null };
+  Config?: {
+    Image?: string;
+    Labels?: Record<string, string> | null;
+    Entrypoint?: string[] | string | null;
+    Cmd?: string[] | string | null;
+  };
   State?: { Status?: string; Running?: boolean; ExitCode?: number; StartedAt?: string; FinishedAt?: string };
   NetworkSettings?: {
     Ports?: Record<string, Array<{ HostIp: string; HostPort: string }> | null>;

@@ -7,8 +7,8 @@
  *   - the v2 SDK 2026-07-28 only (`legacy: 'reject'`, over HTTP and stdio);
  *   - the v2 SDK serving both eras with 2026-style tools, and the v1 SDK (2025-11-25): their
  *     requirement-set cells are in eras.test.ts; here the older suite.
- * One named exception: 2026-07-28 clients in front of a dual-era stdio server
- * (STDIO_DUAL_ERA_2026_LOSSES, suite.ts).
+ * Over stdio a dual-era server is served both eras natively: 2025 sessions on the process Moat
+ * initialized, 2026-07-28 requests on a second process (src/proxy/stdio/era-process.ts).
  * Suites: 0.2.0-alpha.12 with both requirement sets, and 0.1.16 `--suite all` (cached per machine
  * by scripts/conformance-suite.sh). "Directly" is the server over HTTP (the suite speaks HTTP);
  * the stdio cells run the same server as a stdio child behind Moat. The counts per cell are
@@ -29,7 +29,6 @@ import {
   olderConformanceCli,
   passing,
   runSuite,
-  STDIO_DUAL_ERA_2026_LOSSES,
   type Requirements,
   type ScenarioResult,
 } from './suite.js';
@@ -44,8 +43,6 @@ interface ServerUnderTest {
   httpMode: string;
   stdioMode: string;
   suites: Suite[];
-  /** The stdio process serves both eras (pinned to 2025 by Moat's first message). */
-  dualOverStdio?: boolean;
   /** No 2025 sessions: directly, the 2025-era suites (2025-11-25 set, 0.1.16) pass nothing. */
   statelessOnly?: boolean;
 }
@@ -57,7 +54,6 @@ const SERVERS: ServerUnderTest[] = [
     httpMode: 'http',
     stdioMode: 'stdio',
     suites: ALL_SUITES,
-    dualOverStdio: true,
   },
   {
     name: 'v2 SDK, 2026-07-28 only',
@@ -73,7 +69,6 @@ const SERVERS: ServerUnderTest[] = [
     httpMode: 'http',
     stdioMode: 'stdio',
     suites: ['0.1.16 all'],
-    dualOverStdio: true,
   },
   {
     name: 'v1 SDK, 2025-11-25',
@@ -180,12 +175,7 @@ describe('conformance: nothing passes directly and fails through Moat', () => {
           const direct = passing(results.get(key(server.name, suite, 'direct'))!);
           const proxied = results.get(key(server.name, suite, via))!;
           const lost = direct.filter((s) => !proxied.get(s)?.passed);
-          // The one named exception (see STDIO_DUAL_ERA_2026_LOSSES): exactly these, no more.
-          const expected =
-            via === 'moat-stdio' && server.dualOverStdio && suite === '0.2.0-alpha.12 2026-07-28'
-              ? STDIO_DUAL_ERA_2026_LOSSES.filter((s) => direct.includes(s))
-              : [];
-          expect(lost, `${suite}\n${failures(proxied, lost)}`).toEqual(expected);
+          expect(lost, `${suite}\n${failures(proxied, lost)}`).toEqual([]);
         }
       });
     }

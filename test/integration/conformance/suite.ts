@@ -173,22 +173,6 @@ export async function runSuite(
   return results;
 }
 
-/**
- * What a 2026-07-28 client loses in front of a dual-era stdio server, by design: one stdio process
- * speaks one era, and Moat's first message, `initialize`, pins it to 2025 (a server that accepts a
- * 2025 `initialize` serves 2025 sessions itself: eras/decision.ts), so 2026 clients are bridged.
- * The 2025 wire carries no input-request keys (the server's `user_name` arrives as a plain
- * `elicitation/create`, which the bridge names `elicitation-1`), and the server's 2025 shim checks
- * the capabilities Moat declared at `initialize`, not the request's. Pinning it to 2026 instead
- * would break every push-style tool for 2025 clients (issue 30).
- */
-export const STDIO_DUAL_ERA_2026_LOSSES = [
-  'input-required-result-basic-elicitation',
-  'input-required-result-basic-list-roots',
-  'input-required-result-capability-check',
-  'input-required-result-multiple-input-requests',
-];
-
 /** Scenarios that pass in `baseline` but not in `results`. */
 export function regressions(
   baseline: Map<string, ScenarioResult>,

@@ -63,9 +63,15 @@ describe.each(['http', 'stdio'] as const)('a dual-era server behind Moat over %s
     }
   });
 
-  it('answers a 2026-07-28 client too', async () => {
+  it('answers a 2026-07-28 client too, natively', async () => {
     const listed = await sendModern(moats[via]!.proxy.endpoint, 'tools/list', {});
     expect(listed.answer.result?.resultType).toBe('complete');
     expect(JSON.stringify(listed.answer.result)).toContain('test_sampling');
+    // Served natively (over stdio by a second process of the server): its own input request keys.
+    const asked = await sendModern(moats[via]!.proxy.endpoint, 'tools/call', {
+      name: 'test_input_required_result_elicitation',
+      arguments: {},
+    });
+    expect(Object.keys(asked.answer.result?.inputRequests ?? {})).toEqual(['user_name']);
   });
 });

@@ -215,14 +215,21 @@ describe('Moat over stdio in front of a dual-era server (the SDK’s serveStdio,
     await dual?.stop();
   });
 
-  it('serves 2025-era sessions natively (it accepts initialize) and bridges 2026-07-28 clients', async () => {
+  it('serves 2025-era sessions natively (it accepts initialize), and 2026-07-28 clients natively on a second process', async () => {
     await legacyClientSession(dual.proxy.endpoint);
+    expect(dual.fixture?.children).toHaveLength(1);
     const listed = await sendModern(dual.proxy.endpoint, 'tools/list', {});
     expect(listed.answer.result?.resultType).toBe('complete');
-    // Moat's era bridge names the session-era server in the result's _meta.
-    expect((listed.answer.result as { _meta?: unknown } | undefined)?._meta).toMatchObject({
-      'io.modelcontextprotocol/serverInfo': { name: 'moat-conformance-fixture-2026' },
+    // The second process was opened with server/discover; the first keeps its 2025 sessions.
+    expect(dual.fixture?.children).toHaveLength(2);
+    const asked = await sendModern(dual.proxy.endpoint, 'tools/call', {
+      name: 'test_input_required_result_elicitation',
+      arguments: {},
     });
+    // The server's own input request key (the bridge names a 2025 elicitation `elicitation-1`).
+    expect(Object.keys(asked.answer.result?.inputRequests ?? {})).toEqual(['user_name']);
+    await legacyClientSession(dual.proxy.endpoint);
+    expect(dual.fixture?.children).toHaveLength(2);
   });
 });
 

@@ -137,10 +137,10 @@ export class ClientSessions {
     return session;
   }
 
-  /** Ends a session here and in the store. */
-  end(session: MuxSession, reason: string): void {
+  /** Ends a session here and in the store (`mux`: the multiplexer it is in, the main one by default). */
+  end(session: MuxSession, reason: string, mux: Multiplexer = this.o.mux): void {
     if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
-    this.o.mux.endSession(session, reason);
+    mux.endSession(session, reason);
     if (!session.ephemeral) {
       this.o.store.delete(session.id).catch((err: unknown) => {
         this.o.logger.warn({ err: errorMessage(err) }, 'deleting a session from the store failed');
@@ -151,24 +151,31 @@ export class ClientSessions {
   /**
    * Sends one parsed (and policy-approved) client message on. Requests answer through `sink`;
    * notifications and responses are accepted at once. Throws a ProxyRejection for a response
-   * that answers nothing this session was asked.
+   * that answers nothing this session was asked. `mux`: the multiplexer of the process the
+   * message goes to (the main one by default; a dual-era server's 2026-07-28 process).
    */
-  async dispatch(session: MuxSession, message: JsonRpcMessage, sink: RequestSink, ctx: MessageContext) {
+  async dispatch(
+    session: MuxSession,
+    message: JsonRpcMessage,
+    sink: RequestSink,
+    ctx: MessageContext,
+    mux: Multiplexer = this.o.mux,
+  ) {
     if (isRequest(message)) {
       // Once the server is initialized, no await: the request reaches its stdin in this turn.
-      if (this.o.mux.serverInit === undefined) {
+      if (mux.serverInit === undefined) {
         try {
-          await this.o.mux.ensureInitialized(session.capabilities);
+          await mux.ensureInitialized(session.capabilities);
         } catch (err) {
           if (!(err instanceof RpcFailure)) throw err;
           sink.respond({ jsonrpc: '2.0', id: message.id, error: err.error }, err.httpStatus);
           return;
         }
       }
-      this.o.mux.forwardRequest(session, message, sink, ctx);
+      mux.forwardRequest(session, message, sink, ctx);
     } else if (isNotification(message)) {
-      this.o.mux.forwardNotification(session, message);
-    } else if (!this.o.mux.forwardClientResponse(session, message)) {
+      mux.forwardNotification(session, message);
+    } else if (!mux.forwardClientResponse(session, message)) {
       throw reject(
         400,
         RPC.invalidRequest,

@@ -110,22 +110,23 @@ export class StreamableEndpoint {
     checkEnvelope(message, protocolVersionOf(request.req));
     const ctx = this.core.context(request, 'streamable-http');
     const approved = await this.core.applyPolicies(request, message, ctx);
-    if ((await bridge.route()) === 'bridged') return bridge.handle(request, approved, ctx);
+    const mux = await bridge.route();
+    if (mux === 'bridged') return bridge.handle(request, approved, ctx);
     const session = ephemeralSession(approved);
-    this.core.mux.addSession(session);
+    mux.addSession(session);
     try {
       if (!isRequest(approved)) {
-        await this.core.dispatch(session, approved, noSink, ctx);
+        await this.core.dispatch(session, approved, noSink, ctx, mux);
         request.res.writeHead(202).end();
         return;
       }
-      const onAbort = () => this.core.end(session, 'the client closed the request');
+      const onAbort = () => this.core.end(session, 'the client closed the request', mux);
       const sink = new PostSink(request, accepts, this.core.o.keepAliveMs, {}, onAbort);
       const sent = await bridge.native(request, approved);
-      await this.core.dispatch(session, sent, bridge.nativeSink(request, approved, sink), ctx);
+      await this.core.dispatch(session, sent, bridge.nativeSink(request, approved, sink), ctx, mux);
       await sink.finished;
     } finally {
-      this.core.mux.endSession(session, 'the request ended');
+      mux.endSession(session, 'the request ended');
     }
   }
 

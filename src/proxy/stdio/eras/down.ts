@@ -10,7 +10,8 @@ import { reject } from '../../pipeline/errors.js';
 import type { ClientSessions } from '../endpoints/sessions.js';
 import { MuxSession, RpcFailure } from '../session.js';
 import { serveStdioListen } from './down-listen.js';
-import type { Route } from '../../eras/decision.js';
+import type { EraProcess } from '../era-process.js';
+import type { Multiplexer } from '../mux.js';
 import { errorMessage } from '../../../util/errors.js';
 import { localAnswer } from '../../eras/down/local.js';
 import { httpStatusOfError } from '../../eras/down/envelope.js';
@@ -40,22 +41,27 @@ export class StdioDownAdapter {
   constructor(
     private readonly core: ClientSessions,
     private readonly broker: InputBroker | undefined,
+    /** The second process of a dual-era server, when the backend can start one. */
+    private readonly eraProcess?: EraProcess,
   ) {}
 
   /**
    * Where a 2026-07-28 request goes, by the server's era (learned by the multiplexer with its
-   * first message): as sent to a 2026-07-28 server, bridged to a session-era one. Asked only once
-   * the client policies have approved the request.
+   * first message): as sent to a 2026-07-28 server (the multiplexer to send it through); as sent
+   * to a dual-era server's second process, which speaks 2026-07-28 (era-process.ts); bridged to a
+   * session-era server that speaks nothing else, or whose second process cannot start. Asked
+   * only once the client policies have approved the request.
    */
-  async route(): Promise<Route> {
+  async route(): Promise<Multiplexer | 'bridged'> {
+    const mux = this.core.mux;
     try {
-      const known = this.core.mux.knownStateless;
-      if (known === undefined) await this.core.mux.ensureInitialized();
-      return this.core.mux.knownStateless === true ? 'native' : 'bridged';
+      if (mux.knownStateless === undefined) await mux.ensureInitialized();
     } catch (err) {
       if (err instanceof RpcFailure) throw reject(err.httpStatus, err.error.code, err.error.message);
       throw err;
     }
+    if (mux.knownStateless === true) return mux;
+    return (await this.eraProcess?.multiplexer()) ?? 'bridged';
   }
 
   /**
