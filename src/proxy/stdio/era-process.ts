@@ -13,9 +13,10 @@
  * process is re-attached (it may be a new, upgraded server).
  *
  * The process is restarted when its pipes end (the upstream's bounded re-attach), and the
- * requests it had in flight fail at once, saying so; when restarting gives up, its requests fail at once with a JSON-RPC error that says so, and the next 2026-07-28
- * request after `retryAfterMs` starts a new one. A process that cannot start at all leaves the
- * request bridged (and is tried again after `retryAfterMs`). Its stderr is logged line by line,
+ * requests it had in flight fail at once, saying so. When restarting gives up, 2026-07-28
+ * requests fail at once with a JSON-RPC error that says so, until the first one after
+ * `retryAfterMs` starts a new process. A process that cannot start at all leaves the request
+ * bridged (and is tried again after `retryAfterMs`). Its stderr is logged line by line,
  * each line bounded. `close()` ends it with the proxy.
  */
 import type { Logger } from 'pino';
