@@ -8,6 +8,7 @@
  * Unknown fields are rejected (a field we do not understand must not be silently dropped).
  */
 import * as z from 'zod';
+import { aggregateConfigSchema } from './aggregate.js';
 import {
   DURATION_FORM,
   isPositiveDuration,
@@ -339,6 +340,8 @@ const runConfigFields = z.strictObject({
 
   // Moat's own fields (ToolHive has no equivalent in its RunConfig).
   rate_limit: rateLimitSchema.optional(),
+  /** A group served as one MCP endpoint (`moat group serve`); no image, no remote_url. */
+  aggregate: aggregateConfigSchema.optional(),
   /**
    * Tool definition pinning: warn (log and audit a changed tool) or enforce (also hide it until
    * approved). Pins live in Moat's state dir (`file`), in the session store's Redis when one is
