@@ -16,6 +16,15 @@ import type { ProxyProcess } from './bench-types.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const CLK_TCK = 100;
+
+/** User+system CPU seconds a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 /** Resident set and live heap of the proxy process after a forced full GC, in bytes. */
 export interface Memory {
   rss: number;

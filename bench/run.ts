@@ -51,7 +51,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PROXY_ENV_DEFAULTS, PROXY_NODE_FLAGS } from '../src/util/proxy-launch.js';
 import type { BenchKit, LoadResult, PolicyBench, Row, TargetResult } from './bench-types.js';
 import { cliTable, cliTimings, type CliTimings } from './cli-timings.js';
-import { buildDist, cleanUpProxies, startProxy, type MeasuredProxy, type Memory } from './proxy-launcher.js';
+import {
+  buildDist,
+  cleanUpProxies,
+  cpuSeconds,
+  startProxy,
+  type MeasuredProxy,
+  type Memory,
+} from './proxy-launcher.js';
 import { fmt, rowTable, targetTable, writePlots } from './report.js';
 import { startSupergateway } from './supergateway.js';
 import { roundOrder } from './round-order.js';
@@ -215,7 +222,7 @@ async function loadVariants(
   backendUrl: string,
   variants: Variant[],
   quietMs?: number,
-): Promise<{ rows: Row[]; idle: Memory[]; after: Memory[]; quiet: Memory[] }> {
+): Promise<{ rows: Row[]; idle: Memory[]; after: Memory[]; quiet: Memory[]; cpu: CpuPerRequest[] }> {
   const memories = async () => {
     const out: Memory[] = [];
     for (const { proxy } of variants) out.push(await proxy.memory());
@@ -223,15 +230,55 @@ async function loadVariants(
   };
   const idle = await memories();
   const rows: Row[] = [];
+  const cpu: CpuPerRequest[] = [];
   for (const concurrency of [1, 8, 32]) {
     const targets = variants.map((v): [string, object] => [v.path, { target: 'http', url: v.proxy.url }]);
-    rows.push(...(await compare(concurrency, { target: 'http', url: backendUrl }, targets)));
+    // Each proxy works only while its own runs go, so its CPU over the rounds is its cost.
+    const before = variants.map((v) => cpuSeconds(v.proxy.pid));
+    const compared = await compare(concurrency, { target: 'http', url: backendUrl }, targets);
+    compared.forEach((row, i) => {
+      const seconds = cpuSeconds(variants[i]!.proxy.pid) - before[i]!;
+      cpu.push({
+        path: row.path,
+        concurrency,
+        microseconds: (seconds * 1e6) / (row.proxied.requests + warmups(row)),
+      });
+    });
+    rows.push(...compared);
   }
   const after = await memories();
   if (quietMs !== undefined) await sleep(quietMs);
   const quiet = quietMs !== undefined ? await memories() : [];
   await Promise.all(variants.map((v) => v.proxy.stop()));
-  return { rows, idle, after, quiet };
+  return { rows, idle, after, quiet, cpu };
+}
+
+/** A proxy's user+system CPU per request served (warm-ups included) at one concurrency. */
+interface CpuPerRequest {
+  path: string;
+  concurrency: number;
+  microseconds: number;
+}
+
+/**
+ * CPU per request of each variant, and of the first against the second: steadier than throughput
+ * on a shared machine, since another process's load slows a request without making it cost more.
+ */
+function cpuTable(cpu: CpuPerRequest[], variants: Variant[]): string[] {
+  const of = (path: string, c: number) =>
+    cpu.find((x) => x.path === path && x.concurrency === c)!.microseconds;
+  const compared = variants.length > 1 ? ` | ${variants[0]!.path} ÷ ${variants[1]!.path}` : '';
+  return [
+    `| concurrency | ${variants.map((v) => `CPU per request, ${v.path}`).join(' | ')}${compared} |`,
+    `|---|${variants.map(() => '---|').join('')}${compared ? '---|' : ''}`,
+    ...[1, 8, 32].map(
+      (c) =>
+        `| ${c} | ${variants.map((v) => `${fmt(of(v.path, c), 1)} µs`).join(' | ')}${
+          compared ? ` | ${fmt(of(variants[0]!.path, c) / of(variants[1]!.path, c), 3)}×` : ''
+        } |`,
+    ),
+    '',
+  ];
 }
 
 /** The start of a subset's report: when and where it ran, and its rows. */
@@ -264,9 +311,10 @@ async function launchSettingsOnly(): Promise<void> {
       proxy: await startProxy(backend, 'supervisor', {}, undefined, false),
     },
   ];
-  const { rows, idle, after } = await loadVariants(backendUrl, variants);
+  const { rows, idle, after, cpu } = await loadVariants(backendUrl, variants);
   const lines = [
     ...reportHead(loadAtStart, rows),
+    ...cpuTable(cpu, variants),
     '| proxy | idle RSS | RSS after the load |',
     '|---|---|---|',
     ...variants.map(
@@ -310,11 +358,12 @@ async function semiSpaceOnly(): Promise<void> {
       proxy: await startProxy(backend, 'supervisor', {}, undefined, { nodeFlags }),
     });
   }
-  const { rows, idle, after, quiet } = await loadVariants(backendUrl, variants, QUIET_MS);
+  const { rows, idle, after, quiet, cpu } = await loadVariants(backendUrl, variants, QUIET_MS);
   const first = variants[0]!.path;
   const lines = [
     ...reportHead(loadAtStart, rows),
     ...quietMemoryTable(variants, idle, after, quiet),
+    ...cpuTable(cpu, variants),
     ...variants.slice(1).flatMap((v) => throughputLines(rows, v.path, first, `${v.path} vs ${first}`)),
     '',
     ...targetTable(variants.map((v, i) => nearIdleTarget(idle[i]!, quiet[i]!, v.path))),
@@ -340,10 +389,11 @@ async function memoryOnly(): Promise<void> {
     const proxy = await startProxy(backend, 'supervisor', {}, baselineDist);
     variants.push({ path: `${RAW_PATH}, baseline build`, proxy });
   }
-  const { rows, idle, after, quiet } = await loadVariants(backendUrl, variants, QUIET_MS);
+  const { rows, idle, after, quiet, cpu } = await loadVariants(backendUrl, variants, QUIET_MS);
   const lines = [
     ...reportHead(loadAtStart, rows),
     ...quietMemoryTable(variants, idle, after, quiet),
+    ...cpuTable(cpu, variants),
     ...(baselineDist ? throughputLines(rows, RAW_PATH, variants[1]!.path, 'This build vs the baseline') : []),
     '',
     ...targetTable(variants.map((v, i) => nearIdleTarget(idle[i]!, quiet[i]!, v.path))),

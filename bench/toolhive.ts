@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleProxy, PROXY_BUNDLE_DIR, PROXY_ENTRY } from '../scripts/bundle-proxy.js';
+import { cpuSeconds } from './proxy-launcher.js';
 import { proxyContainerEnv } from '../src/util/proxy-launch.js';
 import { startPodmanApi } from '../test/support/podman.js';
 import type { BenchKit, Row } from './bench-types.js';
@@ -44,7 +45,6 @@ const BINARY = join(
 );
 const SCRIPT = fileURLToPath(new URL('../scripts/toolhive.sh', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
-const CLK_TCK = 100;
 
 export const MOAT_PATH = 'streamable HTTP (Moat, moat proxy), full stack without telemetry';
 export const TOOLHIVE_PATH = `streamable HTTP (ToolHive ${TOOLHIVE_VERSION} thv-proxyrunner), full stack without telemetry`;
@@ -229,12 +229,6 @@ async function verifyEnforcement(peer: PeerProcess, token: string, auditDir: str
     .join('');
   if (!/tools\/call|tool_call/.test(records))
     throw new Error(`${peer.name}: no audit record of the tool calls`);
-}
-
-/** User+system CPU seconds of a process so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
 function rssMb(pid: number): number {
