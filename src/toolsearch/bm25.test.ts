@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stem, terms, ToolIndex, words, type ToolDocument } from './bm25.js';
+import { queryTerms, stem, terms, ToolIndex, words, type ToolDocument } from './bm25.js';
 
 const TOOLS: ToolDocument[] = [
   {
@@ -44,6 +44,31 @@ describe('words and terms', () => {
     expect(stem('matches')).toBe('match');
     expect(stem('status')).toBe('status');
     expect(terms('What is the time in the directories?')).toEqual(['time', 'directory']);
+    expect(new Set(['stage', 'staged', 'staging', 'stages'].map(stem))).toEqual(new Set(['stag']));
+  });
+});
+
+describe('queryTerms', () => {
+  it("weighs the query's own words 1 and their thesaurus neighbours less", () => {
+    const weights = queryTerms('open my folder');
+    expect(weights.get('folder')).toBe(1);
+    expect(weights.get('directory')).toBeGreaterThan(0);
+    expect(weights.get('directory')).toBeLessThan(1);
+    expect(queryTerms('open my folder', false)).toEqual(
+      new Map([
+        ['open', 1],
+        ['folder', 1],
+      ]),
+    );
+  });
+
+  it('reads URLs and file names for what they are, not for their words', () => {
+    const url = queryTerms('summarize https://news.example.org/story/42');
+    expect(url.get('url')).toBe(1);
+    expect(url.has('news')).toBe(false);
+    expect(queryTerms('show notes.txt').get('file')).toBe(1);
+    expect(queryTerms('look at logo.png').get(stem('image'))).toBeGreaterThan(0);
+    expect(queryTerms('version 1.2').has('file')).toBe(false);
   });
 });
 
@@ -58,6 +83,11 @@ describe('ToolIndex', () => {
     ['download the page at this url', 'fetch'],
   ])('%s → %s first', (query, expected) => {
     expect(index.search(query, 3)[0]?.name).toBe(expected);
+  });
+
+  it('finds through the thesaurus what shares no word with the query', () => {
+    expect(index.search('what is in this folder', 1)[0]?.name).toBe('list-directory');
+    expect(index.search('what is in this folder', 1, { expand: false })).toEqual([]);
   });
 
   it('matches argument names', () => {

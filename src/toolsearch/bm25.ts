@@ -5,7 +5,9 @@
  *
  * Fields and weights: the name (split on `_ - .` and camelCase) counts most, then the title, the
  * argument names, the description, and the arguments' descriptions. Words are lower-cased, folded
- * to a crude stem (plural and -ing/-ed endings) and stop words dropped, on both sides alike.
+ * to a crude stem (plural, -ing/-ed endings, a final e) and stop words dropped, on both sides
+ * alike. The query alone is widened (queryTerms): a small thesaurus of everyday words, and what
+ * its URLs and file names imply, at a lower weight than its own words.
  */
 
 /** What the index reads of a tool (a `tools/list` entry). */
@@ -44,8 +46,15 @@ export function words(text: string): string[] {
     .filter((w) => w !== '');
 }
 
-/** A crude stem: enough to match "files" with "file" and "reading" with "read". */
+/**
+ * A crude stem: enough to match "files" with "file", "staging" with "stage" and "changed" with
+ * "changes" (a final e goes too, so "stage", "staged" and "staging" all become "stag").
+ */
 export function stem(word: string): string {
+  return dropE(suffixless(word));
+}
+
+function suffixless(word: string): string {
   if (word.length <= 3) return word;
   if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
   if (word.endsWith('sses')) return word.slice(0, -2);
@@ -56,15 +65,96 @@ export function stem(word: string): string {
   return word;
 }
 
+function dropE(word: string): string {
+  return word.length > 4 && word.endsWith('e') ? word.slice(0, -1) : word;
+}
+
 function undouble(word: string): string {
   return /([^aeiouls])\1$/.test(word) ? word.slice(0, -1) : word;
 }
 
-/** The terms of a text as the index and the query see them. */
+/** The terms of a text as the index and the query see them (one-letter words dropped). */
 export function terms(text: string): string[] {
   const out: string[] = [];
-  for (const word of words(text)) if (!STOP_WORDS.has(word)) out.push(stem(word));
+  for (const word of words(text)) if (word.length > 1 && !STOP_WORDS.has(word)) out.push(stem(word));
   return out;
+}
+
+/**
+ * Everyday words for what tools do, each with the words tool descriptions tend to use for it: a
+ * small hand-written thesaurus, applied to the query only, its terms counted at EXPANSION_WEIGHT.
+ * Groups are generic (files, the web, images, memory, version control, arithmetic), never a
+ * particular server's tool names.
+ */
+const EXPANSIONS: ReadonlyArray<readonly string[]> = [
+  ['folder', 'directory', 'dir'],
+  ['picture', 'image', 'photo', 'screenshot', 'media'],
+  ['web', 'website', 'webpage', 'page', 'site', 'url', 'internet', 'link'],
+  ['download', 'fetch', 'url'],
+  ['remember', 'memory', 'knowledge', 'store', 'save'],
+  ['forget', 'delete', 'remove', 'erase', 'drop'],
+  ['note', 'observation', 'fact'],
+  ['person', 'people', 'entity', 'entities', 'thing'],
+  ['relationship', 'relation', 'link', 'connection'],
+  ['look', 'search', 'find', 'query'],
+  ['big', 'size', 'space', 'large', 'largest', 'biggest'],
+  ['structure', 'tree', 'recursive', 'hierarchy', 'nested'],
+  ['history', 'log', 'commits'],
+  ['modified', 'changed', 'metadata', 'info'],
+  ['rename', 'move'],
+  ['stage', 'add', 'staging'],
+  ['unstage', 'reset'],
+  ['switch', 'checkout'],
+  ['plus', 'sum', 'add', 'total'],
+  ['compress', 'gzip', 'zip'],
+  ['settings', 'environment', 'env', 'variables'],
+  ['think', 'reason', 'reasoning', 'thought', 'thinking', 'problem'],
+  ['time', 'clock', 'date'],
+  ['edit', 'change', 'replace', 'modify'],
+  ['show', 'read', 'display', 'print', 'view', 'open'],
+  ['contents', 'inside'],
+];
+const EXPANSION_WEIGHT = 0.4;
+
+/** Stemmed term → the stemmed terms of its groups (itself left out). */
+const EXPANDS: ReadonlyMap<string, readonly string[]> = (() => {
+  const map = new Map<string, Set<string>>();
+  for (const group of EXPANSIONS) {
+    const stems = group.flatMap(terms);
+    for (const term of stems) {
+      const set = map.get(term) ?? new Set<string>();
+      for (const other of stems) if (other !== term) set.add(other);
+      map.set(term, set);
+    }
+  }
+  return new Map([...map].map(([term, set]) => [term, [...set]]));
+})();
+
+/** Extensions a query's file name may carry, and what such a name is. */
+const IMAGE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'bmp']);
+const FILE_NAME = /[\w-]+\.([a-z0-9]{1,5})\b/gi;
+const URL_IN_TEXT = /\bhttps?:\/\/\S+/i;
+
+/**
+ * The query's terms with their weights: its own words (1), what they expand to, and what its
+ * URLs and file names imply (a URL: `url`; `notes.txt`: `file`; `logo.png`: `image`, `file`).
+ */
+export function queryTerms(query: string, expand = true): Map<string, number> {
+  const weights = new Map<string, number>();
+  const add = (term: string, weight: number) => weights.set(term, Math.max(weights.get(term) ?? 0, weight));
+  const withoutUrls = query.replace(/\bhttps?:\/\/\S+/gi, ' ');
+  const own = terms(withoutUrls);
+  for (const term of own) add(term, 1);
+  if (!expand) return weights;
+  if (URL_IN_TEXT.test(query)) add('url', 1);
+  for (const match of withoutUrls.matchAll(FILE_NAME)) {
+    const extension = (match[1] ?? '').toLowerCase();
+    if (/^\d+$/.test(extension)) continue;
+    add('file', 1);
+    if (IMAGE_EXTENSIONS.has(extension)) add(stem('image'), EXPANSION_WEIGHT);
+  }
+  for (const term of own) for (const other of EXPANDS.get(term) ?? []) add(other, EXPANSION_WEIGHT);
+  return weights;
 }
 
 interface Indexed {
@@ -112,19 +202,22 @@ export class ToolIndex {
     this.#avgLength = this.#docs.length > 0 ? total / this.#docs.length || 1 : 1;
   }
 
-  /** The best `limit` tools for a query, best first; tools sharing no term with it are left out. */
-  search(query: string, limit: number): RankedTool[] {
-    const queryTerms = [...new Set(terms(query))];
+  /**
+   * The best `limit` tools for a query, best first; tools sharing no term with it are left out.
+   * `expand: false` ranks by the query's own words only (the bench compares both).
+   */
+  search(query: string, limit: number, options: { expand?: boolean } = {}): RankedTool[] {
+    const weighted = queryTerms(query, options.expand ?? true);
     const n = this.#docs.length;
     const ranked: RankedTool[] = [];
     for (const doc of this.#docs) {
       let score = 0;
-      for (const term of queryTerms) {
+      for (const [term, weight] of weighted) {
         const f = doc.tf.get(term);
         if (f === undefined) continue;
         const df = this.#df.get(term) ?? 0;
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * doc.length) / this.#avgLength));
+        score += (weight * idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * doc.length) / this.#avgLength));
       }
       if (score > 0) ranked.push({ name: doc.name, score });
     }
