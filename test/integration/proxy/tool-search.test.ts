@@ -2,7 +2,8 @@
  * Tool search (`tool_search`) in front of real MCP SDK servers, with the tool filter, Cedar and
  * audit on: a real SDK client sees only find_tool and call_tool, finds and calls the tools it may
  * use, and neither finds nor reaches the ones the filter hides or Cedar forbids; the audit log
- * names the real tool of a call_tool.
+ * names the real tool of a call_tool. And for sessionless 2026-07-28 requests, in front of a server
+ * of that revision and of a 2025 one behind the era bridge.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,9 @@ import {
   startV1StreamableBackend,
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
+import { startModernOnlyBackend } from '../../support/modern-backends.js';
 import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
+import { STATELESS_REVISION } from '../../../src/proxy/eras/revisions.js';
 
 interface Found {
   tools: Array<{ name: string; description?: string; inputSchema: { properties?: Record<string, unknown> } }>;
@@ -157,6 +160,85 @@ describe.each([
     // The refusals of the direct call and of the call_tool alike name the real tool.
     for (const name of ['add', 'secret']) {
       expect(calls.filter((e) => e.target.name === name && e.outcome === 'denied')).toHaveLength(2);
+    }
+  });
+});
+
+const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': STATELESS_REVISION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'tool-search', version: '1' },
+};
+
+/** A 2026-07-28 tools/call (sessionless), with the headers that revision asks for. */
+async function modernCall(url: string, id: number, name: string, args: Record<string, unknown>) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': STATELESS_REVISION,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: MODERN_ENVELOPE },
+    }),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+  return {
+    status: response.status,
+    body: JSON.parse(json) as { result?: Record<string, unknown>; error?: unknown },
+  };
+}
+
+describe.each([
+  ['a 2026-07-28 server', () => startModernOnlyBackend()],
+  ['a 2025 server behind the era bridge', () => startV1StreamableBackend()],
+])('tool search for sessionless 2026-07-28 requests: %s', (_name, start) => {
+  let backend: HttpBackendServer & { bodies?: Array<Record<string, unknown>> };
+  let proxy: RunningProxy;
+  beforeAll(async () => {
+    backend = await start();
+    proxy = await startProxy(
+      testConfig({ tool_search: true }),
+      { kind: 'http', url: backend.url, transport: 'streamable-http', remote: false },
+      { logger: memoryLogger().logger },
+    );
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await backend?.close();
+  });
+
+  it('finds a tool and calls it, each request on its own', async () => {
+    const found = await modernCall(`${proxy.url}/mcp`, 1, 'find_tool', { query: 'echo my text', limit: 2 });
+    expect(found.status).toBe(200);
+    expect(found.body.result).toMatchObject({ structuredContent: { tools: [{ name: 'echo' }] } });
+    const called = await modernCall(`${proxy.url}/mcp`, 2, 'call_tool', {
+      name: 'echo',
+      arguments: { text: 'sessionless' },
+    });
+    expect(called.status).toBe(200);
+    expect(called.body.result).toMatchObject({ content: [{ type: 'text', text: 'sessionless' }] });
+    // What a 2026-07-28 server got: the real methods and names, with Mcp-Name headers to match.
+    if (backend.bodies) {
+      const posts = backend.seen.filter((r) => r.method === 'POST');
+      const got = backend.bodies.map((b, i) => [
+        b.method,
+        (b.params as { name?: string } | undefined)?.name,
+        posts[i]?.headers['mcp-name'],
+      ]);
+      expect(got).toEqual(
+        expect.arrayContaining([
+          ['tools/list', undefined, undefined],
+          ['tools/call', 'echo', 'echo'],
+        ]),
+      );
     }
   });
 });
