@@ -2,8 +2,8 @@
  * Tool search (`tool_search`) in front of real MCP SDK servers, with the tool filter, Cedar and
  * audit on: a real SDK client sees only find_tool and call_tool, finds and calls the tools it may
  * use, and neither finds nor reaches the ones the filter hides or Cedar forbids; the audit log
- * names the real tool of a call_tool. And for sessionless 2026-07-28 requests, in front of a server
- * of that revision and of a 2025 one behind the era bridge.
+ * names the real tool of a call_tool. The same in front of a stdio server, and for sessionless
+ * 2026-07-28 requests in front of a server of that revision and of a 2025 one behind the era bridge.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import {
   startV1StreamableBackend,
   type HttpBackendServer,
 } from '../../support/mcp-http-backends.js';
+import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { startModernOnlyBackend } from '../../support/modern-backends.js';
 import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
 import { STATELESS_REVISION } from '../../../src/proxy/eras/revisions.js';
@@ -238,6 +239,49 @@ describe.each([
           ['tools/list', undefined, undefined],
           ['tools/call', 'echo', 'echo'],
         ]),
+      );
+    }
+  });
+});
+
+describe('tool search in front of a stdio server (the multiplexer), with the tool filter and Cedar', () => {
+  let moat: MoatUnderTest;
+  let client: Client;
+  beforeAll(async () => {
+    moat = await moatInFrontOf('stdio', {
+      tool_search: true,
+      tools_filter: ['test_simple_text', 'test_image_content', 'test_audio_content'],
+      authz_config: {
+        version: '1.0',
+        type: 'cedarv1',
+        cedar: {
+          policies: [
+            'permit(principal, action == Action::"call_tool", resource);',
+            'forbid(principal, action == Action::"call_tool", resource == Tool::"test_audio_content");',
+          ],
+        },
+      },
+    });
+    client = new Client({ name: 'tool-search-stdio', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${moat.proxy.url}/mcp`)));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await moat?.stop();
+  });
+
+  it('lists two tools, finds only what the filter and Cedar leave, and calls through call_tool', async () => {
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['find_tool', 'call_tool']);
+    const found = await client.callTool({ name: 'find_tool', arguments: { query: 'return a PNG image' } });
+    const hits = (found.structuredContent as { tools: Array<{ name: string }>; searched: number }).tools;
+    expect(hits[0]?.name).toBe('test_image_content');
+    expect((found.structuredContent as { searched: number }).searched).toBe(2);
+    const called = await client.callTool({ name: 'call_tool', arguments: { name: 'test_simple_text' } });
+    expect(called.content).toEqual([{ type: 'text', text: 'This is a simple text response for testing.' }]);
+    for (const name of ['test_audio_content', 'test_error_handling']) {
+      const direct = await failure(client.callTool({ name, arguments: {} }));
+      expect(await failure(client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } }))).toBe(
+        direct,
       );
     }
   });
