@@ -29,6 +29,20 @@ interface Found {
   searched: number;
 }
 
+/** Cedar allowing every tool but one. */
+function cedarForbidding(tool: string) {
+  return {
+    version: '1.0',
+    type: 'cedarv1',
+    cedar: {
+      policies: [
+        'permit(principal, action == Action::"call_tool", resource);',
+        `forbid(principal, action == Action::"call_tool", resource == Tool::"${tool}");`,
+      ],
+    },
+  };
+}
+
 /** What a call's failure looks like to the client, without the request id it carried. */
 async function failure(call: Promise<unknown>): Promise<string> {
   try {
@@ -58,16 +72,7 @@ describe.each([
         tool_search: true,
         // `secret` is hidden by the filter, `add` forbidden by Cedar.
         tools_filter: ['echo', 'add', 'progress', 'confirm', 'later'],
-        authz_config: {
-          version: '1.0',
-          type: 'cedarv1',
-          cedar: {
-            policies: [
-              'permit(principal, action == Action::"call_tool", resource);',
-              'forbid(principal, action == Action::"call_tool", resource == Tool::"add");',
-            ],
-          },
-        },
+        authz_config: cedarForbidding('add'),
         audit_config: { component: 'tool-search', logFile: auditFile },
       }),
       { kind: 'http', url: backend.url, transport, remote: false },
@@ -251,16 +256,7 @@ describe('tool search in front of a stdio server (the multiplexer), with the too
     moat = await moatInFrontOf('stdio', {
       tool_search: true,
       tools_filter: ['test_simple_text', 'test_image_content', 'test_audio_content'],
-      authz_config: {
-        version: '1.0',
-        type: 'cedarv1',
-        cedar: {
-          policies: [
-            'permit(principal, action == Action::"call_tool", resource);',
-            'forbid(principal, action == Action::"call_tool", resource == Tool::"test_audio_content");',
-          ],
-        },
-      },
+      authz_config: cedarForbidding('test_audio_content'),
     });
     client = new Client({ name: 'tool-search-stdio', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${moat.proxy.url}/mcp`)));
