@@ -233,6 +233,27 @@ describe('tool search policy: answers', () => {
     );
   });
 
+  it("finds a server's own find_tool, reachable only through call_tool", async () => {
+    const policy = createToolSearchPolicy();
+    const ctx = session('s');
+    const own = {
+      name: 'find_tool',
+      description: "The server's own finder of things",
+      inputSchema: { type: 'object' },
+    };
+    const forwarded = forwardedOf(toolCall(1, 'find_tool', { query: 'finder of things' }), ctx, policy);
+    const out = await runServerPolicies(
+      [policy],
+      { jsonrpc: '2.0', id: 1, result: { tools: [own] } },
+      forwarded,
+      ctx,
+    );
+    expect(out.result).toMatchObject({ structuredContent: { tools: [{ name: 'find_tool' }] } });
+    expect(
+      forwardedOf(toolCall(2, 'call_tool', { name: 'find_tool', arguments: { q: 1 } }), ctx, policy),
+    ).toEqual(toolCall(2, 'find_tool', { q: 1 }));
+  });
+
   it('screens only tools/list answers', () => {
     const policy = createToolSearchPolicy();
     expect(policy.needsResponse?.('tools/list', '{}')).toBe(true);
