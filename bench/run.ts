@@ -21,6 +21,8 @@
  *   7. CLI responsiveness: `moat list`, `moat --help`, `moat run <URL>` as whole processes
  *   8. with MOAT_BENCH_PEER=toolhive, ToolHive v0.47.0 beside `moat proxy`, the same policy stack
  *      on both (bench/toolhive.ts; built once per machine by scripts/toolhive.sh)
+ *   9. tool search: find_tool's recall@3 and @5 over real catalog servers' live tool lists, and
+ *      the listing a client reads with and without it (bench/tool-search.ts)
  * Prints a Markdown report ending in a table of issue 19's targets (met or not), and writes
  * docs/perf-throughput.svg and docs/perf-p50.svg from the run's numbers. Every loop is bounded
  * by request count and by time.
@@ -36,7 +38,7 @@
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
  * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7; `MOAT_BENCH_ONLY=peer` only item 8;
  * `MOAT_BENCH_ONLY=guardrails` the full policy stack without and with guardrails (bench/guardrails.ts;
- * not part of the full run). MOAT_BENCH_BASELINE=<dist/ of another
+ * not part of the full run); `MOAT_BENCH_ONLY=tool-search` only item 9. MOAT_BENCH_BASELINE=<dist/ of another
  * commit> adds that build to the policy-stack, memory, stdio and CLI rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -63,6 +65,7 @@ import { fmt, rowTable, targetTable, writePlots } from './report.js';
 import { startSupergateway } from './supergateway.js';
 import { roundOrder } from './round-order.js';
 import { TOOLHIVE_PATH, TOOLHIVE_VERSION, toolhiveSection, type PeerSection } from './toolhive.js';
+import { toolSearchSection } from './tool-search.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -704,6 +707,11 @@ function cliTargets(cli: CliTimings): TargetResult[] {
   ];
 }
 
+/** `MOAT_BENCH_ONLY=tool-search`: only item 9 (no proxy process: the policy ranks live tool lists). */
+async function toolSearchOnly(): Promise<void> {
+  process.stdout.write(`${(await toolSearchSection()).join('\n')}\n`);
+}
+
 /**
  * `MOAT_BENCH_ONLY=cli`: only the CLI timings, with MOAT_BENCH_BASELINE=<dist/> the baseline
  * build's in the same rounds.
@@ -751,9 +759,10 @@ async function main(): Promise<void> {
   if (only === 'stdio') return stdioOnly();
   if (only === 'cli') return cliOnly();
   if (only === 'peer') return peerOnly();
+  if (only === 'tool-search') return toolSearchOnly();
   if (only !== undefined && only !== '' && only !== 'memory-full')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio", "cli" and "peer" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio", "cli", "peer" and "tool-search" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   buildDist();
@@ -847,6 +856,7 @@ async function main(): Promise<void> {
   const toolhive = await peerSection();
   process.stderr.write('  CLI timings\n');
   const cli = await cliTimings(backendUrl, CLI_RUNS, process.env.MOAT_BENCH_BASELINE);
+  const toolSearch = await toolSearchSection();
 
   const perSession = (s: { before: Memory; after: Memory }) => ({
     rss: (s.after.rss - s.before.rss) / SESSIONS,
@@ -892,6 +902,8 @@ async function main(): Promise<void> {
     ...memoryTable(memory),
     '',
     ...cliTable(cli),
+    '',
+    ...toolSearch,
     '',
     ...targetTable(targets(rows, memory, cli.current, policies)),
     '',

@@ -170,6 +170,12 @@ const CASES: FlagCase[] = [
     invalid: [[['--tool-pinning', 'strict'], /tool-pinning/]],
   },
   {
+    flag: 'tool-search',
+    defaults: { tool_search: U },
+    valid: ['--tool-search'],
+    expect: { tool_search: true },
+  },
+  {
     flag: 'allow-metadata-address',
     target: REMOTE,
     defaults: { 'flags.allowMetadataAddress': false },
@@ -1068,11 +1074,11 @@ function expectValues(built: Built, expected: Record<string, unknown>): void {
 }
 
 describe('every flag of moat run has a table case', () => {
-  it('covers all 105 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl, --guardrail-config and --authz-argument-mapping) but --help (tested through the CLI)', () => {
+  it('covers all 106 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --tool-search, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl, --guardrail-config and --authz-argument-mapping) but --help (tested through the CLI)', () => {
     const covered = new Set(CASES.map((c) => c.flag));
     const missingCases = RUN_FLAGS.map((r) => r.long).filter((long) => long !== 'help' && !covered.has(long));
     expect(missingCases).toEqual([]);
-    expect(RUN_FLAGS).toHaveLength(105);
+    expect(RUN_FLAGS).toHaveLength(106);
   });
 });
 

@@ -174,6 +174,7 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     ...(flags.maxRequestBodySize > 0 ? { max_request_body_size: flags.maxRequestBodySize } : {}),
     ...defined('rate_limit', rateLimit(flags.rateLimit, flags.toolRateLimit, flags.rateLimitFailOpen)),
     ...(flags.toolPinning === 'off' ? {} : { tool_pinning: { mode: flags.toolPinning } }),
+    ...(flags.toolSearch ? { tool_search: true } : {}),
     ...(flags.proxyReadTimeout > 0 ? { proxy_read_timeout: formatDuration(flags.proxyReadTimeout) } : {}),
     ...(flags.upstreamTimeout > 0 ? { upstream_timeout: formatDuration(flags.upstreamTimeout) } : {}),
     ...(flags.requestStateTtl > 0 ? { request_state_ttl: formatDuration(flags.requestStateTtl) } : {}),

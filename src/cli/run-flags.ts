@@ -472,6 +472,14 @@ export const RUN_FLAGS = [
     section: 'tools',
     runConfig: ['tool_pinning'],
   },
+  {
+    long: 'tool-search',
+    type: 'bool',
+    default: false,
+    help: 'Show clients two tools, find_tool (search) and call_tool, instead of the whole tool list; calls still pass every policy as the real tool (docs/proxy.md)',
+    section: 'tools',
+    runConfig: ['tool_search'],
+  },
 
   // Audit, authorization and webhook files
   {

@@ -23,7 +23,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 describe('moat run --help', () => {
-  it('lists all 105 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl, --guardrail-config and --authz-argument-mapping), each in its section, sections in spec order', async () => {
+  it('lists all 106 long flags (93 of the spec, --skip-remote-check, --upstream-timeout, --allow-metadata-address, three rate-limit flags, --tool-pinning, --tool-search, --otel-protocol, --remote-auth-client-metadata-url --request-state-ttl, --guardrail-config and --authz-argument-mapping), each in its section, sections in spec order', async () => {
     const { code, stdout } = await cli(['run', '--help']);
     expect(code).toBe(0);
     const headings = Object.values(SECTIONS).map((title) => stdout.indexOf(`\n${title}:\n`));
@@ -38,7 +38,7 @@ describe('moat run --help', () => {
       if (section + 1 < headings.length) expect(match!.index).toBeLessThan(headings[section + 1]!);
     }
     const listed = stdout.match(/^ {2}(?:-\w, )?--[a-z0-9-]+/gm) ?? [];
-    expect(listed).toHaveLength(105);
+    expect(listed).toHaveLength(106);
   });
 
   it('-h shows the same help', async () => {

@@ -351,6 +351,11 @@ const runConfigFields = z.strictObject({
     .strictObject({ mode: z.enum(['warn', 'enforce']), store: z.enum(['file', 'memory']).optional() })
     .optional(),
   /**
+   * Tool search: the client sees `find_tool` (BM25 over the tools it may use) and `call_tool`
+   * instead of the whole tool list; calls still pass every policy as the real tool. Absent: off.
+   */
+  tool_search: z.boolean().optional(),
+  /**
    * Guardrails (secrets and personal data in tool calls and results): the config inline (the
    * operator's `spec.guardrails`) or a file (--guardrail-config); see src/guardrails/config.ts.
    */

@@ -10,6 +10,7 @@
  * | message policy 1 | response tap (answers for observers)   | an observer wants responses           |
  * | message policy 1a| cache scope (`public` → `private`)     | authorization or mutating webhooks    |
  * | message policy 1a| `Mcp-Param-*` header check (2026-07-28)| always                                |
+ * | message policy 1a| tool search (find_tool, call_tool)     | `tool_search`                         |
  * | message policy 1b| rate limit (token buckets)             | `rate_limit`                          |
  * | message policy 2 | tool filter / override                 | `tools_filter`, `tools_override`      |
  * | message policy 3 | mutating webhooks                      | `mutating_webhooks`                   |
@@ -30,7 +31,11 @@
  * before authorization, so what is validated and authorized is exactly what will be sent;
  * authorization last, as the final word on the message that leaves; guardrails after it, so they
  * screen exactly what leaves and, on the way back, redact an answer before any webhook, observer
- * or log sees it. Authentication runs before
+ * or log sees it. Tool search above every policy that decides: a `call_tool` is turned into the
+ * real tool's call before the rate limit, the filter, webhooks, Cedar and guardrails see it, and
+ * find_tool ranks a tool list after they have filtered it (only the response tap, which records
+ * what the client gets, and the protocol checks, which check what the client sent, sit above it).
+ * Authentication runs before
  * every policy, so each sees who is calling; audit observes every exchange that passed the edge's
  * own checks, refused ones included.
  */
@@ -124,6 +129,8 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
     // Outside the tool filter, so both see tools under the names the client uses.
     if (answersDifferPerPrincipal(config)) chain.policies.push(createCacheScopePolicy());
     chain.policies.push(createParamHeaderPolicy());
+    if (config.tool_search)
+      chain.policies.push((await import('../toolsearch/index.js')).createToolSearchPolicy());
 
     const rateLimit = await loadRateLimit(config, logger);
     if (rateLimit) {

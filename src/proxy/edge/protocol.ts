@@ -55,8 +55,10 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 /**
- * After a policy rewrote the message (a mutating webhook), makes the `Mcp-Method`/`Mcp-Name`
- * headers going upstream mirror the new body again. Only headers the client sent are touched.
+ * After a policy rewrote the message (a mutating webhook, tool search), makes the
+ * `Mcp-Method`/`Mcp-Name` headers going upstream mirror the new body again. Only headers the
+ * client sent are touched; an `Mcp-Name` the new method has no name for is dropped (tool search
+ * turns `tools/call find_tool` into a `tools/list`).
  */
 export function mirrorHeaders(headers: Record<string, string>, message: JsonRpcMessage): void {
   if (!('method' in message)) return;
@@ -66,6 +68,10 @@ export function mirrorHeaders(headers: Record<string, string>, message: JsonRpcM
   const field = NAME_SOURCE[message.method];
   const expected = field === undefined ? undefined : message.params?.[field];
   const sent = headers['mcp-name'];
+  if (sent !== undefined && field === undefined) {
+    delete headers['mcp-name'];
+    return;
+  }
   if (sent === undefined || typeof expected !== 'string' || decodeHeaderValue(sent) === expected) return;
   headers['mcp-name'] = /^[\x20-\x7e]*$/.test(expected)
     ? expected
