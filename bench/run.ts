@@ -272,6 +272,7 @@ function cpuTable(cpu: CpuPerRequest[], variants: Variant[]): string[] {
     cpu.find((x) => x.path === path && x.concurrency === c)!.microseconds;
   const compared = variants.length > 1 ? ` | ${variants[0]!.path} ÷ ${variants[1]!.path}` : '';
   return [
+    '',
     `| concurrency | ${variants.map((v) => `CPU per request, ${v.path}`).join(' | ')}${compared} |`,
     `|---|${variants.map(() => '---|').join('')}${compared ? '---|' : ''}`,
     ...[1, 8, 32].map(
