@@ -444,14 +444,19 @@ export class EngineRuntime implements ContainerRuntime {
     }
   }
 
-  async inspectContainer(idOrName: string): Promise<ContainerInfo | undefined> {
-    let raw: ContainerInspect;
+  /** The engine's own inspect answer; undefined when the container is gone. */
+  async #inspectRaw(idOrName: string): Promise<ContainerInspect | undefined> {
     try {
-      raw = await this.api.json<ContainerInspect>('GET', containerPath(idOrName, '/json'));
+      return await this.api.json<ContainerInspect>('GET', containerPath(idOrName, '/json'));
     } catch (err) {
       if (isGone(err)) return undefined;
       throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
     }
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerInfo | undefined> {
+    const raw = await this.#inspectRaw(idOrName);
+    if (!raw) return undefined;
     const info = toContainerInfo(raw);
     // A sandboxed workload is reachable at the ports published on its egress proxy.
     const egress = info.labels[LABELS.egress];
@@ -523,13 +528,8 @@ export class EngineRuntime implements ContainerRuntime {
   }
 
   async execStdio(idOrName: string): Promise<AttachedStdio> {
-    let raw: ContainerInspect;
-    try {
-      raw = await this.api.json<ContainerInspect>('GET', containerPath(idOrName, '/json'));
-    } catch (err) {
-      if (isGone(err)) throw runtimeError(`no container named ${idOrName}`, { cause: err });
-      throw runtimeError(`cannot inspect container ${idOrName}: ${engineMessage(err)}`, { cause: err });
-    }
+    const raw = await this.#inspectRaw(idOrName);
+    if (!raw) throw runtimeError(`no container named ${idOrName}`);
     const command = containerCommand(raw);
     if (command.length === 0) throw runtimeError(`container ${idOrName} has no command to run again`);
     if (raw.State?.Running !== true) throw runtimeError(`container ${idOrName} is not running`);
