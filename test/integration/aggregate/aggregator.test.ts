@@ -302,7 +302,8 @@ describe('aggregator: merged lists and routing', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      // A raw request: the SDK's listTools walks every page itself.
+      const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} });
       expect(page.tools.length).toBeLessThanOrEqual(3);
       seen.push(...page.tools.map((t) => t.name));
       cursor = page.nextCursor;
@@ -312,7 +313,8 @@ describe('aggregator: merged lists and routing', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.slice(-4)).toEqual(['beta__echo', 'beta__whoami', 'beta__secret', 'beta__ask']);
     expect(pages).toBe(5);
-    expect((await errorOf(client.listTools({ cursor: 'bogus' }))).code).toBe(-32602);
+    const bogus = client.request({ method: 'tools/list', params: { cursor: 'bogus' } });
+    expect((await errorOf(bogus)).code).toBe(-32602);
   });
 });
 
