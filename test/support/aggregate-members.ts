@@ -28,6 +28,8 @@ export interface MemberServer {
   events: EventEmitter;
   /** Sends `notifications/resources/updated` to every session subscribed to `uri`. */
   resourceUpdated(uri: string): Promise<void>;
+  /** Adds a tool to every session (the SDK then sends `notifications/tools/list_changed`); v2 member only. */
+  addTool?(tool: string): void;
   close(): Promise<void>;
 }
 
@@ -192,6 +194,9 @@ export async function startV2Member(name: string, options: { extra?: number } = 
     resourceUpdated: async (uri) => {
       for (const [server, uris] of subscribed)
         if (uris.has(uri)) await server.server.sendResourceUpdated({ uri });
+    },
+    addTool: (tool) => {
+      for (const server of servers) server.registerTool(tool, {}, () => text(`${name}:${tool}`));
     },
     close: () => served.close(),
   };

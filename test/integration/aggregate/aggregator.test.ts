@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AggregateNaming } from '../../../src/config/aggregate.js';
 import { startAggregator, type AggregateMember, type Aggregator } from '../../../src/aggregate/index.js';
 import { startV1Member, startV2Member, type MemberServer } from '../../support/aggregate-members.js';
+import { startV1SseBackend } from '../../support/mcp-http-backends.js';
 
 const WAIT_MS = 10_000;
 
@@ -349,6 +350,32 @@ describe('aggregator: live membership', () => {
     current.members = [{ ...current.members[0]!, healthy: false }, current.members[1]!];
     await within(changed, 'tools/list_changed after the member turned unhealthy');
     expect(names((await client.listTools()).tools).some((n) => n.startsWith('alpha__'))).toBe(false);
+  });
+
+  it("a member's own list change reaches every connected client, and the new tool is routed", async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const one = await clientV2(agg.url);
+    const two = await clientV2(agg.url);
+    await Promise.all([one.client.listTools(), two.client.listTools()]);
+
+    const changed = Promise.all([once(one.events, 'tools'), once(two.events, 'tools')]);
+    alpha.addTool!('fresh');
+    await within(changed, 'tools/list_changed at both clients');
+    expect(names((await two.client.listTools()).tools)).toContain('alpha__fresh');
+    expect(textOf(await one.client.callTool({ name: 'alpha__fresh' }))).toBe('alpha:fresh');
+  });
+
+  it('serves a member on the legacy HTTP+SSE transport (`/sse`) next to a streamable one', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const legacy = await startV1SseBackend();
+    stops.push(() => legacy.close());
+    const agg = await aggregate({
+      members: [...listed(alpha).members, { name: 'legacy', url: legacy.url, healthy: true }],
+    });
+    const { client } = await clientV2(agg.url);
+    expect(names((await client.listTools()).tools)).toContain('legacy__echo');
+    expect(textOf(await client.callTool({ name: 'legacy__echo', arguments: { text: 'old' } }))).toBe('old');
   });
 
   it('a member that fails a request passes its JSON-RPC error through', async () => {
