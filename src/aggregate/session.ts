@@ -260,11 +260,16 @@ export class FrontSession {
     if (front?.sampling) forward('sampling/createMessage');
     if (front?.elicitation) forward('elicitation/create');
     if (front?.roots) forward('roots/list');
+    // A member session that ends (the member restarted, its stream is gone) is opened again when next needed.
     client.onclose = () => {
       const known = this.connections.get(member);
-      void known?.client.then((c) => {
-        if (c === client && this.connections.get(member) === known) this.connections.delete(member);
-      });
+      // A connect that failed is forgotten where it was started (`member()`).
+      known?.client.then(
+        (c) => {
+          if (c === client && this.connections.get(member) === known) this.connections.delete(member);
+        },
+        () => {},
+      );
     };
   }
 

@@ -5,6 +5,8 @@
  * across members, and members leaving and coming back while clients are connected.
  */
 import { EventEmitter, once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -46,12 +48,13 @@ async function aggregate(
   current: { members: AggregateMember[] },
   naming?: AggregateNaming,
   pageSize?: number,
+  refreshMs = 100,
 ): Promise<Aggregator> {
   const agg = await startAggregator({
     members: () => Promise.resolve(current.members),
     naming,
     pageSize,
-    refreshMs: 100,
+    refreshMs,
   });
   stops.push(() => agg.close());
   return agg;
@@ -386,5 +389,35 @@ describe('aggregator: live membership', () => {
     const refused = await errorOf(client.getPrompt({ name: 'alpha__greet', arguments: {} }));
     expect(refused.code).toBe(-32602);
     expect(refused.message).not.toContain('aggregate');
+  });
+
+  it('a member that went away between two refreshes: the call fails with an error naming it', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    // No refresh during the test: the aggregate still lists the member when its server is gone.
+    const agg = await aggregate(listed(alpha), undefined, undefined, 60_000);
+    const { client } = await clientV2(agg.url);
+    await client.listTools();
+    await alpha.close();
+    const failed = await errorOf(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } }));
+    expect(failed.code).toBe(-32603);
+    expect(failed.message).toContain('aggregate member alpha');
+  });
+
+  it('a member that answers no MCP is left out of the lists, the others still served', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const junk = createServer((_req, res) => res.writeHead(500).end('no MCP here'));
+    await new Promise<void>((resolve) => junk.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => junk.close(() => resolve())));
+    const { port } = junk.address() as AddressInfo;
+    const agg = await aggregate({
+      members: [
+        ...listed(alpha).members,
+        { name: 'junk', url: `http://127.0.0.1:${port}/mcp`, healthy: true },
+      ],
+    });
+    const { client } = await clientV2(agg.url);
+    const tools = names((await client.listTools()).tools);
+    expect(tools).toContain('alpha__echo');
+    expect(tools.some((n) => n.startsWith('junk__'))).toBe(false);
   });
 });
