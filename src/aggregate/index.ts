@@ -16,16 +16,10 @@ import type { Catalog } from './catalog.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
+import type { AggregateMember } from './types.js';
 
 export type { ShadowedEntry } from './names.js';
-
-export interface AggregateMember {
-  name: string;
-  /** The member workload's own proxy MCP URL (streamable HTTP `/mcp`, or `/sse` for the legacy transport). */
-  url: string;
-  /** Its workload status says it serves (running). */
-  healthy: boolean;
-}
+export type { AggregateMember } from './types.js';
 
 export interface AggregatorOptions {
   naming?: AggregateNaming;
