@@ -420,4 +420,34 @@ describe('aggregator: live membership', () => {
     expect(tools).toContain('alpha__echo');
     expect(tools.some((n) => n.startsWith('junk__'))).toBe(false);
   });
+
+  it('ends a front session idle past sessionIdleMs (its client gone without DELETE)', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await startAggregator({
+      members: () => Promise.resolve(listed(alpha).members),
+      sessionIdleMs: 300,
+    });
+    stops.push(() => agg.close());
+    const transport = new StreamableHTTPClientTransport(new URL(agg.url));
+    const client = new Client({ name: 'gone', version: '1.0.0' });
+    await client.connect(transport);
+    await client.listTools();
+    const id = transport.sessionId!;
+    expect(agg.report().sessions).toBe(1);
+    await client.close();
+    // Watched without a request of ours (one would count as activity), for a bounded time.
+    const deadline = Date.now() + WAIT_MS;
+    while (agg.report().sessions > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(agg.report().sessions).toBe(0);
+    const answer = await fetch(agg.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': id,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(answer.status).toBe(404);
+  });
 });
