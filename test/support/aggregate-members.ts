@@ -117,10 +117,8 @@ export async function startV2Member(name: string, options: { extra?: number } = 
           });
         }
       }
-      await ctx.mcpReq.notify({
-        method: 'notifications/message',
-        params: { level: 'info', data: `log:${tag}` },
-      });
+      // Through the SDK's logger, so the level a client set filters it.
+      await ctx.mcpReq.log('info', `log:${tag}`);
       return text(`${name}:done:${tag}`);
     });
     server.registerTool('slow', {}, async (ctx) => {

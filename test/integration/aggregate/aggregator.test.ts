@@ -248,7 +248,7 @@ describe('aggregator: merged lists and routing', () => {
     expect(byTemplate.completion.values).toEqual(['17']);
   });
 
-  it('relays progress and the member log line with the front token; cancellation reaches the member', async () => {
+  it('relays progress and the member log line with the front token, forwards the log level; cancellation reaches the member', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     const agg = await aggregate(listed(alpha));
     const { client, events } = await clientV2(agg.url);
@@ -262,6 +262,15 @@ describe('aggregator: merged lists and routing', () => {
     expect(textOf(result)).toBe('alpha:done:p');
     expect(progress).toEqual([1, 2]);
     expect(await within(logged, 'the member log line')).toEqual(['log:p']);
+
+    // logging/setLevel reaches the member: its info line no longer comes (it would precede the result).
+    await client.setLoggingLevel('error');
+    const lines: unknown[] = [];
+    events.on('message', (data) => lines.push(data));
+    expect(textOf(await client.callTool({ name: 'alpha__progress', arguments: { tag: 'q' } }))).toBe(
+      'alpha:done:q',
+    );
+    expect(lines).toEqual([]);
 
     const abort = new AbortController();
     const started = once(alpha.events, 'started');
