@@ -28,6 +28,8 @@ export interface MemberServer {
   events: EventEmitter;
   /** Sends `notifications/resources/updated` to every session subscribed to `uri`. */
   resourceUpdated(uri: string): Promise<void>;
+  /** Forgets every session, as a restarted server would: their ids then get 404. */
+  dropSessions(): Promise<void>;
   /** Adds a tool to every session (the SDK then sends `notifications/tools/list_changed`); v2 member only. */
   addTool?(tool: string): void;
   close(): Promise<void>;
@@ -47,7 +49,7 @@ interface SessionTransport {
 /** A stateful streamable-HTTP server at /mcp: one transport per session, found by its id. */
 async function serveSessions(
   createSession: (onInitialized: (id: string) => void) => Promise<SessionTransport>,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; dropSessions(): Promise<void>; close(): Promise<void> }> {
   const transports = new Map<string, SessionTransport>();
   const http: HttpServer = createServer((req, res) => {
     void (async () => {
@@ -81,6 +83,11 @@ async function serveSessions(
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    dropSessions: async () => {
+      const dropped = [...transports.values()];
+      transports.clear();
+      await Promise.all(dropped.map((t) => t.close().catch(() => {})));
+    },
     close: async () => {
       await Promise.all([...transports.values()].map((t) => t.close().catch(() => {})));
       await new Promise<void>((resolve) => {
@@ -196,6 +203,7 @@ export async function startV2Member(name: string, options: { extra?: number } = 
     addTool: (tool) => {
       for (const server of servers) server.registerTool(tool, {}, () => text(`${name}:${tool}`));
     },
+    dropSessions: () => served.dropSessions(),
     close: () => served.close(),
   };
 }
@@ -239,6 +247,7 @@ export async function startV1Member(name: string): Promise<MemberServer> {
     url: served.url,
     events,
     resourceUpdated: () => Promise.resolve(),
+    dropSessions: () => served.dropSessions(),
     close: () => served.close(),
   };
 }

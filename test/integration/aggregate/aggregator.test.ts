@@ -400,6 +400,17 @@ describe('aggregator: live membership', () => {
     expect(refused.message).not.toContain('aggregate');
   });
 
+  it('a member that restarted and forgot its sessions: calls and lists go on over a new member session', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const beta = await member(() => startV1Member('beta'));
+    const agg = await aggregate(listed(alpha, beta));
+    const { client } = await clientV2(agg.url);
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    await Promise.all([alpha.dropSessions(), beta.dropSessions()]);
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    expect(textOf(await client.callTool({ name: 'beta__whoami' }))).toBe('beta');
+  });
+
   it('a member that went away between two refreshes: the call fails with an error naming it', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     // No refresh during the test: the aggregate still lists the member when its server is gone.
