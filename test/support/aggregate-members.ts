@@ -100,7 +100,7 @@ async function serveSessions(
 
 /**
  * The v2 member: `echo`, `whoami`, `progress` (progress + a log line), `slow` (waits for its
- * cancellation), `ask` (sampling), `extra` more tools `t0…`; prompt `greet` (completable `name`);
+ * cancellation), `ask` (sampling), `confirm` (elicitation), `roots` (roots/list), `extra` more tools `t0…`; prompt `greet` (completable `name`);
  * resource `mem://<name>/doc` (subscribable) and template `mem://<name>/items/{id}` (completable).
  */
 export async function startV2Member(name: string, options: { extra?: number } = {}): Promise<MemberServer> {
@@ -143,6 +143,17 @@ export async function startV2Member(name: string, options: { extra?: number } = 
         maxTokens: 10,
       });
       return text(`${name} heard ${sampledText(answer)}`);
+    });
+    server.registerTool('confirm', { inputSchema: { question: z.string() } }, async ({ question }, ctx) => {
+      const answer = await ctx.mcpReq.elicitInput({
+        message: question,
+        requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } },
+      });
+      return text(`${name} got ${answer.action}:${String(answer.content?.answer)}`);
+    });
+    server.registerTool('roots', {}, async (ctx) => {
+      const { roots } = await ctx.mcpReq.send({ method: 'roots/list' });
+      return text(`${name} sees ${roots.map((r) => r.uri).join(',')}`);
     });
     for (let i = 0; i < (options.extra ?? 0); i++) {
       server.registerTool(`t${i}`, {}, () => text(`${name}:t${i}`));

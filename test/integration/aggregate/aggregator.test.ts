@@ -122,8 +122,10 @@ describe('aggregator: merged lists and routing', () => {
     expect(names(tools)).toEqual(
       [
         'alpha__ask',
+        'alpha__confirm',
         'alpha__echo',
         'alpha__progress',
+        'alpha__roots',
         'alpha__slow',
         'alpha__whoami',
         'beta__ask',
@@ -158,8 +160,10 @@ describe('aggregator: merged lists and routing', () => {
 
     expect(names((await client.listTools()).tools)).toEqual([
       'ask',
+      'confirm',
       'echo',
       'progress',
+      'roots',
       'secret',
       'slow',
       'whoami',
@@ -190,8 +194,10 @@ describe('aggregator: merged lists and routing', () => {
       'alpha_echo',
       'ask',
       'beta__whoami',
+      'confirm',
       'echo',
       'progress',
+      'roots',
       'slow',
       'whoami',
     ]);
@@ -305,6 +311,31 @@ describe('aggregator: merged lists and routing', () => {
     ]);
   });
 
+  it('forwards elicitation and roots/list to the client, and offers members only the capabilities it declared', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const client = new Client(
+      { name: 'front-elicit', version: '1.0.0' },
+      { capabilities: { elicitation: {}, roots: { listChanged: true } } },
+    );
+    client.setRequestHandler('elicitation/create', () => ({
+      action: 'accept' as const,
+      content: { answer: 'yes' },
+    }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(agg.url)));
+    stops.push(() => client.close());
+
+    const confirmed = await client.callTool({ name: 'alpha__confirm', arguments: { question: 'ok?' } });
+    expect(textOf(confirmed)).toBe('alpha got accept:yes');
+    expect(textOf(await client.callTool({ name: 'alpha__roots' }))).toBe('alpha sees file:///work');
+    // This client declared no sampling, so the member was not offered it: the aggregate answers its request -32601.
+    const asked = await client
+      .callTool({ name: 'alpha__ask', arguments: { question: 'q' } })
+      .catch((e: unknown) => e);
+    expect(JSON.stringify(asked)).toMatch(/Method not found/);
+  });
+
   it('pages a merged list across members with opaque cursors; a bad cursor is -32602', async () => {
     const alpha = await member(() => startV2Member('alpha', { extra: 4 }));
     const beta = await member(() => startV1Member('beta'));
@@ -322,7 +353,7 @@ describe('aggregator: merged lists and routing', () => {
       cursor = page.nextCursor;
       pages++;
     } while (cursor && pages < 20);
-    expect(seen).toHaveLength(9 + 4);
+    expect(seen).toHaveLength(11 + 4);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.slice(-4)).toEqual(['beta__echo', 'beta__whoami', 'beta__secret', 'beta__ask']);
     expect(pages).toBe(5);
