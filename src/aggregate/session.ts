@@ -20,6 +20,7 @@ import { log } from '../util/log.js';
 import { Catalog } from './catalog.js';
 import {
   CALL_TIMEOUT_MS,
+  CONNECT_TIMEOUT_MS,
   connectMember,
   fetchLists,
   forwardedCapabilities,
@@ -68,7 +69,8 @@ export class FrontSession {
   private cached: Promise<Catalog> | undefined;
   /** Front requests now waiting on each member, latest last: what a member asks or logs meanwhile goes on their stream. */
   private readonly inFlight = new Map<string, ServerContext[]>();
-  private readonly subscriptions = new Set<string>();
+  /** URI → the member it was subscribed at: a new session with that member subscribes again. */
+  private readonly subscriptions = new Map<string, string>();
   private logLevel: LoggingLevel | undefined;
   private readonly pendingKinds = new Set<ListKind>();
   private closed = false;
@@ -145,7 +147,7 @@ export class FrontSession {
       const answer = await this.routed(member, ctx, (c, o) =>
         c.request({ method: 'resources/subscribe', params }, o),
       );
-      this.subscriptions.add(req.params.uri);
+      this.subscriptions.set(req.params.uri, member);
       return answer;
     });
     s.setRequestHandler('resources/unsubscribe', async (req, ctx) => {
@@ -227,8 +229,14 @@ export class FrontSession {
     if (known) this.drop(name);
     const capabilities = forwardedCapabilities(this.server.getClientCapabilities());
     const client = connectMember(url, capabilities, (c) => this.wire(name, c)).then(async (c) => {
+      // What this session asked of the member before carries over to a new member session.
       if (this.logLevel && c.getServerCapabilities()?.logging)
         await c.setLoggingLevel(this.logLevel).catch(() => {});
+      for (const [uri, owner] of this.subscriptions) {
+        if (owner !== name) continue;
+        const options = { timeout: CONNECT_TIMEOUT_MS };
+        await c.request({ method: 'resources/subscribe', params: { uri } }, options).catch(() => {});
+      }
       return c;
     });
     const connection = { url, client };

@@ -209,7 +209,8 @@ export async function startV2Member(name: string, options: { extra?: number } = 
     events,
     resourceUpdated: async (uri) => {
       for (const [server, uris] of subscribed)
-        if (uris.has(uri)) await server.server.sendResourceUpdated({ uri });
+        // Sessions dropped (dropSessions) are no longer connected: skipped.
+        if (uris.has(uri) && server.isConnected()) await server.server.sendResourceUpdated({ uri });
     },
     addTool: (tool) => {
       for (const server of servers) server.registerTool(tool, {}, () => text(`${name}:${tool}`));

@@ -431,15 +431,24 @@ describe('aggregator: live membership', () => {
     expect(refused.message).not.toContain('aggregate');
   });
 
-  it('a member that restarted and forgot its sessions: calls and lists go on over a new member session', async () => {
+  it('a member that restarted and forgot its sessions: calls and subscriptions go on over a new member session', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     const beta = await member(() => startV1Member('beta'));
     const agg = await aggregate(listed(alpha, beta));
-    const { client } = await clientV2(agg.url);
+    const { client, events } = await clientV2(agg.url);
     expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    await client.subscribeResource({ uri: 'mem://alpha/doc' });
     await Promise.all([alpha.dropSessions(), beta.dropSessions()]);
+    const subscribedAgain = once(alpha.events, 'subscribed');
     expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
     expect(textOf(await client.callTool({ name: 'beta__whoami' }))).toBe('beta');
+    // The new member session carries the subscription: an update still reaches the client.
+    expect(await within(subscribedAgain, 'the subscription on the new member session')).toEqual([
+      'mem://alpha/doc',
+    ]);
+    const updated = once(events, 'updated');
+    await alpha.resourceUpdated('mem://alpha/doc');
+    expect(await within(updated, 'notifications/resources/updated')).toEqual(['mem://alpha/doc']);
   });
 
   it('a member that went away between two refreshes: the call fails with an error naming it', async () => {
