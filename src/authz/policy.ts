@@ -154,15 +154,19 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer, memberOf?: Member
         if (typeof id !== 'string') return false;
         if (list.feature === 'tool') remember(raw);
         const annotations = list.feature === 'tool' ? toolAnnotations.get(id) : undefined;
-        const backend = memberOf === undefined ? undefined : resolveMember(memberOf, list.feature, id);
-        return allowed({
+        const item: AuthzRequest = {
           identity: ctx.identity,
           feature: list.feature,
           id,
           annotations,
           serverName: ctx.serverName,
-          ...(backend === undefined ? {} : { backend }),
-        });
+        };
+        // Set only when resolved: without a resolver the request is what it always was.
+        if (memberOf !== undefined) {
+          const backend = resolveMember(memberOf, list.feature, id);
+          if (backend !== undefined) item.backend = backend;
+        }
+        return allowed(item);
       });
       return { ...response, result: { ...result, [list.field]: kept } };
     },
