@@ -412,4 +412,21 @@ describe('auditor', () => {
       createAuditor(settings({ logFile: join(dir, 'no', 'such', 'dir', 'a.log') })),
     ).rejects.toThrow(/audit config logFile: cannot open .*a\.log for appending/);
   });
+
+  it('names the member behind an aggregate endpoint as target.backend, only when known', () => {
+    const facts = { type: 'mcp_tool_call' as const, component: 'group', detectApplicationErrors: false };
+    const record = { method: 'tools/call', target: 'now', backend: 'time' };
+    const event = JSON.parse(eventLine(summary({ record }), facts)) as AuditEvent;
+    expect(event.target).toEqual({
+      endpoint: '/mcp',
+      method: 'tools/call',
+      name: 'now',
+      backend: 'time',
+      type: 'tool',
+    });
+    const single = JSON.parse(
+      eventLine(summary({ record: { method: 'tools/call', target: 'now' } }), facts),
+    ) as AuditEvent;
+    expect(single.target.backend).toBeUndefined();
+  });
 });

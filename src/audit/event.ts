@@ -29,6 +29,8 @@ export interface AuditEvent {
     endpoint: string;
     method?: string;
     name?: string;
+    /** The member workload behind an aggregate endpoint (`moat group serve`), when known. */
+    backend?: string;
     type: 'tool' | 'prompt' | 'resource' | 'endpoint';
   };
   metadata: { extra: Record<string, unknown> };
@@ -97,6 +99,7 @@ export function eventLine(summary: ExchangeSummary, facts: EventFacts): string {
   let line = `{"time":${now},"level":"AUDIT","msg":"audit_event","audit_id":"${auditId()}","type":"${facts.type}","logged_at":${now},"outcome":"${outcomeOf(summary.status, annotations, facts.detectApplicationErrors)}","component":${JSON.stringify(facts.component)},"source":${sourceJson(summary.clientAddress, summary.userAgent)},"subjects":${subjectsJson(identity)},"target":{"endpoint":${JSON.stringify(summary.path)}`;
   if (method !== undefined) line += `,"method":${JSON.stringify(method)}`;
   if (target !== undefined) line += `,"name":${JSON.stringify(target)}`;
+  if (annotations.backend !== undefined) line += `,"backend":${JSON.stringify(annotations.backend)}`;
   line += `,"type":"${(method !== undefined && TARGET_TYPES[method]) || 'endpoint'}"},"metadata":{"extra":{"duration_ms":${summary.ended - summary.started},"transport":"${summary.transport === 'sse' ? 'sse' : 'http'}","http_status":${summary.status},"response_size_bytes":${summary.responseBytes}`;
   if (annotations.sessionId !== undefined) line += `,"session_id":${JSON.stringify(annotations.sessionId)}`;
   if (annotations.id !== undefined) line += `,"request_id":${JSON.stringify(annotations.id)}`;

@@ -295,4 +295,56 @@ describe('CedarAuthorizer decision cache', () => {
     expect(after.authorize(tool(who, 'x')).allowed).toBe(false);
     expect(before.authorize(tool(who, 'x')).allowed).toBe(true);
   });
+
+  it('gives the member behind an aggregate endpoint as context.backend, in the decision key too', () => {
+    const az = authorizer([
+      'permit(principal, action, resource) when { context.backend == "time" };',
+      'forbid(principal, action, resource) when { context has backend && context.backend == "fetch" };',
+    ]);
+    const who = identity('alice');
+    // The same name, decided per member: the remembered decision of one is not the other's.
+    expect(az.authorize({ ...tool(who, 'now'), backend: 'time' })).toEqual({
+      allowed: true,
+      reasons: ['policy0'],
+    });
+    expect(az.authorize({ ...tool(who, 'now'), backend: 'fetch' })).toEqual({
+      allowed: false,
+      reasons: ['policy1'],
+    });
+    expect(az.authorize({ ...tool(who, 'now'), backend: 'time' }).allowed).toBe(true);
+    // Unknown member: the permit cannot be evaluated (no backend), so it grants nothing.
+    expect(az.authorize(tool(who, 'now')).allowed).toBe(false);
+    // A list item (no arguments) too.
+    expect(
+      az.authorize({ identity: who, feature: 'prompt', id: 'p', serverName: 'g', backend: 'time' }).allowed,
+    ).toBe(true);
+  });
+
+  it('refuses a call whose forbid reads context.backend of an unknown member without has (strict)', () => {
+    const az = authorizer([
+      'permit(principal, action, resource);',
+      'forbid(principal, action, resource) when { context.backend == "fetch" };',
+    ]);
+    const who = identity('alice');
+    expect(az.authorize({ ...tool(who, 'now', { backend: 'fetch' }), backend: 'time' }).allowed).toBe(true);
+    expect(az.authorize({ ...tool(who, 'get'), backend: 'fetch' }).allowed).toBe(false);
+    const unknown = az.authorize(tool(who, 'get'));
+    expect(unknown.allowed).toBe(false);
+    expect(unknown.refusal?.reason).toMatch(/forbid policy policy1 cannot be evaluated/);
+  });
+
+  it('keeps context.backend apart from an argument named backend, in both mappings', () => {
+    for (const az of [
+      authorizer([
+        'permit(principal, action, resource) when { context.backend == "time" && context.arg_backend == "x" };',
+      ]),
+      lossyAuthorizer([
+        'permit(principal, action, resource) when { context.backend == "time" && context.arg_backend == "x" };',
+      ]),
+    ]) {
+      const who = identity('alice');
+      expect(az.authorize({ ...tool(who, 'now', { backend: 'x' }), backend: 'time' }).allowed).toBe(true);
+      expect(az.authorize({ ...tool(who, 'now', { backend: 'time' }), backend: 'x' }).allowed).toBe(false);
+    }
+  });
 });

@@ -6,14 +6,15 @@
  *   resource   Tool::"<name>" | Prompt::"<name>" | Resource::"<uri>"
  *              attrs name, operation, feature, tool annotations (readOnlyHint, ...), arg_<key>;
  *              parent MCP::"<server>"
- *   context    claim_<name> and arg_<key>
+ *   context    claim_<name> and arg_<key>; `backend` (the member workload) behind an aggregate endpoint
  *
  * Static entities (entities_json) are merged in, so `principal in MoatGroup::"staff"` holds when
  * the token says `eng` and the store says eng ∈ staff. Default deny; forbid wins.
  *
  * Decisions are remembered per authorizer (bounded LRU) under a key that holds every input the
  * engine sees: the principal (subject, groups, all claims), the action, the resource (kind, name,
- * server, tool annotations) and the call arguments the policies can read. The static entities and
+ * server, tool annotations), the member workload (`backend`) and the call arguments the policies
+ * can read. The static entities and
  * policies are fixed for the authorizer's life, so the same key always yields the same decision.
  * Arguments reach Cedar only as attributes named `arg_<key>` (of `context` and of the resource);
  * Cedar reads attributes only by literal name, so an argument no policy names cannot change the
@@ -58,6 +59,11 @@ export interface AuthzRequest {
   /** Tool annotations (readOnlyHint, destructiveHint, ...) as the server listed them, when known. */
   annotations?: Record<string, unknown>;
   serverName: string;
+  /**
+   * The member workload the name belongs to, behind an aggregate endpoint (`moat group serve`):
+   * `context.backend`. Absent when unknown: `context has backend` is then false.
+   */
+  backend?: string;
 }
 
 export interface Decision {
@@ -108,6 +114,7 @@ export class CedarAuthorizer {
         feature: Feature;
         id: string;
         serverName: string;
+        backend: string | undefined;
         annotationsJson: string;
         args: string;
         key: string;
@@ -148,7 +155,7 @@ export class CedarAuthorizer {
    * the JSON of its name, server, annotations and read arguments.
    */
   private decisionKey(request: AuthzRequest): string {
-    const { annotations, feature, id, serverName } = request;
+    const { annotations, backend, feature, id, serverName } = request;
     const principal = this.principalNumber(request.identity);
     const annotationsJson = annotations === undefined ? 'null' : JSON.stringify(annotations);
     const args = this.argumentsKey(request.arguments);
@@ -159,13 +166,15 @@ export class CedarAuthorizer {
       last.feature === feature &&
       last.id === id &&
       last.serverName === serverName &&
+      last.backend === backend &&
       last.annotationsJson === annotationsJson &&
       last.args === args
     ) {
       return last.key;
     }
-    const key = `[${principal},"${feature}",${JSON.stringify(id)},${JSON.stringify(serverName)},${annotationsJson},${args}]`;
-    this.lastKey = { principal, feature, id, serverName, annotationsJson, args, key };
+    const member = backend === undefined ? '' : `,${JSON.stringify(backend)}`;
+    const key = `[${principal},"${feature}",${JSON.stringify(id)},${JSON.stringify(serverName)},${annotationsJson},${args}${member}]`;
+    this.lastKey = { principal, feature, id, serverName, backend, annotationsJson, args, key };
     return key;
   }
 
@@ -230,7 +239,10 @@ export class CedarAuthorizer {
       principal,
       action,
       resource,
-      context: { ...claims, ...args },
+      context:
+        request.backend === undefined
+          ? { ...claims, ...args }
+          : { ...claims, ...args, backend: request.backend },
       preparsedPolicySetId: this.policySetId,
       entities: this.withStaticEntities(generated),
     });

@@ -6,6 +6,7 @@ import { CedarAuthorizer } from './cedar.js';
 import { loadAuthzConfigFile, validateAuthzConfig, type LoadedAuthzConfig } from './config.js';
 import { createAuthzPolicy } from './policy.js';
 import type { MessagePolicy } from '../mcp/policy.js';
+import type { MemberResolver } from '../mcp/members.js';
 
 export interface Authz {
   policy: MessagePolicy;
@@ -16,6 +17,7 @@ export interface Authz {
 
 export async function loadAuthz(
   config: Pick<RunConfig, 'authz_config' | 'authz_config_path' | 'authz_argument_mapping'>,
+  memberOf?: MemberResolver,
 ): Promise<Authz | undefined> {
   if (config.authz_config !== undefined && config.authz_config_path !== undefined) {
     throw usageError('authz_config and authz_config_path are mutually exclusive; keep one of them');
@@ -41,7 +43,7 @@ export async function loadAuthz(
     config.authz_argument_mapping ?? 'strict',
   );
   return {
-    policy: createAuthzPolicy(authorizer),
+    policy: createAuthzPolicy(authorizer, memberOf),
     groupClaimName: loaded.config.cedar.group_claim_name,
     roleClaimName: loaded.config.cedar.role_claim_name,
   };

@@ -226,4 +226,67 @@ describe('authz policy', () => {
       expect(answer.error?.message).toMatch(/tools\/list could not be read/);
     }
   });
+
+  it('decides by the member behind an aggregate endpoint, on calls and on list items, and records it', async () => {
+    const members: Record<string, string> = { now: 'time', fetch: 'web', 'res://a': 'time', p: 'web' };
+    const resolved: string[] = [];
+    const aggregate = createAuthzPolicy(
+      new CedarAuthorizer(
+        validateAuthzConfig(
+          {
+            type: 'cedarv1',
+            cedar: {
+              policies: [
+                'permit(principal, action, resource) when { context has backend && context.backend == "time" };',
+              ],
+            },
+          },
+          'test',
+        ),
+      ),
+      (kind, name) => {
+        resolved.push(`${kind}:${name}`);
+        if (name === 'boom') throw new Error('resolver failed');
+        return members[name];
+      },
+    );
+    const exchange: { backend?: string } = {};
+    const withExchange = { ...ctx('alice'), exchange };
+    expect((await aggregate.onClientMessage!(call('tools/call', { name: 'now' }), withExchange)).action).toBe(
+      'allow',
+    );
+    expect(exchange.backend).toBe('time');
+    expect(
+      (await aggregate.onClientMessage!(call('tools/call', { name: 'fetch' }), withExchange)).action,
+    ).toBe('deny');
+    expect(exchange.backend).toBe('web');
+    expect(
+      (await aggregate.onClientMessage!(call('tools/call', { name: 'unknown' }), ctx('alice'))).action,
+    ).toBe('deny');
+    expect(
+      (await aggregate.onClientMessage!(call('tools/call', { name: 'boom' }), ctx('alice'))).action,
+    ).toBe('deny');
+    expect(
+      (await aggregate.onClientMessage!(call('resources/read', { uri: 'res://a' }), ctx('alice'))).action,
+    ).toBe('allow');
+    const complete = call('completion/complete', {
+      ref: { type: 'ref/prompt', name: 'p' },
+      argument: { name: 'a', value: 'x' },
+    });
+    expect((await aggregate.onClientMessage!(complete, ctx('alice'))).action).toBe('deny');
+    expect(resolved).toEqual([
+      'tool:now',
+      'tool:fetch',
+      'tool:unknown',
+      'tool:boom',
+      'resource:res://a',
+      'prompt:p',
+    ]);
+    const listed = await aggregate.onServerResponse!(
+      { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'now' }, { name: 'fetch' }, { name: 'unknown' }] } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ctx('alice'),
+    );
+    expect(listed.result).toEqual({ tools: [{ name: 'now' }] });
+  });
 });

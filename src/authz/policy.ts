@@ -13,6 +13,7 @@ import type { AuthzRequest, CedarAuthorizer, Decision, Feature } from './cedar.j
 import { RPC, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { ALLOW, type ClientVerdict, type MessageContext, type MessagePolicy } from '../mcp/policy.js';
 import { isObject } from '../util/is-object.js';
+import { resolveMember, type MemberResolver } from '../mcp/members.js';
 
 /** JSON-RPC code of a denial; ToolHive uses 403 too, so clients of either see the same. */
 export const AUTHZ_DENIED_CODE = 403;
@@ -63,7 +64,12 @@ const ALWAYS_ALLOWED = new Set([
 /** Tool annotations remembered from tools/list answers; bounded so a hostile server cannot grow it. */
 const MAX_REMEMBERED_TOOLS = 10_000;
 
-export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
+/**
+ * `memberOf`: behind an aggregate endpoint, the member workload each name belongs to; each decision
+ * (a call's, and each item's of a list answer) then has it as `context.backend`, and a call's is
+ * recorded for observers (`exchange.backend`) as resolved on the message that leaves.
+ */
+export function createAuthzPolicy(authorizer: CedarAuthorizer, memberOf?: MemberResolver): MessagePolicy {
   const toolAnnotations = new Map<string, Record<string, unknown>>();
   const remember = (tool: Record<string, unknown>): void => {
     const { name, annotations } = tool;
@@ -107,6 +113,13 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
         annotations: feature === 'tool' ? toolAnnotations.get(target) : undefined,
         serverName: ctx.serverName,
       };
+      if (memberOf !== undefined) {
+        const backend = resolveMember(memberOf, feature, target);
+        if (backend !== undefined) {
+          request.backend = backend;
+          if (ctx.exchange) ctx.exchange.backend = backend;
+        }
+      }
       const decision = decide(request);
       if (decision.allowed) return ALLOW;
       const { refusal } = decision;
@@ -141,13 +154,19 @@ export function createAuthzPolicy(authorizer: CedarAuthorizer): MessagePolicy {
         if (typeof id !== 'string') return false;
         if (list.feature === 'tool') remember(raw);
         const annotations = list.feature === 'tool' ? toolAnnotations.get(id) : undefined;
-        return allowed({
+        const item: AuthzRequest = {
           identity: ctx.identity,
           feature: list.feature,
           id,
           annotations,
           serverName: ctx.serverName,
-        });
+        };
+        // Set only when resolved: without a resolver the request is what it always was.
+        if (memberOf !== undefined) {
+          const backend = resolveMember(memberOf, list.feature, id);
+          if (backend !== undefined) item.backend = backend;
+        }
+        return allowed(item);
       });
       return { ...response, result: { ...result, [list.field]: kept } };
     },

@@ -14,6 +14,11 @@ export interface ExchangeRecord {
   method?: string;
   /** Tool, prompt or resource the request targets (tools/call name, resources/read uri, ...). */
   target?: string;
+  /**
+   * The member workload the message goes to, behind an aggregate endpoint (see members.ts): what
+   * the backend's resolver answered for the target, when it knew it.
+   */
+  backend?: string;
   id?: JsonRpcId;
   /** Set when a policy refused the message (e.g. 'authz', 'tool-filter', 'validating-webhook'). */
   deniedBy?: string;

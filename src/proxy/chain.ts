@@ -48,6 +48,7 @@ import { SECRET_REF } from '../config/defaults.js';
 import { clientPath, redisCommandTimeoutMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import type { ExchangeObserver } from '../mcp/exchange.js';
+import type { MemberResolver } from '../mcp/members.js';
 import type { MessagePolicy } from '../mcp/policy.js';
 import { openSecretsProvider } from '../secrets/manager.js';
 import { resolveSecretRef } from '../secrets/refs.js';
@@ -92,6 +93,8 @@ export interface ChainOptions {
   interactiveAuth?: boolean;
   /** Outbound OAuth state changes (e.g. the remote needs a new login). */
   onAuthStatus?: (status: RemoteAuthStatus) => void;
+  /** An aggregate backend's member resolver: authorization gives Cedar `context.backend`. */
+  memberOf?: MemberResolver;
 }
 
 export async function buildChain(config: RunConfig, options: ChainOptions): Promise<Chain> {
@@ -149,7 +152,7 @@ export async function buildChain(config: RunConfig, options: ChainOptions): Prom
 
     const authz =
       config.authz_config !== undefined || config.authz_config_path !== undefined
-        ? await (await import('../authz/index.js')).loadAuthz(config)
+        ? await (await import('../authz/index.js')).loadAuthz(config, options.memberOf)
         : undefined;
     if (authz) chain.policies.push(authz.policy);
 

@@ -112,6 +112,7 @@ export async function startProxy(
   const chain = await buildChain(config, {
     logger,
     remote: backend.kind === 'http' && backend.remote && options.upstreamAuth === undefined,
+    ...(backend.kind === 'http' && backend.memberOf ? { memberOf: backend.memberOf } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.interactiveAuth === undefined ? {} : { interactiveAuth: options.interactiveAuth }),
     ...(options.onAuthStatus ? { onAuthStatus: options.onAuthStatus } : {}),
@@ -168,6 +169,7 @@ export async function startProxy(
     routes: chain.routes,
     handler,
     logger,
+    ...(backend.kind === 'http' && backend.memberOf ? { memberOf: backend.memberOf } : {}),
     health: async () => {
       const [backendHealth, storeProblem] = await Promise.all([
         handler.backendHealth ? handler.backendHealth() : undefined,

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { RunConfig } from '../config/runconfig.js';
 import type { ExchangeRecord } from '../mcp/exchange.js';
 import type { Identity } from '../mcp/identity.js';
+import type { MemberResolver } from '../mcp/members.js';
 import type { MessagePolicy } from '../mcp/policy.js';
 import type { StdioPipes } from '../mcp/stdio.js';
 import type { TracePropagation } from '../telemetry/trace-context.js';
@@ -49,8 +50,20 @@ export interface SessionStore {
 // Backends: what the proxy forwards to.
 
 export type BackendSpec =
-  /** A streamable-HTTP or SSE server (container target or remote URL). */
-  | { kind: 'http'; url: string; transport: 'streamable-http' | 'sse'; remote: boolean }
+  /**
+   * A streamable-HTTP or SSE server (container target or remote URL). `memberOf`, for an aggregate
+   * endpoint (`moat group serve`), says which member workload an exposed name belongs to:
+   * `(kind: 'tool' | 'prompt' | 'resource', name: string) => string | undefined` (a tool or prompt
+   * name, or a resource URI; undefined when unknown). Cedar reads it as `context.backend`, audit as
+   * `target.backend`, spans as `moat.backend`; without it nothing is resolved.
+   */
+  | {
+      kind: 'http';
+      url: string;
+      transport: 'streamable-http' | 'sse';
+      remote: boolean;
+      memberOf?: MemberResolver;
+    }
   /**
    * A stdio server; `connect` is called again to re-attach after the pipes end. `startProcess`,
    * when the backend can, starts another process of the same server (a container workload: an

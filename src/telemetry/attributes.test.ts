@@ -83,6 +83,13 @@ describe('attributes', () => {
       metricAttributes(exchangeFacts(summary({ method: 'resources/read', target: 'file:///a' }))),
     ).not.toHaveProperty('mcp.resource.uri');
   });
+
+  it('carry the member behind an aggregate endpoint as moat.backend, not on metrics', () => {
+    const f = exchangeFacts(summary({ method: 'tools/call', target: 'now', backend: 'time' }));
+    expect(spanAttributes(f, false)['moat.backend']).toBe('time');
+    expect(spanAttributes(s, false)['moat.backend']).toBeUndefined();
+    expect(metricAttributes(f)['moat.backend']).toBeUndefined();
+  });
 });
 
 describe('which answers telemetry parses', () => {

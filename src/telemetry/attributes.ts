@@ -30,6 +30,8 @@ export interface ExchangeFacts {
   protocolVersion?: string;
   method?: string;
   target?: string;
+  /** The member workload behind an aggregate endpoint, when known (`moat.backend`). */
+  backend?: string;
   /** The JSON-RPC request id, as a string. */
   id?: string;
   sessionId?: string;
@@ -64,6 +66,7 @@ export function exchangeFacts(summary: ExchangeSummary): ExchangeFacts {
     protocolVersion: protocolVersion(summary),
     method: record.method,
     target: record.target,
+    backend: record.backend,
     id: record.id === undefined ? undefined : String(record.id),
     sessionId: record.sessionId,
     rpcErrorCode: record.rpcErrorCode,
@@ -179,6 +182,7 @@ export function spanAttributes(f: ExchangeFacts, legacy: boolean): Attributes {
   if (f.rpcErrorCode !== undefined) a['rpc.response.status_code'] = String(f.rpcErrorCode);
   if (f.error !== undefined) a['error.type'] = f.error;
   if (f.deniedBy !== undefined) a['moat.policy.denied_by'] = f.deniedBy;
+  if (f.backend !== undefined) a['moat.backend'] = f.backend;
   if (legacy) Object.assign(a, legacyAttributes(f));
   return a;
 }

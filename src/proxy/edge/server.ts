@@ -19,6 +19,7 @@ import {
   type ExchangeSummary,
 } from '../../mcp/exchange.js';
 import { tryParseJsonRpc } from '../../mcp/jsonrpc.js';
+import { recordMember, type MemberResolver } from '../../mcp/members.js';
 import type { ClientTransportKind } from '../../mcp/policy.js';
 import { checkContentLength, drainRefusedBody, readBody } from './body.js';
 import { answerClientError, answerConnect, checkHttpRules } from './http-rules.js';
@@ -66,6 +67,8 @@ export interface EdgeOptions {
   health(): Promise<HealthReport>;
   handler: TransportHandler;
   logger: Logger;
+  /** The aggregate backend's member resolver (types.ts, BackendSpec): observers get `record.backend`. */
+  memberOf?: MemberResolver;
 }
 
 export interface Edge {
@@ -111,12 +114,18 @@ function isJsonContentType(value: string | undefined): boolean {
  * The exchange record as observers get it: the session from the transport, or else from the
  * request; the message named even when nothing parsed it (no policy configured).
  */
-function completeRecord(request: EdgeRequest, requestBody: Buffer | undefined): ExchangeRecord {
+function completeRecord(
+  request: EdgeRequest,
+  requestBody: Buffer | undefined,
+  memberOf: MemberResolver | undefined,
+): ExchangeRecord {
   const record = request.annotations;
   if (record.method === undefined && requestBody !== undefined && request.req.method === 'POST') {
     const message = tryParseJsonRpc(requestBody.toString('utf8'));
     if (message) recordMessage(record, message);
   }
+  // Behind an aggregate endpoint: the member, unless a policy resolved it on the message it let out.
+  if (memberOf !== undefined && record.backend === undefined) recordMember(record, requestBody, memberOf);
   if (record.sessionId === undefined) {
     const header = request.req.headers['mcp-session-id'];
     // The URL is parsed only without the header (legacy SSE clients name the session in the query).
@@ -141,6 +150,7 @@ function summarize(
   transport: ClientTransportKind,
   outcome: { status: number; started: number; responseBytes: number },
   requestBody: Buffer | undefined,
+  memberOf: MemberResolver | undefined,
 ): ExchangeSummary {
   const { req } = request;
   const summary: ExchangeSummary = {
@@ -154,7 +164,7 @@ function summarize(
     transport,
     responseBytes: outcome.responseBytes,
     httpVersion: req.httpVersion,
-    record: completeRecord(request, requestBody),
+    record: completeRecord(request, requestBody, memberOf),
   };
   const { headers } = req;
   if (headers['user-agent']) summary.userAgent = headers['user-agent'];
@@ -292,10 +302,12 @@ export function createEdge(options: EdgeOptions): Edge {
     const finish = (status: number): void => {
       const outcome = { status, started, responseBytes: responseBytes() };
       const read = body();
-      if (!read) return reportLast(summarize(request, path, options.transport, outcome, undefined));
+      if (!read)
+        return reportLast(summarize(request, path, options.transport, outcome, undefined, options.memberOf));
       read.then(
-        (requestBody) => reportLast(summarize(request, path, options.transport, outcome, requestBody)),
-        () => reportLast(summarize(request, path, options.transport, outcome, undefined)),
+        (requestBody) =>
+          reportLast(summarize(request, path, options.transport, outcome, requestBody, options.memberOf)),
+        () => reportLast(summarize(request, path, options.transport, outcome, undefined, options.memberOf)),
       );
     };
     return runChain(request, 0).then(
