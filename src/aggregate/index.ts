@@ -11,9 +11,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { AggregateNaming } from '../config/aggregate.js';
+import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { log } from '../util/log.js';
 import type { Catalog } from './catalog.js';
+import { MemberIndex } from './member-index.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
@@ -52,6 +54,8 @@ export interface Aggregator {
   url: string;
   close(): Promise<void>;
   report(): AggregateReport;
+  /** The member behind an exposed name, for the front proxy (its BackendSpec's `memberOf`). */
+  memberOf: MemberResolver;
 }
 
 const DEFAULT_REFRESH_MS = 2_000;
@@ -77,7 +81,9 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
   const warned = new Set<string>();
 
   // Conflicts are never silent: each one is logged once and kept for report().
+  const index = new MemberIndex();
   const onCatalog = (catalog: Catalog) => {
+    index.update(catalog);
     shadowed = catalog.shadowed;
     for (const s of catalog.shadowed) {
       const key = JSON.stringify(s);
@@ -173,6 +179,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
   return {
     url: `http://${urlHost}:${port}/mcp`,
     report: () => ({ members: [...watch.available.keys()], sessions: tracked.size, shadowed: [...shadowed] }),
+    memberOf: index.memberOf,
     close: async () => {
       clearInterval(sweep);
       await watch.close();
