@@ -1,0 +1,156 @@
+/**
+ * The aggregator (issue 32): a group of workloads served as one MCP endpoint. A plain stateful
+ * streamable-HTTP MCP server (2025 revisions) on loopback, which Moat's proxy fronts like any HTTP
+ * backend (authentication, policies, audit and both eras for clients are the proxy's). It reaches
+ * every member through the member's own proxy, merges their lists under the naming strategy
+ * (names.ts), routes each request to its member (session.ts), and follows the member set as it
+ * changes (members.ts), telling every client when lists change.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { AggregateNaming } from '../config/aggregate.js';
+import { log } from '../util/log.js';
+import type { Catalog } from './catalog.js';
+import { MemberWatch } from './members.js';
+import type { NameClaims, ShadowedEntry } from './names.js';
+import { FrontSession, type ListKind, type SessionHooks } from './session.js';
+
+export type { ShadowedEntry } from './names.js';
+
+export interface AggregateMember {
+  name: string;
+  /** The member workload's own proxy MCP URL (streamable HTTP `/mcp`, or `/sse` for the legacy transport). */
+  url: string;
+  /** Its workload status says it serves (running). */
+  healthy: boolean;
+}
+
+export interface AggregatorOptions {
+  naming?: AggregateNaming;
+  /** Called at start and every refreshMs: members join, leave and turn unhealthy at run time. */
+  members: () => Promise<AggregateMember[]>;
+  /** Default 2000. */
+  refreshMs?: number;
+  /** Default 127.0.0.1; the port is picked. */
+  host?: string;
+  /** Entries per page of a merged list (default 100). */
+  pageSize?: number;
+}
+
+/** What the aggregate serves now: its members and the entries conflicts shadowed or renamed. */
+export interface AggregateReport {
+  members: string[];
+  shadowed: ShadowedEntry[];
+}
+
+export interface Aggregator {
+  /** Its streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp. */
+  url: string;
+  close(): Promise<void>;
+  report(): AggregateReport;
+}
+
+const DEFAULT_REFRESH_MS = 2_000;
+const DEFAULT_PAGE_SIZE = 100;
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+}
+
+export async function startAggregator(options: AggregatorOptions): Promise<Aggregator> {
+  const sessions = new Map<string, FrontSession>();
+  const claims: NameClaims = new Map();
+  let shadowed: ShadowedEntry[] = [];
+  const warned = new Set<string>();
+
+  // Conflicts are never silent: each one is logged once and kept for report().
+  const onCatalog = (catalog: Catalog) => {
+    shadowed = catalog.shadowed;
+    for (const s of catalog.shadowed) {
+      const key = JSON.stringify(s);
+      if (warned.has(key)) continue;
+      warned.add(key);
+      const outcome = s.exposedAs ? `renamed to ${s.exposedAs}` : 'not exposed';
+      log().warn(
+        { member: s.member, kind: s.kind, name: s.name, by: s.by, exposedAs: s.exposedAs },
+        `aggregate: ${s.kind} ${s.name} of ${s.member} conflicts with ${s.by}'s: ${outcome}`,
+      );
+    }
+  };
+  const watch = new MemberWatch(options.members, options.refreshMs ?? DEFAULT_REFRESH_MS, (now) => {
+    for (const session of sessions.values()) session.membersChanged(now);
+  });
+  const hooks: SessionHooks = {
+    naming: options.naming,
+    claims,
+    pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+    available: () => watch.available,
+    onCatalog,
+    onListChanged: (kind: ListKind) => {
+      for (const session of sessions.values()) session.listChanged(kind);
+    },
+  };
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse) => {
+    const session = new FrontSession(hooks);
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, session),
+    });
+    session.server.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+      void session.close();
+    };
+    await session.server.connect(transport);
+    await transport.handleRequest(req, res);
+    // Not an initialize, or one that failed: nothing to keep.
+    if (!transport.sessionId) await session.close();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://aggregate').pathname;
+    if (path !== '/mcp') return jsonRpcError(res, 404, -32600, 'not found: the aggregate serves /mcp');
+    const id = req.headers['mcp-session-id'];
+    if (id === undefined) {
+      if (req.method !== 'POST')
+        return jsonRpcError(res, 405, -32000, 'Method not allowed without a session');
+      return openSession(req, res);
+    }
+    const session = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (!session) return jsonRpcError(res, 404, -32001, 'Session not found');
+    await (session.server.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res);
+  };
+
+  await watch.start();
+  const http = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log().warn({ err: String(err) }, 'aggregate: request failed');
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, 'Internal error');
+      else res.end();
+    });
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(0, host, () => resolve());
+  });
+  const { port } = http.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}/mcp`,
+    report: () => ({ members: [...watch.available.keys()], shadowed: [...shadowed] }),
+    close: async () => {
+      await watch.close();
+      await Promise.all([...sessions.values()].map((s) => s.close()));
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+}
