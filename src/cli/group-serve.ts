@@ -9,7 +9,8 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { NAMING_STRATEGIES } from '../config/aggregate.js';
+// defaults.ts, not aggregate.ts: `moat --help` builds this command and must not load zod.
+import { DEFAULT_NAME_SEPARATOR, NAMING_STRATEGIES } from '../config/defaults.js';
 import type { CliIO } from '../util/io.js';
 import { addRunFlags, RunFlagsCommand } from './run-command.js';
 import { AGGREGATE_REFUSED } from './run-flag-applicability.js';
@@ -26,7 +27,7 @@ export const SERVE_FLAGS = [
   {
     flags: '--separator <sep>',
     help: "Between a member's name and its tool's under prefix and manual (1-8 of A-Z a-z 0-9 _ . -)",
-    defaultText: '__',
+    defaultText: DEFAULT_NAME_SEPARATOR,
   },
   {
     flags: '--priority <names>',
