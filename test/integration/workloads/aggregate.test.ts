@@ -3,8 +3,10 @@
  * workloads of different kinds (a stdio server in a container, a streamable-HTTP server in a
  * container, and a real MCP SDK server on loopback run as a remote URL) served as one endpoint,
  * which a real MCP SDK client lists and calls; the aggregate is a workload like any other (`moat
- * list` shows it with its URL, stop, start, export and `moat run --from-config`, rm).
+ * list` shows it with its URL, stop, start, export and `moat run --from-config`, rm, --foreground)
+ * whose proxy applies the front's policies.
  */
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +18,7 @@ import {
   moat,
   moatOk,
   printedUrl,
+  spawnMoat,
   testMoatHome,
   toolNames,
   workload,
@@ -33,6 +36,21 @@ beforeAll(async () => {
     testServerImage('http-server'),
   ]);
 });
+
+/** The URL a foreground run prints; rejects with its output if it exits first. */
+function printedBy(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += String(d);
+      const match = /URL: (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`moat group serve -f exited with ${code}: ${out}`)));
+  });
+}
 
 describe('moat group serve', { timeout: 300_000 }, () => {
   it('serves a stdio, an HTTP and a remote workload of one group as one endpoint, managed like any workload', async () => {
@@ -84,6 +102,23 @@ describe('moat group serve', { timeout: 300_000 }, () => {
     expect(await callTool(again, `${far}__echo`, { text: 'round trip' })).toBe('round trip');
 
     await moatOk(home, ['rm', '--group', group]);
+    await moatOk(home, ['group', 'rm', group]);
+  });
+
+  it("serves in the foreground until Ctrl-C with the front's policies (--tools), then removes itself", async () => {
+    const group = uniqueName('aggfg');
+    const far = uniqueName('far');
+    await moatOk(home, ['group', 'create', group]);
+    await moatOk(home, ['run', remote.url, '--name', far, '--group', group]);
+    const child = spawnMoat(home, ['group', 'serve', group, '-f', '--tools', `${far}__echo`]);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = await printedBy(child);
+    expect(await toolNames(url)).toEqual([`${far}__echo`]);
+    expect((await workload(home, `${group}-aggregate`))?.status).toBe('running');
+    process.kill(child.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+    expect(await workload(home, `${group}-aggregate`)).toBeUndefined();
+    await moatOk(home, ['rm', far]);
     await moatOk(home, ['group', 'rm', group]);
   });
 
