@@ -6,7 +6,6 @@
  * list` shows it with its URL, stop, start, export and `moat run --from-config`, rm, --foreground)
  * whose proxy applies the front's policies.
  */
-import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import {
   spawnMoat,
   testMoatHome,
   toolNames,
+  urlPrintedBy,
   workload,
 } from '../../support/moat-cli.js';
 import { uniqueName } from '../../support/podman.js';
@@ -36,21 +36,6 @@ beforeAll(async () => {
     testServerImage('http-server'),
   ]);
 });
-
-/** The URL a foreground run prints; rejects with its output if it exits first. */
-function printedBy(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += String(d);
-      const match = /URL: (\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`moat group serve -f exited with ${code}: ${out}`)));
-  });
-}
 
 describe('moat group serve', { timeout: 300_000 }, () => {
   it('serves a stdio, an HTTP and a remote workload of one group as one endpoint, managed like any workload', async () => {
@@ -112,7 +97,7 @@ describe('moat group serve', { timeout: 300_000 }, () => {
     await moatOk(home, ['run', remote.url, '--name', far, '--group', group]);
     const child = spawnMoat(home, ['group', 'serve', group, '-f', '--tools', `${far}__echo`]);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const url = await printedBy(child);
+    const url = await urlPrintedBy(child);
     expect(await toolNames(url)).toEqual([`${far}__echo`]);
     expect((await workload(home, `${group}-aggregate`))?.status).toBe('running');
     process.kill(child.pid!, 'SIGINT');
