@@ -109,6 +109,7 @@ describe('moat group serve', () => {
     ['--volume', '/tmp:/data'],
     ['--env', 'A=1'],
     ['--transport', 'stdio'],
+    ['--stateless'],
     ['--permission-profile', 'network'],
     ['--remote-auth-bearer-token', 'x'],
     ['--skip-remote-check'],
@@ -203,6 +204,7 @@ describe('a RunConfig with aggregate', () => {
     [{ transport: 'stdio' }, 'field transport: must be streamable-http with aggregate'],
     [{ protocol_target: 'npx://x' }, 'field protocol_target: cannot be set with aggregate'],
     [{ volumes: ['/a:/b'] }, 'field volumes: cannot be set with aggregate'],
+    [{ stateless: true }, 'field stateless: cannot be set with aggregate'],
     [{ permission_profile: { name: 'none' } }, 'field permission_profile: must be null with aggregate'],
   ])('refuses %o next to it, naming the field', (extra, message) => {
     expect(() => parseRunConfig({ ...base, ...extra }, 'agg.json')).toThrow(message);

@@ -41,7 +41,8 @@ export const SERVE_FLAGS = [
 
 /** How a run flag reads in this command's help. */
 function describe(row: RunFlagSpec): RunFlagSpec {
-  if (row.long === 'name') return { ...row, defaultText: '<group>-aggregate' };
+  if (row.long === 'name')
+    return { ...row, defaultText: '<group>-aggregate', help: 'Name of the aggregate workload' };
   if (row.long === 'group') {
     const { default: _default, ...rest } = row;
     return { ...rest, defaultText: 'the group served', help: 'Group the aggregate workload belongs to' };

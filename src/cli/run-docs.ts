@@ -119,7 +119,7 @@ function groupServeMarkdown(): string[] {
     '`--guardrail-config`, telemetry, rate limits, `--tools`, `--tools-override`, `--tool-pinning`, timeouts,',
     '`--proxy-port`, `--host`, `--foreground`...). These are refused with a usage error naming them (the',
     'aggregate runs no container, builds nothing, reaches no remote URL and speaks streamable HTTP to its',
-    `aggregator): ${AGGREGATE_REFUSED.map((f) => `\`--${f}\``).join(', ')}.`,
+    `stateful aggregator): ${AGGREGATE_REFUSED.map((f) => `\`--${f}\``).join(', ')}.`,
   );
   return lines;
 }

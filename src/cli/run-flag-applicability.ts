@@ -64,12 +64,14 @@ const TOKEN_EXCHANGE: readonly RunFlagName[] = [
  */
 /**
  * Flags `moat group serve` refuses besides the container, build and remote ones: an aggregate
- * speaks streamable HTTP to its aggregator, has no image to verify, and its aggregator reaches the
+ * speaks streamable HTTP to its aggregator (a stateful server: sessions with every member), has
+ * no image to verify, and its aggregator reaches the
  * members itself (a token exchanged for the aggregator would go nowhere). --from-config is
  * `moat run`'s (an exported aggregate runs again with `moat run --from-config`).
  */
 const NOT_AGGREGATE: readonly RunFlagName[] = [
   'transport',
+  'stateless',
   'from-config',
   'allow-metadata-address',
   'image-verification',

@@ -400,6 +400,8 @@ const NOT_WITH_AGGREGATE = [
   'image_verification',
   'token_exchange_config',
   'header_forward',
+  // The aggregator keeps a session with every member per client session: never stateless.
+  'stateless',
 ] as const;
 
 function aggregateAlone(config: z.infer<typeof runConfigFields>, ctx: z.RefinementCtx): void {
