@@ -11,21 +11,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { AggregateNaming } from '../config/aggregate.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { log } from '../util/log.js';
 import type { Catalog } from './catalog.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
+import type { AggregateMember } from './types.js';
 
 export type { ShadowedEntry } from './names.js';
-
-export interface AggregateMember {
-  name: string;
-  /** The member workload's own proxy MCP URL (streamable HTTP `/mcp`, or `/sse` for the legacy transport). */
-  url: string;
-  /** Its workload status says it serves (running). */
-  healthy: boolean;
-}
+export type { AggregateMember } from './types.js';
 
 export interface AggregatorOptions {
   naming?: AggregateNaming;
@@ -37,11 +32,18 @@ export interface AggregatorOptions {
   host?: string;
   /** Entries per page of a merged list (default 100). */
   pageSize?: number;
+  /**
+   * A front session with no request and no open stream for this long is ended, with its member
+   * sessions (a client that vanished without DELETE). Default: the proxy's session TTL default.
+   */
+  sessionIdleMs?: number;
 }
 
-/** What the aggregate serves now: its members and the entries conflicts shadowed or renamed. */
+/** What the aggregate serves now: its members, its sessions, and the entries conflicts shadowed or renamed. */
 export interface AggregateReport {
   members: string[];
+  /** Front sessions open now. */
+  sessions: number;
   shadowed: ShadowedEntry[];
 }
 
@@ -60,8 +62,16 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
   res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
+/** A front session and what says it is in use: responses open now, and the last request. */
+interface Tracked {
+  session: FrontSession;
+  open: number;
+  lastSeen: number;
+}
+
 export async function startAggregator(options: AggregatorOptions): Promise<Aggregator> {
-  const sessions = new Map<string, FrontSession>();
+  const tracked = new Map<string, Tracked>();
+  const sessions = () => [...tracked.values()].map((t) => t.session);
   const claims: NameClaims = new Map();
   let shadowed: ShadowedEntry[] = [];
   const warned = new Set<string>();
@@ -81,7 +91,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     }
   };
   const watch = new MemberWatch(options.members, options.refreshMs ?? DEFAULT_REFRESH_MS, (now) => {
-    for (const session of sessions.values()) session.membersChanged(now);
+    for (const session of sessions()) session.membersChanged(now);
   });
   const hooks: SessionHooks = {
     naming: options.naming,
@@ -90,7 +100,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     available: () => watch.available,
     onCatalog,
     onListChanged: (kind: ListKind) => {
-      for (const session of sessions.values()) session.listChanged(kind);
+      for (const session of sessions()) session.listChanged(kind);
     },
   };
 
@@ -98,10 +108,10 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     const session = new FrontSession(hooks);
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, session),
+      onsessioninitialized: (id) => void tracked.set(id, { session, open: 0, lastSeen: Date.now() }),
     });
     session.server.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) tracked.delete(transport.sessionId);
       void session.close();
     };
     await session.server.connect(transport);
@@ -119,10 +129,30 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
         return jsonRpcError(res, 405, -32000, 'Method not allowed without a session');
       return openSession(req, res);
     }
-    const session = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (!session) return jsonRpcError(res, 404, -32001, 'Session not found');
-    await (session.server.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res);
+    const entry = typeof id === 'string' ? tracked.get(id) : undefined;
+    if (!entry) return jsonRpcError(res, 404, -32001, 'Session not found');
+    entry.open++;
+    entry.lastSeen = Date.now();
+    res.once('close', () => {
+      entry.open--;
+      entry.lastSeen = Date.now();
+    });
+    await (entry.session.server.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res);
   };
+
+  const idleMs = options.sessionIdleMs ?? DEFAULTS.sessionTtlMs;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, entry] of tracked) {
+        if (entry.open > 0 || now - entry.lastSeen < idleMs) continue;
+        tracked.delete(id);
+        void entry.session.close();
+      }
+    },
+    Math.min(Math.max(idleMs / 4, 100), 60_000),
+  );
+  sweep.unref();
 
   await watch.start();
   const http = createServer((req, res) => {
@@ -142,11 +172,12 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
 
   return {
     url: `http://${urlHost}:${port}/mcp`,
-    report: () => ({ members: [...watch.available.keys()], shadowed: [...shadowed] }),
+    report: () => ({ members: [...watch.available.keys()], sessions: tracked.size, shadowed: [...shadowed] }),
     close: async () => {
+      clearInterval(sweep);
       await watch.close();
-      await Promise.all([...sessions.values()].map((s) => s.close()));
-      sessions.clear();
+      await Promise.all(sessions().map((s) => s.close()));
+      tracked.clear();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

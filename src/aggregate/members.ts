@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { log } from '../util/log.js';
-import type { AggregateMember } from './index.js';
+import type { AggregateMember } from './types.js';
 
 /** Member name → its proxy URL, for the members available now. */
 export type MemberSet = ReadonlyMap<string, string>;

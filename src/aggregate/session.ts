@@ -189,19 +189,23 @@ export class FrontSession {
     const waiting = this.inFlight.get(member) ?? [];
     waiting.push(ctx);
     this.inFlight.set(member, waiting);
+    const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: CALL_TIMEOUT_MS };
+    const token = ctx.mcpReq._meta?.progressToken;
+    if (token !== undefined) {
+      options.onprogress = (progress) =>
+        void ctx.mcpReq
+          .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
+          .catch(() => {});
+    }
     try {
-      const client = await this.member(member);
-      const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: CALL_TIMEOUT_MS };
-      const token = ctx.mcpReq._meta?.progressToken;
-      if (token !== undefined) {
-        options.onprogress = (progress) =>
-          void ctx.mcpReq
-            .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
-            .catch(() => {});
-      }
-      return await call(client, options);
+      return await call(await this.member(member), options);
     } catch (err) {
-      throw memberError(member, err);
+      if (!sessionGone(err)) throw memberError(member, err);
+      // The member forgot the session (it restarted): the request never ran there, so once more on a new one.
+      this.drop(member);
+      return await call(await this.member(member), options).catch((again: unknown) => {
+        throw memberError(member, again);
+      });
     } finally {
       waiting.splice(waiting.indexOf(ctx), 1);
     }
@@ -260,11 +264,16 @@ export class FrontSession {
     if (front?.sampling) forward('sampling/createMessage');
     if (front?.elicitation) forward('elicitation/create');
     if (front?.roots) forward('roots/list');
+    // A member session that ends (the member restarted, its stream is gone) is opened again when next needed.
     client.onclose = () => {
       const known = this.connections.get(member);
-      void known?.client.then((c) => {
-        if (c === client && this.connections.get(member) === known) this.connections.delete(member);
-      });
+      // A connect that failed is forgotten where it was started (`member()`).
+      known?.client.then(
+        (c) => {
+          if (c === client && this.connections.get(member) === known) this.connections.delete(member);
+        },
+        () => {},
+      );
     };
   }
 
@@ -304,8 +313,9 @@ export class FrontSession {
     );
     const lists = results.flatMap((r, i) => {
       if (r.status === 'fulfilled') return [r.value];
+      if (sessionGone(r.reason)) this.drop(names[i]!);
       log().warn(
-        { member: names[i], err: memberError(names[i]!, r.reason).message },
+        { member: names[i], err: memberError(names[i]!, r.reason).message.slice(0, 200) },
         'aggregate: member lists unavailable',
       );
       return [];
@@ -353,6 +363,11 @@ export class FrontSession {
     await Promise.all(clients.map((c) => bounded(closeClient(c), CLOSE_TIMEOUT_MS)));
     await this.server.close().catch(() => {});
   }
+}
+
+/** The member answered 404 to its session id: it no longer knows the session (a restart). */
+function sessionGone(err: unknown): boolean {
+  return (err as { status?: unknown } | undefined)?.status === 404;
 }
 
 /** Ends the member session (DELETE on streamable HTTP) and the client. */

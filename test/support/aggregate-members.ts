@@ -28,6 +28,10 @@ export interface MemberServer {
   events: EventEmitter;
   /** Sends `notifications/resources/updated` to every session subscribed to `uri`. */
   resourceUpdated(uri: string): Promise<void>;
+  /** Forgets every session, as a restarted server would: their ids then get 404. */
+  dropSessions(): Promise<void>;
+  /** Adds a tool to every session (the SDK then sends `notifications/tools/list_changed`); v2 member only. */
+  addTool?(tool: string): void;
   close(): Promise<void>;
 }
 
@@ -45,7 +49,7 @@ interface SessionTransport {
 /** A stateful streamable-HTTP server at /mcp: one transport per session, found by its id. */
 async function serveSessions(
   createSession: (onInitialized: (id: string) => void) => Promise<SessionTransport>,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; dropSessions(): Promise<void>; close(): Promise<void> }> {
   const transports = new Map<string, SessionTransport>();
   const http: HttpServer = createServer((req, res) => {
     void (async () => {
@@ -79,6 +83,11 @@ async function serveSessions(
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    dropSessions: async () => {
+      const dropped = [...transports.values()];
+      transports.clear();
+      await Promise.all(dropped.map((t) => t.close().catch(() => {})));
+    },
     close: async () => {
       await Promise.all([...transports.values()].map((t) => t.close().catch(() => {})));
       await new Promise<void>((resolve) => {
@@ -91,7 +100,7 @@ async function serveSessions(
 
 /**
  * The v2 member: `echo`, `whoami`, `progress` (progress + a log line), `slow` (waits for its
- * cancellation), `ask` (sampling), `extra` more tools `t0…`; prompt `greet` (completable `name`);
+ * cancellation), `ask` (sampling), `confirm` (elicitation), `roots` (roots/list), `extra` more tools `t0…`; prompt `greet` (completable `name`);
  * resource `mem://<name>/doc` (subscribable) and template `mem://<name>/items/{id}` (completable).
  */
 export async function startV2Member(name: string, options: { extra?: number } = {}): Promise<MemberServer> {
@@ -115,10 +124,8 @@ export async function startV2Member(name: string, options: { extra?: number } = 
           });
         }
       }
-      await ctx.mcpReq.notify({
-        method: 'notifications/message',
-        params: { level: 'info', data: `log:${tag}` },
-      });
+      // Through the SDK's logger, so the level a client set filters it.
+      await ctx.mcpReq.log('info', `log:${tag}`);
       return text(`${name}:done:${tag}`);
     });
     server.registerTool('slow', {}, async (ctx) => {
@@ -136,6 +143,17 @@ export async function startV2Member(name: string, options: { extra?: number } = 
         maxTokens: 10,
       });
       return text(`${name} heard ${sampledText(answer)}`);
+    });
+    server.registerTool('confirm', { inputSchema: { question: z.string() } }, async ({ question }, ctx) => {
+      const answer = await ctx.mcpReq.elicitInput({
+        message: question,
+        requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } },
+      });
+      return text(`${name} got ${answer.action}:${String(answer.content?.answer)}`);
+    });
+    server.registerTool('roots', {}, async (ctx) => {
+      const { roots } = await ctx.mcpReq.send({ method: 'roots/list' });
+      return text(`${name} sees ${roots.map((r) => r.uri).join(',')}`);
     });
     for (let i = 0; i < (options.extra ?? 0); i++) {
       server.registerTool(`t${i}`, {}, () => text(`${name}:t${i}`));
@@ -193,6 +211,10 @@ export async function startV2Member(name: string, options: { extra?: number } = 
       for (const [server, uris] of subscribed)
         if (uris.has(uri)) await server.server.sendResourceUpdated({ uri });
     },
+    addTool: (tool) => {
+      for (const server of servers) server.registerTool(tool, {}, () => text(`${name}:${tool}`));
+    },
+    dropSessions: () => served.dropSessions(),
     close: () => served.close(),
   };
 }
@@ -236,6 +258,7 @@ export async function startV1Member(name: string): Promise<MemberServer> {
     url: served.url,
     events,
     resourceUpdated: () => Promise.resolve(),
+    dropSessions: () => served.dropSessions(),
     close: () => served.close(),
   };
 }

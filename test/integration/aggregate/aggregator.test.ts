@@ -5,6 +5,8 @@
  * across members, and members leaving and coming back while clients are connected.
  */
 import { EventEmitter, once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -13,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AggregateNaming } from '../../../src/config/aggregate.js';
 import { startAggregator, type AggregateMember, type Aggregator } from '../../../src/aggregate/index.js';
 import { startV1Member, startV2Member, type MemberServer } from '../../support/aggregate-members.js';
+import { startV1SseBackend } from '../../support/mcp-http-backends.js';
 
 const WAIT_MS = 10_000;
 
@@ -45,12 +48,13 @@ async function aggregate(
   current: { members: AggregateMember[] },
   naming?: AggregateNaming,
   pageSize?: number,
+  refreshMs = 100,
 ): Promise<Aggregator> {
   const agg = await startAggregator({
     members: () => Promise.resolve(current.members),
     naming,
     pageSize,
-    refreshMs: 100,
+    refreshMs,
   });
   stops.push(() => agg.close());
   return agg;
@@ -118,8 +122,10 @@ describe('aggregator: merged lists and routing', () => {
     expect(names(tools)).toEqual(
       [
         'alpha__ask',
+        'alpha__confirm',
         'alpha__echo',
         'alpha__progress',
+        'alpha__roots',
         'alpha__slow',
         'alpha__whoami',
         'beta__ask',
@@ -154,8 +160,10 @@ describe('aggregator: merged lists and routing', () => {
 
     expect(names((await client.listTools()).tools)).toEqual([
       'ask',
+      'confirm',
       'echo',
       'progress',
+      'roots',
       'secret',
       'slow',
       'whoami',
@@ -186,8 +194,10 @@ describe('aggregator: merged lists and routing', () => {
       'alpha_echo',
       'ask',
       'beta__whoami',
+      'confirm',
       'echo',
       'progress',
+      'roots',
       'slow',
       'whoami',
     ]);
@@ -244,7 +254,7 @@ describe('aggregator: merged lists and routing', () => {
     expect(byTemplate.completion.values).toEqual(['17']);
   });
 
-  it('relays progress and the member log line with the front token; cancellation reaches the member', async () => {
+  it('relays progress and the member log line with the front token, forwards the log level; cancellation reaches the member', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     const agg = await aggregate(listed(alpha));
     const { client, events } = await clientV2(agg.url);
@@ -258,6 +268,15 @@ describe('aggregator: merged lists and routing', () => {
     expect(textOf(result)).toBe('alpha:done:p');
     expect(progress).toEqual([1, 2]);
     expect(await within(logged, 'the member log line')).toEqual(['log:p']);
+
+    // logging/setLevel reaches the member: its info line no longer comes (it would precede the result).
+    await client.setLoggingLevel('error');
+    const lines: unknown[] = [];
+    events.on('message', (data) => lines.push(data));
+    expect(textOf(await client.callTool({ name: 'alpha__progress', arguments: { tag: 'q' } }))).toBe(
+      'alpha:done:q',
+    );
+    expect(lines).toEqual([]);
 
     const abort = new AbortController();
     const started = once(alpha.events, 'started');
@@ -292,6 +311,31 @@ describe('aggregator: merged lists and routing', () => {
     ]);
   });
 
+  it('forwards elicitation and roots/list to the client, and offers members only the capabilities it declared', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const client = new Client(
+      { name: 'front-elicit', version: '1.0.0' },
+      { capabilities: { elicitation: {}, roots: { listChanged: true } } },
+    );
+    client.setRequestHandler('elicitation/create', () => ({
+      action: 'accept' as const,
+      content: { answer: 'yes' },
+    }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(agg.url)));
+    stops.push(() => client.close());
+
+    const confirmed = await client.callTool({ name: 'alpha__confirm', arguments: { question: 'ok?' } });
+    expect(textOf(confirmed)).toBe('alpha got accept:yes');
+    expect(textOf(await client.callTool({ name: 'alpha__roots' }))).toBe('alpha sees file:///work');
+    // This client declared no sampling, so the member was not offered it: the aggregate answers its request -32601.
+    const asked = await client
+      .callTool({ name: 'alpha__ask', arguments: { question: 'q' } })
+      .catch((e: unknown) => e);
+    expect(JSON.stringify(asked)).toMatch(/Method not found/);
+  });
+
   it('pages a merged list across members with opaque cursors; a bad cursor is -32602', async () => {
     const alpha = await member(() => startV2Member('alpha', { extra: 4 }));
     const beta = await member(() => startV1Member('beta'));
@@ -302,17 +346,19 @@ describe('aggregator: merged lists and routing', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      // A raw request: the SDK's listTools walks every page itself.
+      const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} });
       expect(page.tools.length).toBeLessThanOrEqual(3);
       seen.push(...page.tools.map((t) => t.name));
       cursor = page.nextCursor;
       pages++;
     } while (cursor && pages < 20);
-    expect(seen).toHaveLength(9 + 4);
+    expect(seen).toHaveLength(11 + 4);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.slice(-4)).toEqual(['beta__echo', 'beta__whoami', 'beta__secret', 'beta__ask']);
     expect(pages).toBe(5);
-    expect((await errorOf(client.listTools({ cursor: 'bogus' }))).code).toBe(-32602);
+    const bogus = client.request({ method: 'tools/list', params: { cursor: 'bogus' } });
+    expect((await errorOf(bogus)).code).toBe(-32602);
   });
 });
 
@@ -349,6 +395,32 @@ describe('aggregator: live membership', () => {
     expect(names((await client.listTools()).tools).some((n) => n.startsWith('alpha__'))).toBe(false);
   });
 
+  it("a member's own list change reaches every connected client, and the new tool is routed", async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const one = await clientV2(agg.url);
+    const two = await clientV2(agg.url);
+    await Promise.all([one.client.listTools(), two.client.listTools()]);
+
+    const changed = Promise.all([once(one.events, 'tools'), once(two.events, 'tools')]);
+    alpha.addTool!('fresh');
+    await within(changed, 'tools/list_changed at both clients');
+    expect(names((await two.client.listTools()).tools)).toContain('alpha__fresh');
+    expect(textOf(await one.client.callTool({ name: 'alpha__fresh' }))).toBe('alpha:fresh');
+  });
+
+  it('serves a member on the legacy HTTP+SSE transport (`/sse`) next to a streamable one', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const legacy = await startV1SseBackend();
+    stops.push(() => legacy.close());
+    const agg = await aggregate({
+      members: [...listed(alpha).members, { name: 'legacy', url: legacy.url, healthy: true }],
+    });
+    const { client } = await clientV2(agg.url);
+    expect(names((await client.listTools()).tools)).toContain('legacy__echo');
+    expect(textOf(await client.callTool({ name: 'legacy__echo', arguments: { text: 'old' } }))).toBe('old');
+  });
+
   it('a member that fails a request passes its JSON-RPC error through', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     const agg = await aggregate(listed(alpha));
@@ -357,5 +429,76 @@ describe('aggregator: live membership', () => {
     const refused = await errorOf(client.getPrompt({ name: 'alpha__greet', arguments: {} }));
     expect(refused.code).toBe(-32602);
     expect(refused.message).not.toContain('aggregate');
+  });
+
+  it('a member that restarted and forgot its sessions: calls and lists go on over a new member session', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const beta = await member(() => startV1Member('beta'));
+    const agg = await aggregate(listed(alpha, beta));
+    const { client } = await clientV2(agg.url);
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    await Promise.all([alpha.dropSessions(), beta.dropSessions()]);
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    expect(textOf(await client.callTool({ name: 'beta__whoami' }))).toBe('beta');
+  });
+
+  it('a member that went away between two refreshes: the call fails with an error naming it', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    // No refresh during the test: the aggregate still lists the member when its server is gone.
+    const agg = await aggregate(listed(alpha), undefined, undefined, 60_000);
+    const { client } = await clientV2(agg.url);
+    await client.listTools();
+    await alpha.close();
+    const failed = await errorOf(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } }));
+    expect(failed.code).toBe(-32603);
+    expect(failed.message).toContain('aggregate member alpha');
+  });
+
+  it('a member that answers no MCP is left out of the lists, the others still served', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const junk = createServer((_req, res) => res.writeHead(500).end('no MCP here'));
+    await new Promise<void>((resolve) => junk.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => junk.close(() => resolve())));
+    const { port } = junk.address() as AddressInfo;
+    const agg = await aggregate({
+      members: [
+        ...listed(alpha).members,
+        { name: 'junk', url: `http://127.0.0.1:${port}/mcp`, healthy: true },
+      ],
+    });
+    const { client } = await clientV2(agg.url);
+    const tools = names((await client.listTools()).tools);
+    expect(tools).toContain('alpha__echo');
+    expect(tools.some((n) => n.startsWith('junk__'))).toBe(false);
+  });
+
+  it('ends a front session idle past sessionIdleMs (its client gone without DELETE)', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await startAggregator({
+      members: () => Promise.resolve(listed(alpha).members),
+      sessionIdleMs: 300,
+    });
+    stops.push(() => agg.close());
+    const transport = new StreamableHTTPClientTransport(new URL(agg.url));
+    const client = new Client({ name: 'gone', version: '1.0.0' });
+    await client.connect(transport);
+    await client.listTools();
+    const id = transport.sessionId!;
+    expect(agg.report().sessions).toBe(1);
+    await client.close();
+    // Watched without a request of ours (one would count as activity), for a bounded time.
+    const deadline = Date.now() + WAIT_MS;
+    while (agg.report().sessions > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(agg.report().sessions).toBe(0);
+    const answer = await fetch(agg.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': id,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(answer.status).toBe(404);
   });
 });
