@@ -4,7 +4,7 @@
  * own proxy; the workload's proxy fronts the aggregator with every policy of the RunConfig. No
  * container. On stop the proxy closes first (no new requests), then the aggregator.
  */
-import { groupOf } from '../config/derived.js';
+import { groupOf, sessionTtlMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { errorMessage } from '../util/errors.js';
 import { log } from '../util/log.js';
@@ -67,6 +67,8 @@ export async function superviseAggregate(
   const aggregator = await startAggregator({
     members: () => groupMembers(options.store, group, config.name),
     ...(naming ? { naming } : {}),
+    // The front forgets an idle session after session_ttl; the aggregator forgets its side then too.
+    sessionIdleMs: sessionTtlMs(config),
   });
   try {
     const proxy = await drivers.startProxy(config, {
