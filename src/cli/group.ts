@@ -1,7 +1,8 @@
 /**
- * `moat group create|list|rm`: groups organise workloads (`moat run --group g`, `moat list
+ * `moat group create|list|rm|serve`: groups organise workloads (`moat run --group g`, `moat list
  * --group g`, `moat stop --group g`). `default` exists implicitly; other groups are created
- * explicitly so a typo in --group fails instead of silently making a new group.
+ * explicitly so a typo in --group fails instead of silently making a new group. `serve` is
+ * group-serve.ts.
  */
 import { Command } from 'commander';
 import { DEFAULTS } from '../config/defaults.js';
@@ -10,6 +11,7 @@ import type { CliIO } from '../util/io.js';
 import { workloadsInGroup } from '../workloads/select.js';
 import { assertValidName } from '../workloads/names.js';
 import { WorkloadStore } from '../workloads/store.js';
+import { groupServeCommand } from './group-serve.js';
 
 export function groupCommand(io: CliIO): Command {
   const group = new Command('group').description('Manage workload groups');
@@ -49,5 +51,6 @@ export function groupCommand(io: CliIO): Command {
       await store.deleteGroup(name);
       io.stdout.write(`Removed group ${name}\n`);
     });
+  group.addCommand(groupServeCommand(io));
   return group;
 }

@@ -32,7 +32,7 @@ import type { ParsedRun } from './run-command.js';
 import { checkApplicability } from './run-flag-applicability.js';
 import type { RunFlagName } from './run-flag-values.js';
 import { RUN_FLAGS } from './run-flags.js';
-import { defaultWorkloadName, detectTarget } from './run-target.js';
+import { defaultWorkloadName, detectTarget, type Target } from './run-target.js';
 import { ENV_KEY, keyValueMap, parseHost, parseOrigin, parseSecretRef } from './run-values.js';
 
 export interface BuiltRun {
@@ -47,12 +47,7 @@ export interface BuiltRun {
 /** Builds the RunConfig from parsed flags. Throws usage errors naming the flag at fault. */
 export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   const { flags, explicit, serverArgs } = parsed;
-  if (parsed.target === undefined) {
-    throw usageError(
-      'missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)',
-    );
-  }
-  const target = detectTarget(parsed.target);
+  const target = targetOf(parsed);
   if (target.kind === 'remote' && isMetadataHost(target.hostname) && !flags.allowMetadataAddress) {
     throw usageError(
       `target ${target.url}: ${target.hostname} is a link-local or cloud metadata address, never an MCP server; ` +
@@ -78,7 +73,8 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   }
   assertValidName(flags.group, 'group name (--group)');
 
-  const transport = flags.transport ?? DEFAULTS.transport;
+  // An aggregate's proxy speaks streamable HTTP to its aggregator (--transport is refused above).
+  const transport = target.kind === 'aggregate' ? 'streamable-http' : (flags.transport ?? DEFAULTS.transport);
   const http = transport !== 'stdio';
   if (target.kind === 'remote' && !http) {
     throw usageError('--transport stdio cannot reach a remote URL; use streamable-http or sse');
@@ -108,10 +104,11 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
     return `${flagSecretName(kind, name)},target=${FLAG_SECRETS[kind].target}`;
   };
 
-  const container = target.kind !== 'remote';
+  const container = target.kind === 'image' || target.kind === 'protocol';
   const profile = container ? permissionProfile(parsed, ctx, abs) : undefined;
   const draft: RunConfigInput = {
-    image: target.kind === 'image' ? target.ref : target.kind === 'remote' ? target.url : target.raw,
+    image: imageOf(target),
+    ...defined('aggregate', parsed.aggregate),
     ...(target.kind === 'remote' ? { remote_url: target.url } : {}),
     ...(target.kind === 'remote'
       ? { remote_auth_config: remoteAuthConfig(parsed, secretRef, existing) }
@@ -188,6 +185,31 @@ export function buildRunConfig(parsed: ParsedRun, ctx: BuildContext): BuiltRun {
   const result = runConfigSchema.safeParse(draft);
   if (!result.success) throw invalidDraft(result.error);
   return { config: result.data, secretsToStore };
+}
+
+/** What the RunConfig is built for: the target on the command line, or the group `moat group serve` serves. */
+function targetOf(parsed: ParsedRun): Target {
+  if (parsed.aggregate) return { kind: 'aggregate', group: parsed.aggregate.group };
+  if (parsed.target === undefined) {
+    throw usageError(
+      'missing target: moat run needs SERVER_OR_IMAGE_OR_PACKAGE_OR_URL (or --from-config <path>)',
+    );
+  }
+  return detectTarget(parsed.target);
+}
+
+/** The RunConfig's `image`: the image, the URL of a remote, the protocol target, nothing for an aggregate. */
+function imageOf(target: Target): string {
+  switch (target.kind) {
+    case 'image':
+      return target.ref;
+    case 'remote':
+      return target.url;
+    case 'protocol':
+      return target.raw;
+    case 'aggregate':
+      return '';
+  }
 }
 
 /** The flag that fills a RunConfig field (the flag table's runConfig column). */

@@ -3,6 +3,7 @@
  * argv into typed flags, the target and the server arguments (everything after the first `--`).
  */
 import { Command, CommanderError, InvalidArgumentError, Option, type ParseOptionsResult } from 'commander';
+import type { AggregateConfig } from '../config/aggregate.js';
 import type { PermissionProfile } from '../config/runconfig.js';
 import type { ImageProvenance } from '../runtime/verify/provenance.js';
 import { parseDuration } from '../util/duration.js';
@@ -23,6 +24,8 @@ export interface ParsedRun {
   serverArgs: string[];
   /** Set when the target was a registry name (run-registry.ts): the entry and its defaults. */
   registry?: RegistryDefaults;
+  /** `moat group serve`: the group served as one endpoint, instead of a target. */
+  aggregate?: AggregateConfig;
 }
 
 export interface RegistryDefaults {
@@ -87,8 +90,8 @@ export function normalizeBoolAssignments(args: readonly string[]): string[] {
   return out;
 }
 
-/** `moat run`: parses `--flag=value` booleans before commander sees them. */
-class RunCommand extends Command {
+/** A command with the run flags (`moat run`, `moat group serve`): parses `--flag=value` booleans first. */
+export class RunFlagsCommand extends Command {
   override parseOptions(argv: string[]): ParseOptionsResult {
     return super.parseOptions(normalizeBoolAssignments(argv));
   }
@@ -181,7 +184,7 @@ Examples:
 
 /** The `run` command with every flag of the table; the caller adds the action. */
 export function createRunCommand(): Command {
-  const cmd = new RunCommand('run')
+  const cmd = new RunFlagsCommand('run')
     .description(
       'Run an MCP server (a registry name, a container image, an npx://, uvx:// or go:// package, or a remote URL) behind the moat proxy',
     )
@@ -192,14 +195,44 @@ export function createRunCommand(): Command {
     )
     .allowExcessArguments(true)
     .addHelpText('after', EXAMPLES);
+  return addRunFlags(cmd, { withHelp: true });
+}
+
+export interface RunFlagsUse {
+  /** Rows parsed but left out of help (flags that do not apply there, refused with a clear error). */
+  hidden?: ReadonlySet<string>;
+  /** How a row reads in this command's help (another default, say). */
+  describe?: (row: RunFlagSpec) => RunFlagSpec;
+  /** The table's `--help` row, in its place (otherwise the command's own help option stays). */
+  withHelp?: boolean;
+}
+
+/** Adds the flags of the table to `cmd`; readRunFlags reads them back. */
+export function addRunFlags<C extends Command>(cmd: C, use: RunFlagsUse = {}): C {
   for (const row of ROWS) {
     if (row.long === 'help') {
-      cmd.addHelpOption(new Option(`-h, --help`, row.help).helpGroup(`${SECTIONS[row.section]}:`));
+      if (use.withHelp)
+        cmd.addHelpOption(new Option(`-h, --help`, row.help).helpGroup(`${SECTIONS[row.section]}:`));
       continue;
     }
-    for (const option of optionFor(row)) cmd.addOption(option);
+    for (const option of optionFor(use.describe?.(row) ?? row)) {
+      cmd.addOption(use.hidden?.has(row.long) ? option.hideHelp() : option);
+    }
   }
   return cmd;
+}
+
+/** The run flags of a parsed command (addRunFlags), with the ones set on the command line. */
+export function readRunFlags(cmd: Command): Pick<ParsedRun, 'flags' | 'explicit'> {
+  const opts = cmd.opts();
+  const flags: Record<string, unknown> = { ...defaultRunFlags() };
+  const explicit = new Set<RunFlagName>();
+  for (const row of RUN_FLAGS) {
+    const key = attributeName(row.long);
+    if (opts[key] !== undefined) flags[key] = opts[key];
+    if (cmd.getOptionValueSource(key) === 'cli') explicit.add(row.long);
+  }
+  return { flags: flags as RunFlags, explicit };
 }
 
 /** The arguments after the first literal `--` of the raw command line. */
@@ -213,14 +246,7 @@ export function argsAfterDoubleDash(rawArgs: readonly string[]): string[] {
  * program root), needed because commander folds the arguments after `--` into its operands.
  */
 export function readParsedRun(cmd: Command, rawArgs: readonly string[]): ParsedRun {
-  const opts = cmd.opts();
-  const flags: Record<string, unknown> = { ...defaultRunFlags() };
-  const explicit = new Set<RunFlagName>();
-  for (const row of RUN_FLAGS) {
-    const key = attributeName(row.long);
-    if (opts[key] !== undefined) flags[key] = opts[key];
-    if (cmd.getOptionValueSource(key) === 'cli') explicit.add(row.long);
-  }
+  const { flags, explicit } = readRunFlags(cmd);
   const serverArgs = argsAfterDoubleDash(rawArgs);
   const operands = cmd.args;
   const before = operands.slice(0, operands.length - serverArgs.length);
@@ -236,7 +262,7 @@ export function readParsedRun(cmd: Command, rawArgs: readonly string[]): ParsedR
         'put arguments for the server after --, e.g. moat run IMAGE -- --port 8080',
     );
   }
-  return { flags: flags as RunFlags, explicit, ...(before[0] ? { target: before[0] } : {}), serverArgs };
+  return { flags, explicit, ...(before[0] ? { target: before[0] } : {}), serverArgs };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * docs/cli.md, generated from the flag table so the documentation cannot drift from the
+ * docs/cli.md, generated from the flag table (and `moat group serve`'s, group-serve.ts) so the documentation cannot drift from the
  * command (run-docs.test.ts fails when the file is stale; `npx tsx src/cli/run-docs.ts` rewrites
  * it).
  */
@@ -7,6 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { SECTIONS, type RunFlagSpec, type SectionId } from './run-flag-spec.js';
 import { RUN_FLAGS } from './run-flags.js';
+import { SERVE_FLAGS } from './group-serve.js';
+import { AGGREGATE_REFUSED } from './run-flag-applicability.js';
 
 const ROWS: readonly RunFlagSpec[] = RUN_FLAGS;
 
@@ -80,7 +82,46 @@ export function renderRunFlagsMarkdown(): string {
       );
     }
   }
+  lines.push(...groupServeMarkdown());
   return `${lines.join('\n')}\n`;
+}
+
+/** The `moat group serve` section: its own flags, and which run flags it refuses. */
+function groupServeMarkdown(): string[] {
+  const lines = [
+    '',
+    '# moat group serve',
+    '',
+    '```',
+    'moat group serve [flags] <group>',
+    '```',
+    '',
+    "Serves the group's workloads (of every kind: containers, remote URLs; aggregates excluded) as one",
+    'MCP endpoint. The aggregate is itself a workload, named `<group>-aggregate` unless `--name` says',
+    'otherwise and in the group it serves unless `--group` says otherwise: `moat list` shows it with its',
+    'URL, and `stop`, `start`, `restart`, `export` (then `moat run --from-config`) and `rm` work on it. Its',
+    "proxy reaches an in-process aggregator, which reaches each member through the member's own proxy",
+    "and re-reads the group's members as they start, stop, join or leave. The group must exist (exit",
+    'code 2 otherwise).',
+    '',
+    '| Flag | Default | Description |',
+    '|---|---|---|',
+  ];
+  for (const row of SERVE_FLAGS) {
+    const value = 'default' in row ? row.default : 'defaultText' in row ? row.defaultText : '';
+    const choices = 'choices' in row ? ` One of ${row.choices.map((c) => `\`${c}\``).join(', ')}.` : '';
+    lines.push(`| \`${row.flags}\` | ${cell(value)} | ${cell(row.help)}.${choices} |`);
+  }
+  lines.push(
+    '',
+    "Every flag of `moat run` that configures the proxy applies to the aggregate's front, with the same",
+    'meaning and RunConfig field (OIDC, `--authz-config`, `--audit-config`, `--webhook-config`,',
+    '`--guardrail-config`, telemetry, rate limits, `--tools`, `--tools-override`, `--tool-pinning`, timeouts,',
+    '`--proxy-port`, `--host`, `--foreground`...). These are refused with a usage error naming them (the',
+    'aggregate runs no container, builds nothing, reaches no remote URL and speaks streamable HTTP to its',
+    `stateful aggregator): ${AGGREGATE_REFUSED.map((f) => `\`--${f}\``).join(', ')}.`,
+  );
+  return lines;
 }
 
 // Run directly: rewrite docs/cli.md.

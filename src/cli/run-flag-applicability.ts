@@ -62,6 +62,28 @@ const TOKEN_EXCHANGE: readonly RunFlagName[] = [
  * Flags that exclude each other. "A secret or a file holding it" is a rule of the RunConfig
  * schema instead (a hand-written config must obey it too); see invalidDraft in run-build.ts.
  */
+/**
+ * Flags `moat group serve` refuses besides the container, build and remote ones: an aggregate
+ * speaks streamable HTTP to its aggregator (a stateful server: sessions with every member), has
+ * no image to verify, and its aggregator reaches the
+ * members itself (a token exchanged for the aggregator would go nowhere). --from-config is
+ * `moat run`'s (an exported aggregate runs again with `moat run --from-config`).
+ */
+const NOT_AGGREGATE: readonly RunFlagName[] = [
+  'transport',
+  'stateless',
+  'from-config',
+  'allow-metadata-address',
+  'image-verification',
+  'token-exchange-url',
+  ...TOKEN_EXCHANGE,
+];
+
+/** Every `moat run` flag an aggregate refuses (`moat group serve` hides them from its help). */
+export const AGGREGATE_REFUSED: readonly RunFlagName[] = [
+  ...new Set([...CONTAINER_ONLY, ...BUILD_ONLY, ...REMOTE_ONLY, ...NOT_AGGREGATE]),
+];
+
 const EXCLUSIVE_PAIRS: readonly (readonly [RunFlagName, RunFlagName])[] = [
   ['remote-auth-issuer', 'remote-auth-authorize-url'],
   ['remote-auth-issuer', 'remote-auth-token-url'],
@@ -70,6 +92,7 @@ const EXCLUSIVE_PAIRS: readonly (readonly [RunFlagName, RunFlagName])[] = [
 function describeTarget(target: Target): string {
   if (target.kind === 'remote') return `a remote URL (${target.url})`;
   if (target.kind === 'protocol') return `a ${target.scheme}:// package`;
+  if (target.kind === 'aggregate') return `the aggregate of group "${target.group}" (moat group serve)`;
   return `an image (${target.ref})`;
 }
 
@@ -89,6 +112,11 @@ export function checkApplicability(
       );
     }
   };
+  if (target.kind === 'aggregate') {
+    // It runs no container, builds nothing and reaches no remote URL: only the proxy's flags apply.
+    misplaced(used(explicit, AGGREGATE_REFUSED), 'cannot be used with moat group serve');
+    return;
+  }
   if (target.kind === 'remote') {
     misplaced(used(explicit, CONTAINER_ONLY), 'can only be used with containers, not with remote URLs');
     if (serverArgs.length > 0) {

@@ -13,7 +13,9 @@ import { nameFromImage, nameFromPackage, nameFromUrl } from '../workloads/names.
 export type Target =
   | { kind: 'remote'; url: string; hostname: string }
   | { kind: 'protocol'; scheme: ProtocolScheme; pkg: string; local: boolean; raw: string }
-  | { kind: 'image'; ref: string };
+  | { kind: 'image'; ref: string }
+  /** `moat group serve <group>`: the group served as one endpoint (never detected from a string). */
+  | { kind: 'aggregate'; group: string };
 
 /** Classifies a target: an http(s) URL with a host, a protocol scheme, else an image reference. */
 export function detectTarget(raw: string): Target {
@@ -69,5 +71,7 @@ export function defaultWorkloadName(target: Target): string {
       return nameFromPackage(target.pkg);
     case 'image':
       return nameFromImage(target.ref);
+    case 'aggregate':
+      return `${target.group}-aggregate`;
   }
 }

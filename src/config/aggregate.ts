@@ -4,6 +4,7 @@
  * (src/aggregate/) that reaches each member through the member's own proxy.
  */
 import * as z from 'zod';
+import { DEFAULT_NAME_SEPARATOR, NAMING_STRATEGIES } from './defaults.js';
 
 /** What a client sees of one backend's tool or prompt under the `manual` strategy. */
 const manualEntrySchema = z.strictObject({
@@ -18,11 +19,8 @@ const manualBackendSchema = z.strictObject({
   prompts: z.record(z.string(), manualEntrySchema).optional(),
 });
 
-export const NAMING_STRATEGIES = ['prefix', 'priority', 'manual'] as const;
+export { DEFAULT_NAME_SEPARATOR, NAMING_STRATEGIES };
 export type NamingStrategy = (typeof NAMING_STRATEGIES)[number];
-
-/** The default between a backend's name and its tool's under `prefix`: `time__now`. */
-export const DEFAULT_NAME_SEPARATOR = '__';
 
 export const aggregateNamingSchema = z.strictObject({
   /**

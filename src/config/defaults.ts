@@ -52,6 +52,12 @@ export const DEFAULTS = {
 } as const;
 
 export const TRANSPORTS = ['stdio', 'sse', 'streamable-http'] as const;
+
+/** The aggregate's naming strategies (aggregate.ts); here, without zod, for `moat group serve`'s help. */
+export const NAMING_STRATEGIES = ['prefix', 'priority', 'manual'] as const;
+
+/** The default between a member's name and its tool's under `prefix`: `time__now`. */
+export const DEFAULT_NAME_SEPARATOR = '__';
 export type Transport = (typeof TRANSPORTS)[number];
 
 export type ProxyMode = (typeof PROXY_MODES)[number];

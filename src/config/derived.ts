@@ -35,6 +35,14 @@ export function clientPath(config: Pick<RunConfig, 'transport' | 'proxy_mode' | 
   return clientTransport(config) === 'sse' ? SSE_PATH : STREAMABLE_HTTP_PATH;
 }
 
+/**
+ * True when the workload runs a container: not a remote URL, not an aggregate of a group. One
+ * without a readable config may have one (so stop and rm still look for it).
+ */
+export function runsContainer(config: Pick<RunConfig, 'remote_url' | 'aggregate'> | undefined): boolean {
+  return !config?.remote_url && config?.aggregate === undefined;
+}
+
 /** The workload's group; a workload without a readable config is in the default group. */
 export function groupOf(config: Pick<RunConfig, 'group'> | undefined): string {
   return config?.group ?? DEFAULTS.group;

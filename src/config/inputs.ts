@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { NS_PER_MS, parseDuration } from '../util/duration.js';
 import { DEFAULTS } from './defaults.js';
 import { errorMessage, usageError } from '../util/errors.js';
+import { aggregateNamingSchema, type AggregateNaming } from './aggregate.js';
 import { describeIssues } from './issues.js';
 import { toolOverrideSchema, webhookSchema, type ToolOverride, type Webhook } from './runconfig.js';
 
@@ -96,4 +97,25 @@ export function parseWebhookFiles(files: readonly { path: string; text: string }
 
 function withDefaultTimeout(w: Webhook): Webhook {
   return { ...w, timeout: w.timeout ?? DEFAULTS.webhookTimeoutMs * NS_PER_MS };
+}
+
+/**
+ * The `--naming-config` file of `moat group serve` (YAML or JSON): per backend (workload name),
+ * tools and prompts renamed or hidden, the `overrides` of the `manual` naming strategy:
+ * `overrides: {time: {tools: {now: {name: clock}}, prompts: {noisy: {hidden: true}}}}`.
+ */
+export function parseNamingOverrides(
+  text: string,
+  source: string,
+): NonNullable<AggregateNaming['overrides']> {
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch (err) {
+    throw usageError(`${source}: not valid YAML or JSON: ${errorMessage(err)}`);
+  }
+  const naming = validate(aggregateNamingSchema.pick({ overrides: true }), data, source);
+  const overrides = naming.overrides ?? {};
+  if (Object.keys(overrides).length === 0) throw usageError(`${source}: overrides is missing or empty`);
+  return overrides;
 }

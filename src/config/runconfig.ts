@@ -379,14 +379,59 @@ const runConfigFields = z.strictObject({
   auto_ports: z.array(z.enum(['port', 'target_port'])).optional(),
 });
 
-export const runConfigSchema = runConfigFields.refine(
-  (config) => !(config.remote_url && config.transport === 'stdio'),
-  {
+/**
+ * What an aggregate cannot have: it runs no container, builds no image and reaches no remote URL;
+ * its proxy fronts the in-process aggregator (src/aggregate/), which reaches the members.
+ */
+const NOT_WITH_AGGREGATE = [
+  'remote_url',
+  'remote_auth_config',
+  'cmd_args',
+  'target_port',
+  'target_host',
+  'publish',
+  'permission_profile_name_or_path',
+  'env_vars',
+  'env_file',
+  'env_file_dir',
+  'volumes',
+  'container_labels',
+  'secrets',
+  'isolate_network',
+  'allow_docker_gateway',
+  'ignore_config',
+  'runtime_config',
+  'protocol_target',
+  'image_verification',
+  'token_exchange_config',
+  'header_forward',
+  // The aggregator keeps a session with every member per client session: never stateless.
+  'stateless',
+] as const;
+
+function aggregateAlone(config: z.infer<typeof runConfigFields>, ctx: z.RefinementCtx): void {
+  if (config.aggregate === undefined) return;
+  const issue = (path: string, message: string): void =>
+    ctx.addIssue({ code: 'custom', path: [path], message });
+  for (const field of NOT_WITH_AGGREGATE) {
+    if (config[field] !== undefined)
+      issue(field, 'cannot be set with aggregate (it runs no container and reaches no remote URL)');
+  }
+  if (config.image !== '')
+    issue('image', 'must be empty with aggregate (an aggregate serves a group, not an image)');
+  if (config.permission_profile !== null)
+    issue('permission_profile', 'must be null with aggregate (it runs no container)');
+  if (config.transport !== 'streamable-http')
+    issue('transport', 'must be streamable-http with aggregate (the aggregator speaks it)');
+}
+
+export const runConfigSchema = runConfigFields
+  .refine((config) => !(config.remote_url && config.transport === 'stdio'), {
     // The proxy speaks the remote server's own HTTP transport (derived.ts clientTransport).
     message: 'a remote_url server needs transport sse or streamable-http',
     path: ['transport'],
-  },
-);
+  })
+  .superRefine(aggregateAlone);
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
 

@@ -4,6 +4,7 @@
  * making sure its container is stopped too, which also covers a supervisor that was killed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runsContainer } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { LABELS, type ContainerInfo, type ContainerRuntime } from '../runtime/types.js';
 import { errorMessage, runtimeError, usageError } from '../util/errors.js';
@@ -64,6 +65,11 @@ export function isRemote(workload: Workload): boolean {
   return Boolean(workload.config?.remote_url);
 }
 
+/** True unless the workload is a remote URL or an aggregate (neither has a container). */
+export function hasContainer(workload: Workload): boolean {
+  return runsContainer(workload.config);
+}
+
 /** True when the container is one Moat created for this workload (never touch anything else). */
 export function isWorkloadContainer(info: ContainerInfo, name: string): boolean {
   return info.labels[LABELS.managed] === 'true' && info.labels[LABELS.name] === name;
@@ -89,13 +95,13 @@ export async function observeStatus(
 ): Promise<ReconciledStatus> {
   if (!workload.status) return { status: 'stopped', context: 'no status recorded' };
   let container: Observation['container'] = null;
-  if (runtime && !isRemote(workload)) {
+  if (runtime && hasContainer(workload)) {
     const info = await findContainer(runtime, workload);
     container = info ? { running: info.running, state: info.state } : undefined;
   }
   return reconcileStatus(workload.name, workload.status, {
     supervisorAlive: supervisorAlive(workload.status),
-    remote: isRemote(workload),
+    remote: !hasContainer(workload),
     container,
   });
 }
@@ -119,7 +125,7 @@ export async function stopWorkload(
     );
     await terminate(status.process_id, status.process_start);
   }
-  if (!isRemote(workload)) {
+  if (hasContainer(workload)) {
     const rt = await runtime();
     const info = await findContainer(rt, workload);
     if (info?.running) await rt.stopContainer(info.id);
@@ -166,7 +172,7 @@ export async function removeWorkload(
   runtime: () => Promise<ContainerRuntime>,
 ): Promise<void> {
   await stopWorkload(store, workload, runtime);
-  if (!isRemote(workload)) {
+  if (hasContainer(workload)) {
     const rt = await runtime();
     const info = await findContainer(rt, workload);
     if (info) await rt.removeContainer(info.id);

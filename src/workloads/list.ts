@@ -4,9 +4,10 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { clientTransport, groupOf } from '../config/derived.js';
+import type { RunConfig } from '../config/runconfig.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { errorMessage } from '../util/errors.js';
-import { loadWorkload, observeStatus, isRemote, type Workload } from './lifecycle.js';
+import { hasContainer, loadWorkload, observeStatus, isRemote, type Workload } from './lifecycle.js';
 import type { WorkloadStatus } from './status.js';
 import { type WorkloadStore } from './store.js';
 
@@ -23,7 +24,7 @@ export interface WorkloadSummary {
   url: string;
   port: number;
   group: string;
-  /** The image, or the remote URL for remote workloads. */
+  /** The image, the remote URL for remote workloads, `aggregate:<group>` for an aggregate. */
   package: string;
   remote: boolean;
   created_at: string;
@@ -51,7 +52,7 @@ export async function listWorkloads(
   }
   let runtime: ContainerRuntime | undefined;
   let runtimeProblem: string | undefined;
-  if (workloads.some((w) => !isRemote(w))) {
+  if (workloads.some(hasContainer)) {
     runtime = await connectRuntime().catch((err: unknown) => {
       runtimeProblem = errorMessage(err);
       return undefined;
@@ -70,7 +71,7 @@ export async function listWorkloads(
         url: w.status?.url ?? '',
         port: w.status?.port ?? config?.port ?? 0,
         group: groupOf(config),
-        package: config?.remote_url ?? config?.image ?? '',
+        package: packageOf(config),
         remote: isRemote(w),
         created_at: w.status?.created_at ?? '',
         updated_at: w.status?.updated_at ?? '',
@@ -116,4 +117,10 @@ function unreadableRow({ name, problem }: Unreadable): WorkloadSummary {
     updated_at: '',
     restarts: 0,
   };
+}
+
+/** What `moat list` shows as a workload's package. */
+function packageOf(config: RunConfig | undefined): string {
+  if (config?.aggregate) return `aggregate:${config.aggregate.group}`;
+  return config?.remote_url ?? config?.image ?? '';
 }

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { runtimeError, usageError } from '../util/errors.js';
 import { textLogLines, type LogFormat } from '../util/log-format.js';
-import { findContainer, isRemote, type Workload } from './lifecycle.js';
+import { findContainer, hasContainer, type Workload } from './lifecycle.js';
 import type { WorkloadStore } from './store.js';
 
 export interface LogsOptions {
@@ -28,9 +28,10 @@ export async function writeLogs(
   options: LogsOptions,
 ): Promise<void> {
   if (options.proxy) return writeFileLog(store.logPath(workload.name), out, options);
-  if (isRemote(workload)) {
+  if (!hasContainer(workload)) {
+    const what = workload.config?.aggregate ? 'an aggregate' : 'a remote server';
     throw usageError(
-      `workload "${workload.name}" is a remote server with no container; use --proxy for its proxy log`,
+      `workload "${workload.name}" is ${what} with no container; use --proxy for its proxy log`,
     );
   }
   const rt = await runtime();

@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULTS } from '../config/defaults.js';
-import { groupOf } from '../config/derived.js';
+import { groupOf, runsContainer } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
 import { loginBeforeDetach } from '../auth/outbound/workload.js';
 import { prepareWorkloadSecrets, type SecretToStore } from '../secrets/workload.js';
@@ -62,6 +62,8 @@ export async function runWorkload(
   const named = normalizeName(request.config, io.stderr);
   // A taken name or a missing group fails first, before secrets are opened or an image is built or looked up.
   await ensureGroup(store, named.group as string);
+  // An aggregate serves a group that must exist too (`default` is created on first use).
+  if (named.aggregate) await ensureGroup(store, named.aggregate.group);
   await assertNameFree(store, named.name);
   if (named.remote_url && !request.skipRemoteCheck) await checkRemoteReachable(named.remote_url);
   const config = await withVerifiedImage(await withBuiltImage(named, io), request.provenance, io);
@@ -82,7 +84,7 @@ export async function runWorkload(
  * image, so `moat start` restarts it without building.
  */
 async function withBuiltImage(config: RunConfig, io: CliIO): Promise<RunConfig> {
-  if (config.protocol_target === undefined || config.remote_url) return config;
+  if (config.protocol_target === undefined || !runsContainer(config)) return config;
   // Loaded here, like the image verification below: a remote workload or a plain image needs neither.
   const { buildProtocolImage, requestFromRunConfig } = await import('../runtime/build/build.js');
   const request = requestFromRunConfig(config.protocol_target, config.runtime_config);
@@ -106,7 +108,7 @@ async function withVerifiedImage(
   provenance: ImageProvenance | undefined,
   io: CliIO,
 ): Promise<RunConfig> {
-  if (config.remote_url) return config;
+  if (!runsContainer(config)) return config;
   const { checkImageVerification } = await import('../runtime/verify/policy.js');
   const image = await checkImageVerification({
     image: config.image,
@@ -145,7 +147,7 @@ export async function prepareOnTerminal(
   toStore: readonly SecretToStore[] = [],
 ): Promise<Record<string, string>> {
   const env = await prepareSecrets(config, toStore);
-  if (!config.remote_url) {
+  if (runsContainer(config)) {
     // Resolved here too, so a bad ignore file fails on the terminal and --print-resolved-overlays shows there.
     const mounts = collectMounts(effectiveProfile(config), config.volumes ?? [], process.cwd());
     const overlays = overlaysForSpec({ mounts }, config.ignore_config);
@@ -246,7 +248,7 @@ async function claimWorkload(store: WorkloadStore, config: RunConfig): Promise<R
  */
 async function resolvePorts(config: RunConfig): Promise<RunConfig> {
   const port = await resolveProxyPort(config.host, config.port);
-  const needsTarget = config.transport !== 'stdio' && !config.remote_url && !config.target_port;
+  const needsTarget = config.transport !== 'stdio' && runsContainer(config) && !config.target_port;
   const targetPort = needsTarget ? await resolveProxyPort('127.0.0.1', 0) : config.target_port;
   const auto = [
     ...(config.port === 0 ? (['port'] as const) : []),

@@ -171,7 +171,7 @@ export function applyStatusChange(
 export interface Observation {
   /** The recorded supervisor PID is alive and really is our supervisor for this workload. */
   supervisorAlive: boolean;
-  /** Remote workloads have no container. */
+  /** Remote workloads and aggregates have no container. */
   remote: boolean;
   /** The container as the runtime reports it; undefined when it does not exist. `null`: not checked. */
   container: { running: boolean; state: string } | undefined | null;

@@ -1,6 +1,6 @@
 /**
  * The supervisor: the one process that owns a workload while it runs. It starts the proxy and
- * the container (none for a remote URL), records every status change, restarts a crashed
+ * the container (none for a remote URL; an aggregate's path is supervise-aggregate.ts), records every status change, restarts a crashed
  * container with bounded exponential backoff, and on stop (abort signal: SIGTERM, Ctrl-C or
  * `moat stop`) closes the proxy and stops the container. Detached workloads run this in a
  * background `moat supervise <name>` process; `moat run -f` becomes such a process in place
@@ -19,6 +19,8 @@ import { containerEnvironment } from './env.js';
 import { isWorkloadContainer } from './lifecycle.js';
 import { drivers, type RunningProxy } from './drivers.js';
 import { watchRemote } from './remote-check.js';
+import { superviseAggregate } from './supervise-aggregate.js';
+import { running, untilAborted, type Recorder } from './supervise-shared.js';
 import { processStartTime } from './process.js';
 import type { StatusChange } from './status.js';
 import type { WorkloadStore } from './store.js';
@@ -86,9 +88,11 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
     if (!config) throw runtimeError(`workload "${name}" has no saved run configuration`);
     // `moat run --debug` is saved in the RunConfig; a detached supervisor has no other way to learn it.
     if (config.debug) setDebug(true);
-    const result = config.remote_url
-      ? await superviseRemote(config, options, record)
-      : await superviseContainer(config, options, record);
+    const result = config.aggregate
+      ? await superviseAggregate({ ...config, aggregate: config.aggregate }, options, record)
+      : config.remote_url
+        ? await superviseRemote(config, options, record)
+        : await superviseContainer(config, options, record);
     await record({ status: 'stopped', context: 'stopped on request', process_id: 0 });
     log().info({ workload: name }, 'workload stopped');
     return result;
@@ -98,8 +102,6 @@ export async function superviseWorkload(options: SuperviseOptions): Promise<Supe
     throw err;
   }
 }
-
-type Recorder = (change: StatusChange) => Promise<unknown>;
 
 async function superviseRemote(
   config: RunConfig,
@@ -133,12 +135,6 @@ async function superviseRemote(
     await proxy.close();
   }
   return { outcome: 'stopped' };
-}
-
-/** Resolves when the signal aborts. */
-function untilAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 /** The running container the stdio backend attaches to; replaced on every restart. */
@@ -423,15 +419,4 @@ async function answersHttp(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** The status change that says the workload is running behind `proxy`. */
-function running(proxy: RunningProxy, context: string): StatusChange {
-  return {
-    status: 'running',
-    context,
-    url: proxy.endpoint,
-    port: proxy.port,
-    ...(proxy.metricsUrl ? { metrics_url: proxy.metricsUrl } : {}),
-  };
 }

@@ -170,6 +170,21 @@ export function printedUrl(stdout: string): string {
   return match[1]!;
 }
 
+/** The URL a foreground run (`moat run -f`, `moat group serve -f`) prints; rejects with its output if it exits first. */
+export function urlPrintedBy(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += String(d);
+      const match = /URL: (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the foreground run exited with ${code}: ${out}`)));
+  });
+}
+
 /**
  * Calls a tool through the proxy with a real MCP SDK client (legacy SSE for a `/sse` URL,
  * streamable HTTP otherwise); returns its text.

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testServerImage } from '../../support/images.js';
-import { callTool, moat, testMoatHome, spawnMoat, workload } from '../../support/moat-cli.js';
+import { callTool, moat, testMoatHome, spawnMoat, urlPrintedBy, workload } from '../../support/moat-cli.js';
 import { testRuntime, uniqueName } from '../../support/podman.js';
 
 let image: string;
@@ -16,21 +16,6 @@ const home = testMoatHome();
 beforeAll(async () => {
   image = await testServerImage('stdio-server');
 });
-
-/** Resolves with the URL the foreground run prints; rejects with its output if it exits first. */
-function urlOf(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += String(d);
-      const match = /URL: (\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`moat run -f exited with ${code}: ${out}`)));
-  });
-}
 
 function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
@@ -44,7 +29,7 @@ describe('foreground runs', { timeout: 300_000 }, () => {
     const name = uniqueName('fg');
     const child = spawnMoat(home, ['run', '-f', '--transport', 'stdio', '--name', name, image]);
     const exited = exitOf(child);
-    const url = await urlOf(child);
+    const url = await urlPrintedBy(child);
     expect((await workload(home, name))?.status).toBe('running');
     expect(await callTool(url, 'echo', { text: 'foreground' })).toBe('foreground');
 
@@ -70,7 +55,7 @@ describe('foreground runs', { timeout: 300_000 }, () => {
     );
     const child = spawnMoat(home, ['run', '--from-config', file, '-f']);
     const exited = exitOf(child);
-    const url = await urlOf(child);
+    const url = await urlPrintedBy(child);
     expect(await callTool(url, 'echo', { text: 'cfg' })).toBe('cfg');
     process.kill(child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
