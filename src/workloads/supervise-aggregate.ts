@@ -76,6 +76,8 @@ export async function superviseAggregate(
       url: aggregator.url,
       transport: 'streamable-http',
       remote: false,
+      // Cedar's context.backend, audit's target.backend and spans' moat.backend name the member.
+      memberOf: aggregator.memberOf,
     });
     try {
       await record(running(proxy, `serving group "${group}" as one endpoint`));
