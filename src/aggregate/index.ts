@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { AggregateNaming } from '../config/aggregate.js';
 import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -19,6 +20,7 @@ import { MemberIndex } from './member-index.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
+import { SessionIds, type SessionSeed } from './session-id.js';
 import type { AggregateMember } from './types.js';
 
 export type { ShadowedEntry } from './names.js';
@@ -39,6 +41,12 @@ export interface AggregatorOptions {
    * sessions (a client that vanished without DELETE). Default: the proxy's session TTL default.
    */
   sessionIdleMs?: number;
+  /**
+   * Seals front session ids (session-id.ts). Replicas of one aggregate given the same key (at
+   * least 16 bytes) serve each other's sessions: one that never saw a session rebuilds it from its
+   * id. Default: a random key, so only this aggregator's own ids are valid.
+   */
+  sessionKey?: string | Uint8Array;
 }
 
 /** What the aggregate serves now: its members, its sessions, and the entries conflicts shadowed or renamed. */
@@ -60,6 +68,10 @@ export interface Aggregator {
 
 const DEFAULT_REFRESH_MS = 2_000;
 const DEFAULT_PAGE_SIZE = 100;
+/** The SDK transport's own bound on a request body. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Ids of sessions their clients ended here, never rebuilt (the newest this many). */
+const MAX_ENDED = 10_000;
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -71,6 +83,50 @@ interface Tracked {
   session: FrontSession;
   open: number;
   lastSeen: number;
+}
+
+const TOO_LARGE = Symbol('too large');
+
+/** The JSON body of a request, at most MAX_BODY_BYTES; undefined when it is not JSON. */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an `initialize` request declares, for its session id; undefined for any other body. */
+function initializeSeed(body: unknown): SessionSeed | undefined {
+  const message = body as {
+    method?: unknown;
+    params?: { protocolVersion?: unknown; capabilities?: unknown };
+  };
+  if (message?.method !== 'initialize' || typeof message.params?.protocolVersion !== 'string')
+    return undefined;
+  const capabilities = message.params.capabilities;
+  return {
+    protocolVersion: message.params.protocolVersion,
+    capabilities: typeof capabilities === 'object' && capabilities !== null ? capabilities : {},
+  };
+}
+
+/** The web-standard transport inside the Node one, to replay an `initialize` without a socket. */
+function webTransport(
+  transport: NodeStreamableHTTPServerTransport,
+): WebStandardStreamableHTTPServerTransport {
+  const inner = (transport as unknown as { _webStandardTransport?: WebStandardStreamableHTTPServerTransport })
+    ._webStandardTransport;
+  if (!inner)
+    throw new Error('the MCP SDK transport has no web-standard transport to replay an initialize on');
+  return inner;
 }
 
 export async function startAggregator(options: AggregatorOptions): Promise<Aggregator> {
@@ -110,20 +166,95 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     },
   };
 
-  const openSession = async (req: IncomingMessage, res: ServerResponse) => {
+  const ids = new SessionIds(options.sessionKey);
+  /** Sessions their clients ended (DELETE) here: a replayed id stays ended on this replica. */
+  const ended = new Set<string>();
+  const rebuilding = new Map<string, Promise<Tracked | undefined>>();
+
+  /** A front session on a transport whose session id is `id` once it is initialized. */
+  const createSession = async (id: string | undefined) => {
     const session = new FrontSession(hooks);
     const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void tracked.set(id, { session, open: 0, lastSeen: Date.now() }),
+      // An initialize openSession did not read as one (it cannot happen) gets an id only this replica knows.
+      sessionIdGenerator: () => id ?? randomUUID(),
     });
     session.server.onclose = () => {
       if (transport.sessionId) tracked.delete(transport.sessionId);
       void session.close();
     };
     await session.server.connect(transport);
-    await transport.handleRequest(req, res);
+    return { session, transport };
+  };
+  const track = (id: string, session: FrontSession): Tracked => {
+    const entry = { session, open: 0, lastSeen: Date.now() };
+    tracked.set(id, entry);
+    return entry;
+  };
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readJson(req);
+    if (body === TOO_LARGE) return jsonRpcError(res, 413, -32000, 'Request body too large');
+    if (body === undefined) return jsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    const seed = initializeSeed(body);
+    const { session, transport } = await createSession(seed && ids.issue(seed));
+    await transport.handleRequest(req, res, body);
     // Not an initialize, or one that failed: nothing to keep.
-    if (!transport.sessionId) await session.close();
+    if (transport.sessionId) track(transport.sessionId, session);
+    else await session.close();
+  };
+
+  /**
+   * A session another replica began (or this one ended for idleness): rebuilt from its sealed id
+   * by replaying the `initialize` it carries. Member sessions are opened anew when needed.
+   */
+  const rebuild = async (id: string): Promise<Tracked | undefined> => {
+    const seed = ids.open(id);
+    if (!seed || ended.has(id)) return undefined;
+    const { session, transport } = await createSession(id);
+    const web = webTransport(transport);
+    const replay = async (message: object, headers: Record<string, string> = {}) => {
+      const answer = await web.handleRequest(
+        new Request('http://aggregate/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...headers,
+          },
+          body: JSON.stringify(message),
+        }),
+      );
+      await answer.text();
+      return answer.ok;
+    };
+    const initialized =
+      (await replay({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { ...seed, clientInfo: { name: 'moat-aggregate-replica', version: '1.0.0' } },
+      })) &&
+      transport.sessionId === id &&
+      (await replay({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id }));
+    if (!initialized) {
+      await session.close();
+      return undefined;
+    }
+    log().info(
+      { session: id.slice(0, 16) },
+      'aggregate: session rebuilt from its id (begun on another replica, or ended here while idle)',
+    );
+    return track(id, session);
+  };
+  const known = async (id: string): Promise<Tracked | undefined> => {
+    const entry = tracked.get(id);
+    if (entry) return entry;
+    let pending = rebuilding.get(id);
+    if (!pending) {
+      pending = rebuild(id).finally(() => rebuilding.delete(id));
+      rebuilding.set(id, pending);
+    }
+    return pending;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -135,8 +266,8 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
         return jsonRpcError(res, 405, -32000, 'Method not allowed without a session');
       return openSession(req, res);
     }
-    const entry = typeof id === 'string' ? tracked.get(id) : undefined;
-    if (!entry) return jsonRpcError(res, 404, -32001, 'Session not found');
+    const entry = typeof id === 'string' ? await known(id) : undefined;
+    if (!entry || typeof id !== 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
     entry.open++;
     entry.lastSeen = Date.now();
     res.once('close', () => {
@@ -144,6 +275,10 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
       entry.lastSeen = Date.now();
     });
     await (entry.session.server.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res);
+    if (req.method === 'DELETE' && res.statusCode < 300) {
+      ended.add(id);
+      if (ended.size > MAX_ENDED) ended.delete(ended.values().next().value as string);
+    }
   };
 
   const idleMs = options.sessionIdleMs ?? DEFAULTS.sessionTtlMs;
