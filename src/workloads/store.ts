@@ -4,6 +4,7 @@
  *   statuses/<name>.json    status, context, supervisor PID, container ID, URL, history
  *   statuses/<name>.lock    per-workload lock held around every read-modify-write
  *   groups/<group>.json     groups (membership lives in each RunConfig's `group`)
+ *   groups/<group>.aggregate-key  the key of the group's aggregates' session ids (0600)
  *   logs/<name>.log         the supervisor's log (0600)
  * Every write is atomic; every name is validated before it becomes a path.
  */
@@ -41,6 +42,11 @@ export class WorkloadStore {
 
   groupPath(group: string): string {
     return join(this.dirs.groups, `${assertValidName(group, 'group name')}.json`);
+  }
+
+  /** The key sealing the session ids of the group's aggregates (workloads/supervise-aggregate.ts). */
+  aggregateKeyPath(group: string): string {
+    return join(this.dirs.groups, `${assertValidName(group, 'group name')}.aggregate-key`);
   }
 
   /** Runs `fn` holding the workload's lock; all status and RunConfig writes go through here. */
@@ -173,6 +179,7 @@ export class WorkloadStore {
 
   async deleteGroup(group: string): Promise<void> {
     await rm(this.groupPath(group), { force: true });
+    await rm(this.aggregateKeyPath(group), { force: true });
   }
 
   async groupNames(): Promise<string[]> {

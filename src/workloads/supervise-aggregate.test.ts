@@ -3,15 +3,15 @@
  * URL, never itself nor another aggregate; healthy only while running under a live supervisor
  * (the running case with a live supervisor is the end-to-end test's, aggregate.test.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../config/runconfig.js';
 import { moatDirs } from '../util/paths.js';
 import { applyStatusChange, type StatusChange } from './status.js';
 import { WorkloadStore } from './store.js';
-import { groupMembers } from './supervise-aggregate.js';
+import { aggregateSessionKey, groupMembers, SESSION_KEY_ENV } from './supervise-aggregate.js';
 
 const home = mkdtempSync(join(tmpdir(), 'moat-aggregate-members-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -49,5 +49,42 @@ describe('groupMembers', () => {
       { name: 'stopped', url: url(4101), healthy: false },
     ]);
     expect(await groupMembers(store, 'empty', 'self')).toEqual([]);
+  });
+});
+
+describe('aggregateSessionKey', () => {
+  it('is made once per group, 0600, and every aggregate of the group reads the same one', async () => {
+    const [a, b] = await Promise.all([
+      aggregateSessionKey(store, 'keyed'),
+      aggregateSessionKey(store, 'keyed'),
+    ]);
+    expect(a.length).toBe(32);
+    expect(b.equals(a)).toBe(true);
+    expect((await aggregateSessionKey(store, 'keyed')).equals(a)).toBe(true);
+    expect(statSync(store.aggregateKeyPath('keyed')).mode & 0o777).toBe(0o600);
+    expect((await aggregateSessionKey(store, 'other')).equals(a)).toBe(false);
+    await store.deleteGroup('keyed');
+    expect((await aggregateSessionKey(store, 'keyed')).equals(a)).toBe(false);
+  });
+
+  it('takes the environment key (replicas on several machines), refusing a short one by name', async () => {
+    process.env[SESSION_KEY_ENV] = 'a key shared by every replica';
+    try {
+      expect((await aggregateSessionKey(store, 'keyed')).toString()).toBe('a key shared by every replica');
+      process.env[SESSION_KEY_ENV] = 'short';
+      await expect(aggregateSessionKey(store, 'keyed')).rejects.toThrow(
+        `${SESSION_KEY_ENV} must be at least 16 bytes`,
+      );
+    } finally {
+      delete process.env[SESSION_KEY_ENV];
+    }
+  });
+
+  it('a damaged key file is an error naming it, not a silent new key', async () => {
+    mkdirSync(dirname(store.aggregateKeyPath('damaged')), { recursive: true });
+    writeFileSync(store.aggregateKeyPath('damaged'), 'x');
+    await expect(aggregateSessionKey(store, 'damaged')).rejects.toThrow(
+      /damaged\.aggregate-key holds no session key/,
+    );
   });
 });

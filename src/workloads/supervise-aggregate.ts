@@ -4,9 +4,12 @@
  * own proxy; the workload's proxy fronts the aggregator with every policy of the RunConfig. No
  * container. On stop the proxy closes first (no new requests), then the aggregator.
  */
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { groupOf, sessionTtlMs } from '../config/derived.js';
 import type { RunConfig } from '../config/runconfig.js';
-import { errorMessage } from '../util/errors.js';
+import { errorMessage, runtimeError, usageError } from '../util/errors.js';
 import { log } from '../util/log.js';
 import { drivers } from './drivers.js';
 import { supervisorAlive } from './lifecycle.js';
@@ -49,6 +52,39 @@ export async function groupMembers(
   return members;
 }
 
+/** Replicas of an aggregate on different machines share this key (≥ 16 bytes) through the environment. */
+export const SESSION_KEY_ENV = 'MOAT_AGGREGATE_SESSION_KEY';
+
+/**
+ * The key sealing the aggregator's session ids: the environment's, or the group's own key file
+ * (made once, mode 0600, beside the group's record), so every aggregate of a group on this machine —
+ * replicas sharing sessions through Redis — rebuilds the others' sessions (src/aggregate/session-id.ts).
+ */
+export async function aggregateSessionKey(store: WorkloadStore, group: string): Promise<Buffer> {
+  const fromEnv = process.env[SESSION_KEY_ENV];
+  if (fromEnv !== undefined) {
+    if (Buffer.byteLength(fromEnv) < 16) throw usageError(`${SESSION_KEY_ENV} must be at least 16 bytes`);
+    return Buffer.from(fromEnv);
+  }
+  const path = store.aggregateKeyPath(group);
+  // Written whole under another name, then linked: the key file appears complete or not at all,
+  // and of two aggregates starting at once the first link wins and both read its key.
+  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 }); // the implicit default group has no file yet
+  await writeFile(draft, randomBytes(32), { mode: 0o600 });
+  try {
+    await link(draft, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await rm(draft, { force: true });
+  }
+  const key = await readFile(path);
+  if (key.length < 16)
+    throw runtimeError(`${path} holds no session key; remove it and start the aggregate again`);
+  return key;
+}
+
 export interface AggregateSuperviseOptions {
   store: WorkloadStore;
   signal: AbortSignal;
@@ -69,6 +105,7 @@ export async function superviseAggregate(
     ...(naming ? { naming } : {}),
     // The front forgets an idle session after session_ttl; the aggregator forgets its side then too.
     sessionIdleMs: sessionTtlMs(config),
+    sessionKey: await aggregateSessionKey(options.store, group),
   });
   try {
     const proxy = await drivers.startProxy(config, {
