@@ -11,7 +11,8 @@ import type { RunConfig } from '../config/runconfig.js';
 import { moatDirs } from '../util/paths.js';
 import { applyStatusChange, type StatusChange } from './status.js';
 import { WorkloadStore } from './store.js';
-import { groupMembers } from './supervise-aggregate.js';
+import { groupMembers, MEMBER_REFRESH_MS } from './supervise-aggregate.js';
+import { DEFAULT_RESTART_POLICY } from './supervisor.js';
 
 const home = mkdtempSync(join(tmpdir(), 'moat-aggregate-members-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -49,5 +50,12 @@ describe('groupMembers', () => {
       { name: 'stopped', url: url(4101), healthy: false },
     ]);
     expect(await groupMembers(store, 'empty', 'self')).toEqual([]);
+  });
+});
+
+describe('MEMBER_REFRESH_MS', () => {
+  it('reads the members at least twice within the shortest restart of a crashed container', () => {
+    // Else a member killed and restarted between two reads never leaves the aggregate's lists.
+    expect(MEMBER_REFRESH_MS * 2).toBeLessThanOrEqual(DEFAULT_RESTART_POLICY.initialDelayMs);
   });
 });
