@@ -11,7 +11,13 @@ import type { RunConfig } from '../config/runconfig.js';
 import { moatDirs } from '../util/paths.js';
 import { applyStatusChange, type StatusChange } from './status.js';
 import { WorkloadStore } from './store.js';
-import { aggregateSessionKey, groupMembers, SESSION_KEY_ENV } from './supervise-aggregate.js';
+import {
+  aggregateSessionKey,
+  groupMembers,
+  MEMBER_REFRESH_MS,
+  SESSION_KEY_ENV,
+} from './supervise-aggregate.js';
+import { DEFAULT_RESTART_POLICY } from './supervisor.js';
 
 const home = mkdtempSync(join(tmpdir(), 'moat-aggregate-members-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -86,5 +92,12 @@ describe('aggregateSessionKey', () => {
     await expect(aggregateSessionKey(store, 'damaged')).rejects.toThrow(
       /damaged\.aggregate-key holds no session key/,
     );
+  });
+});
+
+describe('MEMBER_REFRESH_MS', () => {
+  it('reads the members at least twice within the shortest restart of a crashed container', () => {
+    // Else a member killed and restarted between two reads never leaves the aggregate's lists.
+    expect(MEMBER_REFRESH_MS * 2).toBeLessThanOrEqual(DEFAULT_RESTART_POLICY.initialDelayMs);
   });
 });

@@ -85,6 +85,16 @@ export async function aggregateSessionKey(store: WorkloadStore, group: string): 
   return key;
 }
 
+/**
+ * How often the aggregate reads its members' status. A crashed container is restarted after at
+ * least DEFAULT_RESTART_POLICY.initialDelayMs (1 s, supervisor.ts) plus the container's start, and
+ * is `restarting` meanwhile: read at most half that apart, no crash-and-restart goes unseen, so a
+ * killed member's tools are always withdrawn (with `list_changed`) until it is back. The
+ * aggregator's own default (2 s) could miss it. Each read is the store's files and a TCP probe
+ * per member.
+ */
+export const MEMBER_REFRESH_MS = 500;
+
 export interface AggregateSuperviseOptions {
   store: WorkloadStore;
   signal: AbortSignal;
@@ -103,6 +113,7 @@ export async function superviseAggregate(
   const aggregator = await startAggregator({
     members: () => groupMembers(options.store, group, config.name),
     ...(naming ? { naming } : {}),
+    refreshMs: MEMBER_REFRESH_MS,
     // The front forgets an idle session after session_ttl; the aggregator forgets its side then too.
     sessionIdleMs: sessionTtlMs(config),
     sessionKey: await aggregateSessionKey(options.store, group),

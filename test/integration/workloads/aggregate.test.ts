@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { groupOfThreeNames, runGroupOfThree } from '../../support/aggregate-group.js';
 import { testHostServer } from '../../support/host-server.js';
 import { testServerImage } from '../../support/images.js';
 import {
@@ -39,15 +40,12 @@ beforeAll(async () => {
 
 describe('moat group serve', { timeout: 300_000 }, () => {
   it('serves a stdio, an HTTP and a remote workload of one group as one endpoint, managed like any workload', async () => {
-    const group = uniqueName('agg');
-    await moatOk(home, ['group', 'create', group]);
-    // Container names are global to Podman: unique, like every test's.
-    const [stdio, http, far] = ['stdio', 'http', 'far'].map(uniqueName) as [string, string, string];
-    await Promise.all([
-      moatOk(home, ['run', '--transport', 'stdio', '--name', stdio, '--group', group, stdioImage]),
-      moatOk(home, ['run', '--name', http, '--group', group, httpImage]),
-      moatOk(home, ['run', remote.url, '--name', far, '--group', group]),
-    ]);
+    const { group, stdio, http, far } = await runGroupOfThree(
+      home,
+      groupOfThreeNames('agg'),
+      { stdio: stdioImage, http: httpImage },
+      remote.url,
+    );
 
     const name = `${group}-aggregate`;
     const url = printedUrl(await moatOk(home, ['group', 'serve', group]));
