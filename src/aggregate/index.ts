@@ -15,6 +15,7 @@ import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { log } from '../util/log.js';
 import type { Catalog } from './catalog.js';
+import { sessionEventStore } from './events.js';
 import { MemberIndex } from './member-index.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
@@ -60,6 +61,8 @@ export interface Aggregator {
 
 const DEFAULT_REFRESH_MS = 2_000;
 const DEFAULT_PAGE_SIZE = 100;
+/** The `retry` hint on the front's SSE streams: how long a client waits before it resumes one. */
+const RETRY_INTERVAL_MS = 1_000;
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -114,6 +117,9 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     const session = new FrontSession(hooks);
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // Resumable, as its members are: priming events, a retry hint, Last-Event-ID replays.
+      eventStore: sessionEventStore(),
+      retryInterval: RETRY_INTERVAL_MS,
       onsessioninitialized: (id) => void tracked.set(id, { session, open: 0, lastSeen: Date.now() }),
     });
     session.server.onclose = () => {
