@@ -16,6 +16,7 @@ import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { log } from '../util/log.js';
 import type { Catalog } from './catalog.js';
+import { sessionEventStore } from './events.js';
 import { MemberIndex } from './member-index.js';
 import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
@@ -72,6 +73,8 @@ const DEFAULT_PAGE_SIZE = 100;
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Ids of sessions their clients ended here, never rebuilt (the newest this many). */
 const MAX_ENDED = 10_000;
+/** The `retry` hint on the front's SSE streams: how long a client waits before it resumes one. */
+const RETRY_INTERVAL_MS = 1_000;
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -177,6 +180,9 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     const transport = new NodeStreamableHTTPServerTransport({
       // An initialize openSession did not read as one (it cannot happen) gets an id only this replica knows.
       sessionIdGenerator: () => id ?? randomUUID(),
+      // Resumable, as its members are: priming events, a retry hint, Last-Event-ID replays.
+      eventStore: sessionEventStore(),
+      retryInterval: RETRY_INTERVAL_MS,
     });
     session.server.onclose = () => {
       if (transport.sessionId) tracked.delete(transport.sessionId);

@@ -9,7 +9,6 @@
  * the 2026-era fixture.
  * The counts per cell are printed and written to .test-state/conformance-eras.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContainerRuntime } from '../../../src/runtime/types.js';
 import { startConformanceContainer } from '../../fixtures/conformance/image.js';
@@ -25,12 +24,13 @@ import {
   failures,
   passing,
   REQUIREMENT_SETS,
+  reportSummaries,
   runSuite,
   scoring,
   summarize,
-  type CellSummary,
   type Requirements,
   type ScenarioResult,
+  type Summaries,
 } from './suite.js';
 
 /**
@@ -76,7 +76,7 @@ const moats: MoatUnderTest[] = [];
 const results = new Map<Requirements, Map<string, Map<string, ScenarioResult>>>(
   REQUIREMENT_SETS.map((set) => [set, new Map()]),
 );
-const summaries: Record<string, Record<string, CellSummary>> = {};
+const summaries: Summaries = {};
 
 function cell(set: Requirements, fixture: Fixture, via: Via): Map<string, ScenarioResult> {
   const found = results.get(set)?.get(cellName(fixture, via));
@@ -137,21 +137,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...moats.map((moat) => moat.stop()), ...[...fixtures.values()].map((f) => f.stop())]);
-  const rows = Object.entries(summaries).flatMap(([set, cells]) =>
-    Object.entries(cells).map(([name, s]) => ({
-      set,
-      cell: name,
-      required: `${s.required.passed}/${s.required.passed + s.required.failed}`,
-      pending: `${s.pending.passed}/${s.pending.passed + s.pending.failed}`,
-      extension: `${s.extension.passed}/${s.extension.passed + s.extension.failed}`,
-      'added-after-release': `${s['added-after-release'].passed}/${s['added-after-release'].passed + s['added-after-release'].failed}`,
-      checks: `${s.checks.passed} passed, ${s.checks.failed} failed`,
-    })),
-  );
-  console.log('conformance requirement sets (scenarios passed/run by scoring):');
-  console.table(rows);
-  mkdirSync('.test-state', { recursive: true });
-  writeFileSync('.test-state/conformance-eras.json', `${JSON.stringify(summaries, null, 2)}\n`);
+  reportSummaries('conformance requirement sets', 'conformance-eras.json', summaries);
 });
 
 describe('conformance requirement sets: the baselines', () => {

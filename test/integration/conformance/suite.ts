@@ -12,7 +12,15 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -250,4 +258,27 @@ export function summarize(results: Map<string, ScenarioResult>, scored: Map<stri
     }
   }
   return summary;
+}
+
+/** Cell summaries by requirement set, then by cell name. */
+export type Summaries = Record<string, Record<string, CellSummary>>;
+
+/** Prints the summaries as a table under `title` and writes them to `.test-state/<file>`. */
+export function reportSummaries(title: string, file: string, summaries: Summaries): void {
+  const count = (t: Tally) => `${t.passed}/${t.passed + t.failed}`;
+  const rows = Object.entries(summaries).flatMap(([set, cells]) =>
+    Object.entries(cells).map(([name, s]) => ({
+      set,
+      cell: name,
+      required: count(s.required),
+      pending: count(s.pending),
+      extension: count(s.extension),
+      'added-after-release': count(s['added-after-release']),
+      checks: `${s.checks.passed} passed, ${s.checks.failed} failed`,
+    })),
+  );
+  console.log(`${title} (scenarios passed/run by scoring):`);
+  console.table(rows);
+  mkdirSync('.test-state', { recursive: true });
+  writeFileSync(join('.test-state', file), `${JSON.stringify(summaries, null, 2)}\n`);
 }

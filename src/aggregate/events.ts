@@ -1,0 +1,45 @@
+/**
+ * A front session's SSE events, kept so a client that lost a stream can resume it (`Last-Event-ID`):
+ * with an event store the SDK's transport also opens every POST stream with a priming event (an id,
+ * no data) and a `retry` field, which is what resumable 2025-11-25 servers send. The aggregator's
+ * members are resumable behind it (their clients reconnect by themselves), so the front must be too,
+ * or a client loses what a member sent while its stream was gone.
+ */
+import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
+
+/** Events kept per front session (the oldest are dropped first): a bound, not a history. */
+export const KEPT_EVENTS = 1_000;
+
+interface Stored {
+  id: string;
+  streamId: string;
+  message: JSONRPCMessage;
+}
+
+/** One session's store: event ids are `<streamId>::<counter>`, so an id names its stream. */
+export function sessionEventStore(kept = KEPT_EVENTS): EventStore {
+  const events: Stored[] = [];
+  let counter = 0;
+  const streamOf = (eventId: string) => {
+    const at = eventId.lastIndexOf('::');
+    return at < 0 ? undefined : eventId.slice(0, at);
+  };
+  return {
+    storeEvent(streamId, message) {
+      const id = `${streamId}::${String(++counter).padStart(12, '0')}`;
+      events.push({ id, streamId, message });
+      if (events.length > kept) events.shift();
+      return Promise.resolve(id);
+    },
+    getStreamIdForEventId(eventId) {
+      return Promise.resolve(streamOf(eventId));
+    },
+    async replayEventsAfter(lastEventId, { send }) {
+      const streamId = streamOf(lastEventId) ?? '';
+      for (const event of events) {
+        if (event.streamId === streamId && event.id > lastEventId) await send(event.id, event.message);
+      }
+      return streamId;
+    },
+  };
+}
