@@ -57,6 +57,8 @@ export interface BenchKit {
     proxied: Array<[path: string, target: object]>,
   ): Promise<Row[]>;
   rowTable(rows: Row[]): string[];
+  /** One load-generator run (bench/load.ts's job). */
+  load(job: object): Promise<LoadResult>;
   /** The warm-up requests a row's proxied runs sent besides the measured ones (all rounds). */
   warmups(row: Row): number;
 }

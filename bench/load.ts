@@ -2,10 +2,14 @@
  * The load generator, in its own process. argv[2] is a JSON job:
  *   {"target":"http","url":...,"concurrency":n,"requests":n,"maxMs":n}     tools/call over HTTP
  *   {"target":"stdio","command":[...],"concurrency":n,"requests":n,"maxMs":n}  tools/call over a stdio server's pipes
- *   {"target":"sessions","url":...,"concurrency":n,"requests":n,"maxMs":n}   initialize only (new sessions)
+ *   {"target":"sessions","url":...,"concurrency":n,"requests":n,"maxMs":n}   initialize only (new sessions);
+ *     with "listTools": true, each new session then says initialized and lists its tools (a client
+ *     that connected, as an MCP host does before its first call)
  *   {"target":"sdk","url":...,"concurrency":n,"requests":n,"maxMs":n}        tools/call through the official
  *     MCP SDK client (v2), one client and session per worker: what an MCP host does
- * Optional "headers" are sent on every request (the policy cells' bearer token).
+ * Optional "headers" are sent on every request (the policy cells' bearer token); optional "toolName"
+ * is the tool called (default `echo`; an aggregate exposes it as `<member>__echo`). The HTTP target
+ * opens one session and every worker sends on it (its Mcp-Session-Id).
  * Each worker keeps one request outstanding; every call has distinct arguments. Prints one JSON
  * line: {requests, seconds, rps, p50Ms, p99Ms, errors}. Bounded by request count and by time.
  */
@@ -24,6 +28,10 @@ interface Job {
   warmup?: number;
   /** Extra request headers (e.g. authorization) on every HTTP request. */
   headers?: Record<string, string>;
+  /** The tool every call names (default `echo`). */
+  toolName?: string;
+  /** `sessions` target: list tools on each new session. */
+  listTools?: boolean;
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as Job;
@@ -32,6 +40,7 @@ const HEADERS: Record<string, string> = {
   accept: 'application/json, text/event-stream',
   ...job.headers,
 };
+const TOOL = job.toolName ?? 'echo';
 const initBody = (id: number) =>
   JSON.stringify({
     jsonrpc: '2.0',
@@ -44,7 +53,7 @@ const callBody = (id: number) =>
     jsonrpc: '2.0',
     id,
     method: 'tools/call',
-    params: { name: 'echo', arguments: { n: id } },
+    params: { name: TOOL, arguments: { n: id } },
   });
 
 /** Sends call `id` from worker `worker` (0 … concurrency-1). */
@@ -65,20 +74,32 @@ async function httpSender(
       throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
     return response;
   };
+  /** A new session: initialize, then notifications/initialized; the headers that carry it. */
+  const open = async (id: number) => {
+    const init = await post(initBody(id), HEADERS);
+    const sessionId = init.headers['mcp-session-id'];
+    const headers: Record<string, string> = { ...HEADERS, 'mcp-protocol-version': '2025-11-25' };
+    if (typeof sessionId === 'string') headers['mcp-session-id'] = sessionId;
+    await pool
+      .request({
+        path: target.pathname,
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      })
+      .then((r) => r.body.text());
+    return headers;
+  };
+  if (sessions && job.listTools) {
+    const list = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+    return {
+      send: async (id) => void (await post(list(id), await open(id))),
+      close: () => pool.close(),
+    };
+  }
   if (sessions)
     return { send: (id) => post(initBody(id), HEADERS).then(() => undefined), close: () => pool.close() };
-  const init = await post(initBody(0), HEADERS);
-  const sessionId = init.headers['mcp-session-id'];
-  const headers: Record<string, string> = { ...HEADERS, 'mcp-protocol-version': '2025-11-25' };
-  if (typeof sessionId === 'string') headers['mcp-session-id'] = sessionId;
-  await pool
-    .request({
-      path: target.pathname,
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    })
-    .then((r) => r.body.text());
+  const headers = await open(0);
   return { send: (id) => post(callBody(id), headers).then(() => undefined), close: () => pool.close() };
 }
 
@@ -94,7 +115,7 @@ async function sdkSender(url: string, workers: number): Promise<{ send: Send; cl
   );
   return {
     send: async (id, worker) => {
-      const result = await clients[worker]!.callTool({ name: 'echo', arguments: { n: id } });
+      const result = await clients[worker]!.callTool({ name: TOOL, arguments: { n: id } });
       if (result.isError) throw new Error(`tools/call failed: ${JSON.stringify(result.content)}`);
     },
     close: async () => {

@@ -4,7 +4,9 @@
  * to JavaScript first, so no TypeScript loader (tsx, or Node's type stripping, ≈ 17 MB) sits in
  * the measured process; MOAT_BENCH_DIST is the file URL of dist/. argv[2] is a JSON backend description: {"kind":"http","url":...} or
  * {"kind":"stdio","command":[...]} (the stdio server is spawned by this process, as Moat's own
- * child). argv[3] is what the process loads:
+ * child) or {"kind":"aggregate","members":[{"name","url"}...]} (an aggregator, src/aggregate/,
+ * started in this process over those member proxy URLs and fronted over HTTP, as the supervisor
+ * of `moat group serve` runs both). argv[3] is what the process loads:
  *   - "supervisor" (default): what `moat supervise <name>` loads (its entry, the workload layer,
  *     the container runtime client) and the proxy started the way the supervisor starts it
  *     (`platform.startProxy`: inbound security from the RunConfig, then the proxy);
@@ -17,6 +19,7 @@ import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
 import type * as DriversModule from '../src/workloads/drivers.js';
 import type * as LogModule from '../src/util/log.js';
+import type * as AggregateModule from '../src/aggregate/index.js';
 import type { BackendSpec } from '../src/proxy/types.js';
 import type { StdioPipes } from '../src/mcp/stdio.js';
 
@@ -28,10 +31,21 @@ if (embed === 'supervisor') {
 }
 const { createLogger } = (await import(dist('util/log.js'))) as typeof LogModule;
 
-type BackendArg = { kind: 'http'; url: string } | { kind: 'stdio'; command: string[] };
+type BackendArg =
+  | { kind: 'http'; url: string }
+  | { kind: 'stdio'; command: string[] }
+  | { kind: 'aggregate'; members: Array<{ name: string; url: string }> };
 
 const arg = JSON.parse(process.argv[2] ?? '{}') as BackendArg;
 const children: Array<ReturnType<typeof spawn>> = [];
+
+async function startAggregate(members: Array<{ name: string; url: string }>) {
+  const { startAggregator } = (await import(dist('aggregate/index.js'))) as typeof AggregateModule;
+  return startAggregator({
+    members: () => Promise.resolve(members.map((m) => ({ ...m, healthy: true }))),
+  });
+}
+const aggregator = arg.kind === 'aggregate' ? await startAggregate(arg.members) : undefined;
 
 function spawnStdio(command: string[]): Promise<StdioPipes> {
   const [file, ...args] = command;
@@ -43,14 +57,17 @@ function spawnStdio(command: string[]): Promise<StdioPipes> {
 const backend: BackendSpec =
   arg.kind === 'http'
     ? { kind: 'http', url: arg.url, transport: 'streamable-http', remote: false }
-    : { kind: 'stdio', connect: () => spawnStdio(arg.command) };
+    : arg.kind === 'aggregate'
+      ? { kind: 'http', url: aggregator!.url, transport: 'streamable-http', remote: false }
+      : { kind: 'stdio', connect: () => spawnStdio(arg.command) };
 
 const fields = {
   image: 'bench',
   name: 'bench',
-  transport: arg.kind === 'http' ? ('streamable-http' as const) : ('stdio' as const),
+  transport: arg.kind === 'stdio' ? ('stdio' as const) : ('streamable-http' as const),
   host: '127.0.0.1',
   port: 0,
+  ...(arg.kind === 'aggregate' ? { aggregate: { group: 'bench' } } : {}),
 };
 // A RunConfig as `moat run` saves it (the supervisor reads it without the schema).
 const config: RunConfig = {
@@ -83,10 +100,13 @@ function memory(): { rss: number; heapUsed: number } {
 process.on('message', (message: { type: string }) => {
   if (message.type === 'memory') process.send?.({ type: 'memory', ...memory() });
   if (message.type === 'stop') {
-    void proxy.close().then(() => {
-      for (const child of children) child.kill('SIGTERM');
-      process.exit(0);
-    });
+    void proxy
+      .close()
+      .then(() => aggregator?.close())
+      .then(() => {
+        for (const child of children) child.kill('SIGTERM');
+        process.exit(0);
+      });
   }
 });
 process.send?.({ type: 'ready', url: proxy.url });

@@ -23,6 +23,8 @@
  *      on both (bench/toolhive.ts; built once per machine by scripts/toolhive.sh)
  *   9. tool search: find_tool's recall@3 and @5 over real catalog servers' live tool lists, and
  *      the listing a client reads with and without it (bench/tool-search.ts)
+ *  10. the aggregate endpoint (issue 32): tools/call through an aggregate of 6 members against the
+ *      member's own proxy, and memory per connected client (bench/aggregate.ts)
  * Prints a Markdown report ending in a table of issue 19's targets (met or not), and writes
  * docs/perf-throughput.svg and docs/perf-p50.svg from the run's numbers. Every loop is bounded
  * by request count and by time.
@@ -38,7 +40,7 @@
  * MOAT_BENCH_BASELINE=<dir> (a `dist/` built from another commit), that build's stdio bridge in
  * the same rounds; `MOAT_BENCH_ONLY=cli` only item 7; `MOAT_BENCH_ONLY=peer` only item 8;
  * `MOAT_BENCH_ONLY=guardrails` the full policy stack without and with guardrails (bench/guardrails.ts;
- * not part of the full run); `MOAT_BENCH_ONLY=tool-search` only item 9. MOAT_BENCH_BASELINE=<dist/ of another
+ * not part of the full run); `MOAT_BENCH_ONLY=tool-search` only item 9; `MOAT_BENCH_ONLY=aggregate` only item 10. MOAT_BENCH_BASELINE=<dist/ of another
  * commit> adds that build to the policy-stack, memory, stdio and CLI rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -66,6 +68,7 @@ import { startSupergateway } from './supergateway.js';
 import { roundOrder } from './round-order.js';
 import { TOOLHIVE_PATH, TOOLHIVE_VERSION, toolhiveSection, type PeerSection } from './toolhive.js';
 import { toolSearchSection } from './tool-search.js';
+import { aggregateCells } from './aggregate.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const TSX = ['--import', 'tsx'];
@@ -529,7 +532,7 @@ function measuredLine(loadAtStart: number[]): string {
 /** Warm-up requests of a row's proxied runs over all rounds (`compare` sends them before each run). */
 const warmups = (row: Row) => ROUNDS * runSize(row.concurrency, row.path.includes('MCP SDK')).warmup;
 
-const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable, warmups };
+const kit: BenchKit = { startServer, startProxy, startOtlpSink, compare, rowTable, warmups, load };
 
 /** The peer section `MOAT_BENCH_PEER` asks for (only `toolhive` exists), or undefined when unset. */
 async function peerSection(): Promise<PeerSection | undefined> {
@@ -708,6 +711,15 @@ function cliTargets(cli: CliTimings): TargetResult[] {
   ];
 }
 
+/** `MOAT_BENCH_ONLY=aggregate`: only item 10, the aggregate endpoint's cells (bench/aggregate.ts). */
+async function aggregateOnly(): Promise<void> {
+  const loadAtStart = loadavg();
+  buildDist();
+  const aggregate = await aggregateCells(kit);
+  const lines = [measuredLine(loadAtStart), '', ...aggregate.lines, '', ...targetTable(aggregate.targets)];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 /** `MOAT_BENCH_ONLY=tool-search`: only item 9 (no proxy process: the policy ranks live tool lists). */
 async function toolSearchOnly(): Promise<void> {
   process.stdout.write(`${(await toolSearchSection()).join('\n')}\n`);
@@ -761,9 +773,10 @@ async function main(): Promise<void> {
   if (only === 'cli') return cliOnly();
   if (only === 'peer') return peerOnly();
   if (only === 'tool-search') return toolSearchOnly();
+  if (only === 'aggregate') return aggregateOnly();
   if (only !== undefined && only !== '' && only !== 'memory-full')
     throw new Error(
-      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio", "cli", "peer" and "tool-search" (unset it to run everything)`,
+      `MOAT_BENCH_ONLY=${only}: the subsets are "telemetry", "policies", "launch", "memory", "semi-space", "memory-full", "stdio", "cli", "peer", "tool-search" and "aggregate" (unset it to run everything)`,
     );
   const loadAtStart = loadavg();
   buildDist();
@@ -858,6 +871,8 @@ async function main(): Promise<void> {
   process.stderr.write('  CLI timings\n');
   const cli = await cliTimings(backendUrl, CLI_RUNS, process.env.MOAT_BENCH_BASELINE);
   const toolSearch = await toolSearchSection();
+  process.stderr.write('  aggregate endpoint\n');
+  const aggregate = await aggregateCells(kit);
 
   const perSession = (s: { before: Memory; after: Memory }) => ({
     rss: (s.after.rss - s.before.rss) / SESSIONS,
@@ -872,7 +887,7 @@ async function main(): Promise<void> {
     afterQuiet,
     perSession: { http: perSession(httpSessions), stdio: perSession(stdioSessions) },
   };
-  const allRows = [...rows, ...(policies?.rows ?? []), ...(toolhive?.rows ?? [])];
+  const allRows = [...rows, ...(policies?.rows ?? []), ...(toolhive?.rows ?? []), ...aggregate.rows];
   const errors = allRows.reduce((n, r) => n + r.direct.errors + r.proxied.errors, 0);
   const plots = writePlots(
     allRows,
@@ -906,7 +921,9 @@ async function main(): Promise<void> {
     '',
     ...toolSearch,
     '',
-    ...targetTable(targets(rows, memory, cli.current, policies)),
+    ...aggregate.lines,
+    '',
+    ...targetTable([...targets(rows, memory, cli.current, policies), ...aggregate.targets]),
     '',
     `Plots: ${plots.map((p) => p.slice(here('../').length)).join(', ')}.`,
   ];

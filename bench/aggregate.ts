@@ -1,0 +1,118 @@
+/**
+ * The aggregate endpoint's cells (issue 32): `MOAT_BENCH_ONLY=aggregate npm run bench`, and part of
+ * the full run. Six member workloads, each Moat's proxy (a process of its own) in front of the raw
+ * HTTP backend (bench/backend-http.ts); the aggregate is Moat's proxy with the aggregator
+ * (src/aggregate/) started in the same process over the six member proxies, the way the supervisor
+ * of `moat group serve` runs both (bench/proxy.ts, backend kind `aggregate`).
+ *   1. `tools/call` of `m0__echo` through the aggregate against `echo` at member m0's own proxy
+ *      (the workload's own endpoint), interleaved in the same rounds, at concurrency 1 and 32;
+ *   2. memory per connected client: the aggregate process's RSS and heap (after a forced GC)
+ *      before and after CLIENTS sessions are initialized and have listed their tools (each such
+ *      session holds one member session per member), per client = delta / CLIENTS. Read before
+ *      the load of 1, on a process that has served a few sessions (code paged in, JIT warm).
+ */
+import type { BenchKit, LoadResult, Row, TargetResult } from './bench-types.js';
+import { startProxy, type Memory } from './proxy-launcher.js';
+
+const MEMBERS = 6;
+const CLIENTS = 200;
+/** Sessions opened before the memory reading, not counted. */
+const WARM_CLIENTS = 10;
+const MB = 1024 * 1024;
+
+export const AGGREGATE_PATH = `aggregate of ${MEMBERS} members (Moat proxy + aggregator) → member's Moat proxy, vs the member's proxy`;
+
+export interface AggregateBench {
+  rows: Row[];
+  targets: TargetResult[];
+  /** The Markdown section: its cells and its memory. */
+  lines: string[];
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const mb = (bytes: number) => `${fmt(bytes / MB, 1)} MB`;
+
+export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
+  const backendUrl = await kit.startServer('./backend-http.ts');
+  const members = [];
+  for (let i = 0; i < MEMBERS; i++)
+    members.push({ name: `m${i}`, proxy: await startProxy({ kind: 'http', url: backendUrl }, 'supervisor') });
+  const front = await startProxy(
+    { kind: 'aggregate', members: members.map((m) => ({ name: m.name, url: m.proxy.url })) },
+    'supervisor',
+  );
+  try {
+    const memberIdle = await members[0]!.proxy.memory();
+    const sessions = async (requests: number): Promise<LoadResult> => {
+      const job = { target: 'sessions', listTools: true, url: front.url, concurrency: 8, requests };
+      const result = await kit.load({ ...job, maxMs: 120_000 });
+      if (result.requests !== requests || result.errors > 0)
+        throw new Error(
+          `aggregate: ${result.requests} of ${requests} sessions listed tools (${result.errors} errors)`,
+        );
+      return result;
+    };
+    await sessions(WARM_CLIENTS);
+    const before = await front.memory();
+    await sessions(CLIENTS);
+    const after = await front.memory();
+
+    const rows: Row[] = [];
+    for (const concurrency of [1, 32])
+      rows.push(
+        ...(await kit.compare(concurrency, { target: 'http', url: members[0]!.proxy.url }, [
+          [AGGREGATE_PATH, { target: 'http', url: front.url, toolName: 'm0__echo' }],
+        ])),
+      );
+    const perClient = (pick: (m: Memory) => number) => (pick(after) - pick(before)) / CLIENTS / 1024;
+    const at = (c: number) => rows.find((r) => r.concurrency === c)!;
+    const throughput32 = at(32).proxied.rps / at(32).direct.rps;
+    const p50At1 = at(1).proxied.p50Ms / at(1).direct.p50Ms;
+    const m = (x: Memory) => `${mb(x.rss)} (heap ${mb(x.heapUsed)})`;
+    const lines = [
+      `Aggregate endpoint: \`tools/call\` of \`m0__echo\` through the aggregate (Moat's proxy and the aggregator in one process, over ${MEMBERS} members) against \`echo\` at member m0's own Moat proxy, same rounds; each member is Moat's proxy in front of the raw HTTP backend.`,
+      '',
+      ...kit.rowTable(rows),
+      '',
+      `| memory (after GC) | RSS (heap) |`,
+      '|---|---|',
+      `| a member's proxy, idle | ${m(memberIdle)} |`,
+      `| aggregate process (proxy + aggregator), after ${WARM_CLIENTS} sessions | ${m(before)} |`,
+      `| aggregate process after ${CLIENTS} more sessions, each initialized and tools listed (${MEMBERS} member sessions each) | ${m(after)} |`,
+      `| per connected client, ${MEMBERS} members | ${fmt(
+        perClient((x) => x.heapUsed),
+        1,
+      )} KB heap, ${fmt(
+        perClient((x) => x.rss),
+        1,
+      )} KB RSS |`,
+    ];
+    const targets: TargetResult[] = [
+      {
+        target: "aggregate tools/call throughput ≥ 0.8× the member's own endpoint at concurrency 32",
+        measured: `${fmt(throughput32, 3)}× (${fmt(at(32).proxied.rps, 0)} / ${fmt(at(32).direct.rps, 0)} req/s)`,
+        met: throughput32 >= 0.8,
+      },
+      {
+        target: "aggregate tools/call p50 at concurrency 1 against the member's own endpoint",
+        measured: `${fmt(p50At1, 3)}× (${fmt(at(1).proxied.p50Ms, 3)} / ${fmt(at(1).direct.p50Ms, 3)} ms)`,
+        met: undefined,
+      },
+      {
+        target: `aggregate memory per connected client (${MEMBERS} members, ${CLIENTS} clients)`,
+        measured: `${fmt(
+          perClient((x) => x.heapUsed),
+          1,
+        )} KB heap, ${fmt(
+          perClient((x) => x.rss),
+          1,
+        )} KB RSS`,
+        met: undefined,
+      },
+    ];
+    return { rows, targets, lines };
+  } finally {
+    await front.stop();
+    await Promise.all(members.map((x) => x.proxy.stop()));
+  }
+}
