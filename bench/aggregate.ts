@@ -6,13 +6,14 @@
  * of `moat group serve` runs both (bench/proxy.ts, backend kind `aggregate`).
  *   1. `tools/call` of `m0__echo` through the aggregate against `echo` at member m0's own proxy
  *      (the workload's own endpoint), interleaved in the same rounds, at concurrency 1 and 32;
+ *      with the aggregate process's CPU per call (steadier than throughput on a shared machine);
  *   2. memory per connected client: the aggregate process's RSS and heap (after a forced GC)
  *      before and after CLIENTS sessions are initialized and have listed their tools (each such
  *      session holds one member session per member), per client = delta / CLIENTS. Read before
  *      the load of 1, on a process that has served a few sessions (code paged in, JIT warm).
  */
 import type { BenchKit, LoadResult, Row, TargetResult } from './bench-types.js';
-import { startProxy, type Memory } from './proxy-launcher.js';
+import { cpuSeconds, startProxy, type Memory } from './proxy-launcher.js';
 
 const MEMBERS = 6;
 const CLIENTS = 200;
@@ -58,12 +59,17 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
     const after = await front.memory();
 
     const rows: Row[] = [];
-    for (const concurrency of [1, 32])
-      rows.push(
-        ...(await kit.compare(concurrency, { target: 'http', url: members[0]!.proxy.url }, [
-          [AGGREGATE_PATH, { target: 'http', url: front.url, toolName: 'm0__echo' }],
-        ])),
-      );
+    /** The aggregate process's user+system CPU per call (warm-ups included), by concurrency. */
+    const cpu = new Map<number, number>();
+    for (const concurrency of [1, 32]) {
+      const cpuBefore = cpuSeconds(front.pid);
+      const [row] = await kit.compare(concurrency, { target: 'http', url: members[0]!.proxy.url }, [
+        [AGGREGATE_PATH, { target: 'http', url: front.url, toolName: 'm0__echo' }],
+      ]);
+      const calls = row!.proxied.requests + kit.warmups(row!);
+      cpu.set(concurrency, ((cpuSeconds(front.pid) - cpuBefore) * 1e6) / calls);
+      rows.push(row!);
+    }
     const perClient = (pick: (m: Memory) => number) => (pick(after) - pick(before)) / CLIENTS / 1024;
     const at = (c: number) => rows.find((r) => r.concurrency === c)!;
     const throughput32 = at(32).proxied.rps / at(32).direct.rps;
@@ -73,6 +79,10 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
       `Aggregate endpoint: \`tools/call\` of \`m0__echo\` through the aggregate (Moat's proxy and the aggregator in one process, over ${MEMBERS} members) against \`echo\` at member m0's own Moat proxy, same rounds; each member is Moat's proxy in front of the raw HTTP backend.`,
       '',
       ...kit.rowTable(rows),
+      '',
+      '| concurrency | CPU per call, aggregate process (proxy + aggregator) |',
+      '|---|---|',
+      ...[...cpu].map(([c, us]) => `| ${c} | ${fmt(us, 0)} µs |`),
       '',
       `| memory (after GC) | RSS (heap) |`,
       '|---|---|',
