@@ -58,7 +58,14 @@ const backend: BackendSpec =
   arg.kind === 'http'
     ? { kind: 'http', url: arg.url, transport: 'streamable-http', remote: false }
     : arg.kind === 'aggregate'
-      ? { kind: 'http', url: aggregator!.url, transport: 'streamable-http', remote: false }
+      ? // As the aggregate's supervisor starts it (src/workloads/supervise-aggregate.ts).
+        {
+          kind: 'http',
+          url: aggregator!.url,
+          transport: 'streamable-http',
+          remote: false,
+          memberOf: aggregator!.memberOf,
+        }
       : { kind: 'stdio', connect: () => spawnStdio(arg.command) };
 
 const fields = {
