@@ -15,11 +15,13 @@
  * Messages: {type:'memory'} → GC, then {rss, heapUsed}; {type:'stop'}.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { RunConfig } from '../src/config/runconfig.js';
 import type * as ProxyModule from '../src/proxy/index.js';
 import type * as DriversModule from '../src/workloads/drivers.js';
 import type * as LogModule from '../src/util/log.js';
 import type * as AggregateModule from '../src/aggregate/index.js';
+import type * as SuperviseAggregateModule from '../src/workloads/supervise-aggregate.js';
 import type { BackendSpec } from '../src/proxy/types.js';
 import type { StdioPipes } from '../src/mcp/stdio.js';
 
@@ -41,8 +43,14 @@ const children: Array<ReturnType<typeof spawn>> = [];
 
 async function startAggregate(members: Array<{ name: string; url: string }>) {
   const { startAggregator } = (await import(dist('aggregate/index.js'))) as typeof AggregateModule;
+  const { MEMBER_REFRESH_MS } = (await import(
+    dist('workloads/supervise-aggregate.js')
+  )) as typeof SuperviseAggregateModule;
+  // As src/workloads/supervise-aggregate.ts starts it: its refresh, a sealed-session key.
   return startAggregator({
     members: () => Promise.resolve(members.map((m) => ({ ...m, healthy: true }))),
+    refreshMs: MEMBER_REFRESH_MS,
+    sessionKey: randomBytes(32),
   });
 }
 const aggregator = arg.kind === 'aggregate' ? await startAggregate(arg.members) : undefined;
