@@ -42,4 +42,18 @@ describe('sessionEventStore', () => {
     // Events 1 and 2 were dropped to keep the bound: the replay holds what is left.
     expect(sent.map(([, m]) => m)).toEqual([note(3), note(4)]);
   });
+
+  it('keeps at most its byte bound, so large results do not pile up in a session', async () => {
+    const big = (n: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { n, data: 'x'.repeat(400) },
+    });
+    const store = sessionEventStore(1_000, 1_000);
+    const first = await store.storeEvent('a', big(1));
+    for (let n = 2; n <= 5; n++) await store.storeEvent('a', big(n));
+    const { sent } = await replay(store, first);
+    // About 450 bytes each: only the newest two fit in 1000.
+    expect(sent.map(([, m]) => (m as unknown as { params: { n: number } }).params.n)).toEqual([4, 5]);
+  });
 });

@@ -9,17 +9,21 @@ import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** Events kept per front session (the oldest are dropped first): a bound, not a history. */
 export const KEPT_EVENTS = 1_000;
+/** And at most this many bytes of them (as JSON), so large tool results cannot pile up per session. */
+export const KEPT_BYTES = 4 * 1024 * 1024;
 
 interface Stored {
   id: string;
   streamId: string;
   message: JSONRPCMessage;
+  bytes: number;
 }
 
 /** One session's store: event ids are `<streamId>::<counter>`, so an id names its stream. */
-export function sessionEventStore(kept = KEPT_EVENTS): EventStore {
+export function sessionEventStore(kept = KEPT_EVENTS, keptBytes = KEPT_BYTES): EventStore {
   const events: Stored[] = [];
   let counter = 0;
+  let bytes = 0;
   const streamOf = (eventId: string) => {
     const at = eventId.lastIndexOf('::');
     return at < 0 ? undefined : eventId.slice(0, at);
@@ -27,8 +31,10 @@ export function sessionEventStore(kept = KEPT_EVENTS): EventStore {
   return {
     storeEvent(streamId, message) {
       const id = `${streamId}::${String(++counter).padStart(12, '0')}`;
-      events.push({ id, streamId, message });
-      if (events.length > kept) events.shift();
+      const size = JSON.stringify(message).length;
+      events.push({ id, streamId, message, bytes: size });
+      bytes += size;
+      while (events.length > kept || bytes > keptBytes) bytes -= events.shift()?.bytes ?? 0;
       return Promise.resolve(id);
     },
     getStreamIdForEventId(eventId) {
