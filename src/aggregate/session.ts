@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { AggregateNaming } from '../config/aggregate.js';
 import { log } from '../util/log.js';
+import { withTimeout } from '../util/timeout.js';
 import { Catalog } from './catalog.js';
 import {
   CALL_TIMEOUT_MS,
@@ -60,8 +61,9 @@ function forwardParams<P extends { _meta?: Record<string, unknown> }>(params: P)
   return { ...params, _meta: meta };
 }
 
-const bounded = <T>(work: Promise<T>, ms: number) =>
-  Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+/** Ends one member session, waiting at most CLOSE_TIMEOUT_MS; a member that is gone is not an error. */
+const closeBounded = (client: Client) =>
+  withTimeout(closeClient(client), CLOSE_TIMEOUT_MS, 'closing a member session').catch(() => {});
 
 export class FrontSession {
   readonly server: Server;
@@ -360,7 +362,7 @@ export class FrontSession {
   private drop(name: string): void {
     const connection = this.connections.get(name);
     this.connections.delete(name);
-    void connection?.client.then((c) => bounded(closeClient(c), CLOSE_TIMEOUT_MS)).catch(() => {});
+    void connection?.client.then(closeBounded).catch(() => {});
   }
 
   async close(): Promise<void> {
@@ -368,7 +370,7 @@ export class FrontSession {
     this.closed = true;
     const clients = await this.connectedClients();
     this.connections.clear();
-    await Promise.all(clients.map((c) => bounded(closeClient(c), CLOSE_TIMEOUT_MS)));
+    await Promise.all(clients.map(closeBounded));
     await this.server.close().catch(() => {});
   }
 }
