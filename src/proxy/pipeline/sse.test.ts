@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatEvent, SseParser, withData } from './sse.js';
+import { SseParser, withData } from '../../mcp/sse.js';
+import { formatEvent } from './sse.js';
 
 describe('SseParser', () => {
   it('splits events across chunk boundaries and multi-byte characters, LF or CRLF', () => {
