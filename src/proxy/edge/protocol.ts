@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { reject } from '../pipeline/errors.js';
 import { RPC, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
-import { isKnownRevision, REVISIONS } from '../eras/revisions.js';
+import { isKnownRevision, REVISIONS } from '../../mcp/revisions.js';
 import { protocolVersionOf } from '../eras/decision.js';
 
 /** With strict validation, a present but unknown MCP-Protocol-Version is refused (absent is fine). */

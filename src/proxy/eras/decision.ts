@@ -9,7 +9,7 @@
  * `server/discover` lists (discover is itself a 2026-07-28 method, so it names only that).
  */
 import type { JsonRpcMessage, JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import { isKnownRevision, isStatelessRevisionName, META, STATELESS_REVISION } from './revisions.js';
+import { isKnownRevision, isStatelessRevisionName, META, STATELESS_REVISION } from '../../mcp/revisions.js';
 import { isObject } from '../../util/is-object.js';
 
 /** What the era checks read of a request: its headers (an IncomingMessage, or a policy's context). */

@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import type { StdioPipes } from '../../mcp/stdio.js';
 import type { MessagePolicy } from '../../mcp/policy.js';
 import { errorMessage } from '../../util/errors.js';
-import { STATELESS_REVISION } from '../eras/revisions.js';
+import { STATELESS_REVISION } from '../../mcp/revisions.js';
 import { StdioUpstream } from './attach.js';
 import { LineSplitter } from './framing.js';
 import { Multiplexer } from './mux.js';

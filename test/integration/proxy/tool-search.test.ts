@@ -22,7 +22,7 @@ import {
 import { moatInFrontOf, type MoatUnderTest } from '../../fixtures/conformance/moat.js';
 import { startModernOnlyBackend } from '../../support/modern-backends.js';
 import { memoryLogger, testConfig } from '../../support/proxy-harness.js';
-import { STATELESS_REVISION } from '../../../src/proxy/eras/revisions.js';
+import { STATELESS_REVISION } from '../../../src/mcp/revisions.js';
 
 interface Found {
   tools: Array<{ name: string; description?: string; inputSchema: { properties?: Record<string, unknown> } }>;

@@ -7,7 +7,7 @@
  */
 import { isRequest, RPC, type JsonRpcMessage, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
 import { reject, type ProxyRejection } from '../../pipeline/errors.js';
-import { META, STATELESS_REVISION } from '../revisions.js';
+import { META, STATELESS_REVISION } from '../../../mcp/revisions.js';
 import { isObject } from '../../../util/is-object.js';
 
 const MODERN_METHODS = new Set([

@@ -6,7 +6,7 @@
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../mcp/jsonrpc.js';
 import { RPC } from '../../../mcp/jsonrpc.js';
-import { META } from '../revisions.js';
+import { META } from '../../../mcp/revisions.js';
 import { isObject } from '../../../util/is-object.js';
 
 export interface ListenFilter {

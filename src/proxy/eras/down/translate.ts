@@ -3,7 +3,7 @@
  * to a 2025-era server, and what its answers look like to the 2026-07-28 client. Pure functions.
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import { LATEST_SESSION_REVISION, META, STATELESS_REVISION } from '../revisions.js';
+import { LATEST_SESSION_REVISION, META, STATELESS_REVISION } from '../../../mcp/revisions.js';
 import { isObject } from '../../../util/is-object.js';
 
 /** Results that carry the 2026-07-28 caching fields (`ttlMs`, `cacheScope`). */

@@ -4,7 +4,12 @@
  * and the translation of answers back (no `resultType`; `initialize` from `server/discover`).
  */
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from '../../../mcp/jsonrpc.js';
-import { LATEST_SESSION_REVISION, META, SESSION_REVISIONS, STATELESS_REVISION } from '../revisions.js';
+import {
+  LATEST_SESSION_REVISION,
+  META,
+  SESSION_REVISIONS,
+  STATELESS_REVISION,
+} from '../../../mcp/revisions.js';
 import { isObject } from '../../../util/is-object.js';
 
 /** What a 2025-era client said about itself at `initialize`: sent with every request it makes. */

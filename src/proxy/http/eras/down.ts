@@ -28,7 +28,7 @@ import {
   eraOfMessage,
   protocolVersionOf,
 } from '../../eras/decision.js';
-import { LATEST_SESSION_REVISION, STATELESS_REVISION } from '../../eras/revisions.js';
+import { LATEST_SESSION_REVISION, STATELESS_REVISION } from '../../../mcp/revisions.js';
 import {
   BackendSessions,
   bridgeSessionId,

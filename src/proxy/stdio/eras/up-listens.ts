@@ -7,7 +7,7 @@
  * dropped, never guessed. Unstamped change notifications from a 2026 server reach no one.
  */
 import type { JsonRpcId, JsonRpcNotification } from '../../../mcp/jsonrpc.js';
-import { META } from '../../eras/revisions.js';
+import { META } from '../../../mcp/revisions.js';
 import type { ListenFilter } from '../../eras/down/listen.js';
 import { isObject } from '../../../util/is-object.js';
 
