@@ -14,7 +14,7 @@ import type { EraProcess } from '../era-process.js';
 import type { Multiplexer } from '../mux.js';
 import { errorMessage } from '../../../util/errors.js';
 import { localAnswer } from '../../eras/down/local.js';
-import { httpStatusOfError } from '../../eras/down/envelope.js';
+import { httpStatusOfError } from '../../../mcp/envelope.js';
 import { asInputRequest, QueuedCall, type InputBroker } from '../../eras/down/seam.js';
 import {
   clientCapabilitiesOf,
