@@ -1,9 +1,10 @@
 /**
- * The aggregator (issue 32): a group of workloads served as one MCP endpoint. A plain stateful
- * streamable-HTTP MCP server (2025 revisions) on loopback, which Moat's proxy fronts like any HTTP
- * backend (authentication, policies, audit and both eras for clients are the proxy's). It reaches
- * every member through the member's own proxy, merges their lists under the naming strategy
- * (names.ts), routes each request to its member (session.ts), and follows the member set as it
+ * The aggregator (issue 32): a group of workloads served as one MCP endpoint. A streamable-HTTP
+ * MCP server on loopback, which Moat's proxy fronts like any HTTP backend (authentication,
+ * policies and audit are the proxy's). It speaks both eras: 2025 sessions (session.ts, an SDK
+ * server per client session) and stateless 2026-07-28 requests (stateless.ts, while every member
+ * speaks it). It reaches every member through the member's own proxy, merges their lists under the
+ * naming strategy (names.ts), routes each request to its member, and follows the member set as it
  * changes (members.ts), telling every client when lists change.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,8 @@ import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprot
 import type { AggregateNaming } from '../config/aggregate.js';
 import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { isStatelessRevisionName } from '../mcp/revisions.js';
+import { isObject } from '../util/is-object.js';
 import { log } from '../util/log.js';
 import type { Catalog } from './catalog.js';
 import { sessionEventStore } from './events.js';
@@ -22,6 +25,7 @@ import { MemberWatch } from './members.js';
 import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
 import { SessionIds, type SessionSeed } from './session-id.js';
+import { StatelessFace } from './stateless.js';
 import type { AggregateMember } from './types.js';
 
 export type { ShadowedEntry } from './names.js';
@@ -157,6 +161,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
   };
   const watch = new MemberWatch(options.members, options.refreshMs ?? DEFAULT_REFRESH_MS, (now) => {
     for (const session of sessions()) session.membersChanged(now);
+    stateless.membersChanged(now);
   });
   const hooks: SessionHooks = {
     naming: options.naming,
@@ -166,8 +171,10 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     onCatalog,
     onListChanged: (kind: ListKind) => {
       for (const session of sessions()) session.listChanged(kind);
+      stateless.listChanged(kind);
     },
   };
+  const stateless = new StatelessFace(hooks);
 
   const ids = new SessionIds(options.sessionKey);
   /** Sessions their clients ended (DELETE) here: a replayed id stays ended on this replica. */
@@ -197,10 +204,16 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     return entry;
   };
 
-  const openSession = async (req: IncomingMessage, res: ServerResponse) => {
+  const sessionless = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readJson(req);
     if (body === TOO_LARGE) return jsonRpcError(res, 413, -32000, 'Request body too large');
     if (body === undefined) return jsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    // Without a session only `initialize` is a session's (unless sent as 2026-07-28, which has
+    // none): anything else is a 2026-07-28 request.
+    const version = req.headers['mcp-protocol-version'];
+    const statelessHeader = typeof version === 'string' && isStatelessRevisionName(version);
+    if ((statelessHeader || !(isObject(body) && body.method === 'initialize')) && (await stateless.serves()))
+      return stateless.handle(req, res, body);
     const seed = initializeSeed(body);
     const { session, transport } = await createSession(seed && ids.issue(seed));
     await transport.handleRequest(req, res, body);
@@ -270,7 +283,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     if (id === undefined) {
       if (req.method !== 'POST')
         return jsonRpcError(res, 405, -32000, 'Method not allowed without a session');
-      return openSession(req, res);
+      return sessionless(req, res);
     }
     const entry = typeof id === 'string' ? await known(id) : undefined;
     if (!entry || typeof id !== 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
@@ -324,6 +337,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     close: async () => {
       clearInterval(sweep);
       await watch.close();
+      await stateless.close();
       await Promise.all(sessions().map((s) => s.close()));
       tracked.clear();
       await new Promise<void>((resolve) => {

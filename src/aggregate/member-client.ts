@@ -38,13 +38,18 @@ export function memberError(member: string, err: unknown): Error {
   return new ProtocolError(INTERNAL_ERROR, `aggregate member ${member} is unreachable or failed: ${reason}`);
 }
 
+/** A client on a member; `pinned`: the stateless revision it speaks (none: a 2025-era session). */
 export async function connectMember(
   url: string,
   capabilities: ClientCapabilities,
   setup: (client: Client) => void,
+  pinned?: string,
 ): Promise<Client> {
   const endpoint = new URL(url);
-  const client = new Client(CLIENT_INFO, { capabilities });
+  const client = new Client(CLIENT_INFO, {
+    capabilities,
+    ...(pinned ? { versionNegotiation: { mode: { pin: pinned } } } : {}),
+  });
   setup(client);
   const transport = endpoint.pathname.endsWith('/sse')
     ? new SSEClientTransport(endpoint)

@@ -65,6 +65,18 @@ function forwardParams<P extends { _meta?: Record<string, unknown> }>(params: P)
 const closeBounded = (client: Client) =>
   withTimeout(closeClient(client), CLOSE_TIMEOUT_MS, 'closing a member session').catch(() => {});
 
+/** Who the aggregate says it is, in both eras. */
+export const SERVER_INFO = { name: 'moat-aggregate', version: '1.0.0' };
+
+/** What the aggregate offers, in both eras: everything, whatever its members offer now (they change). */
+export const AGGREGATE_CAPABILITIES = {
+  tools: { listChanged: true },
+  prompts: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  completions: {},
+  logging: {},
+};
+
 export class FrontSession {
   readonly server: Server;
   private readonly connections = new Map<string, MemberConnection>();
@@ -78,18 +90,7 @@ export class FrontSession {
   private closed = false;
 
   constructor(private readonly hooks: SessionHooks) {
-    this.server = new Server(
-      { name: 'moat-aggregate', version: '1.0.0' },
-      {
-        capabilities: {
-          tools: { listChanged: true },
-          prompts: { listChanged: true },
-          resources: { subscribe: true, listChanged: true },
-          completions: {},
-          logging: {},
-        },
-      },
-    );
+    this.server = new Server(SERVER_INFO, { capabilities: AGGREGATE_CAPABILITIES });
     this.registerLists();
     this.registerRouted();
     this.server.setNotificationHandler('notifications/roots/list_changed', async () => {

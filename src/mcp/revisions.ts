@@ -35,3 +35,27 @@ export function isKnownRevision(version: string): boolean {
 export function isStatelessRevisionName(version: string): boolean {
   return version >= STATELESS_REVISION && /^\d{4}-\d{2}-\d{2}$/.test(version);
 }
+
+/** The `server/discover` request Moat asks a backend with (2026-07-28 envelope). */
+export function discoverProbe(
+  id: number | string,
+  client: { name: string; version: string } = { name: 'moat', version: '1' },
+): {
+  jsonrpc: '2.0';
+  id: number | string;
+  method: string;
+  params: Record<string, unknown>;
+} {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'server/discover',
+    params: {
+      _meta: {
+        [META.protocolVersion]: STATELESS_REVISION,
+        [META.clientCapabilities]: {},
+        [META.clientInfo]: client,
+      },
+    },
+  };
+}

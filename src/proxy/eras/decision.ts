@@ -9,7 +9,7 @@
  * `server/discover` lists (discover is itself a 2026-07-28 method, so it names only that).
  */
 import type { JsonRpcMessage, JsonRpcResponse } from '../../mcp/jsonrpc.js';
-import { isKnownRevision, isStatelessRevisionName, META, STATELESS_REVISION } from '../../mcp/revisions.js';
+import { isKnownRevision, isStatelessRevisionName, META } from '../../mcp/revisions.js';
 import { isObject } from '../../util/is-object.js';
 
 /** What the era checks read of a request: its headers (an IncomingMessage, or a policy's context). */
@@ -54,27 +54,6 @@ export function eraOfMessage(req: WithHeaders, message: JsonRpcMessage): 'sessio
   const era = eraOfHeaders(req);
   if (era === 'unknown') return hasStatelessEnvelope(message) ? 'stateless' : 'session';
   return era;
-}
-
-/** The `server/discover` request Moat asks a backend with (2026-07-28 envelope). */
-export function discoverProbe(id: number | string): {
-  jsonrpc: '2.0';
-  id: number | string;
-  method: string;
-  params: Record<string, unknown>;
-} {
-  return {
-    jsonrpc: '2.0',
-    id,
-    method: 'server/discover',
-    params: {
-      _meta: {
-        [META.protocolVersion]: STATELESS_REVISION,
-        [META.clientCapabilities]: {},
-        [META.clientInfo]: { name: 'moat', version: '1' },
-      },
-    },
-  };
 }
 
 /** Whether a `server/discover` result names the 2026-07-28 revision (or a later one). */

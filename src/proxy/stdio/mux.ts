@@ -33,8 +33,13 @@
 import type { Logger } from 'pino';
 import { upstreamTimeoutMessage } from '../pipeline/upstream-timeout.js';
 import { LOG_LEVELS } from '../eras/down/translate.js';
-import { discoverProbe, discoverShowsStateless, hasStatelessEnvelope } from '../eras/decision.js';
-import { LATEST_SESSION_REVISION, SESSION_REVISIONS, STATELESS_REVISION } from '../../mcp/revisions.js';
+import { discoverShowsStateless, hasStatelessEnvelope } from '../eras/decision.js';
+import {
+  discoverProbe,
+  LATEST_SESSION_REVISION,
+  SESSION_REVISIONS,
+  STATELESS_REVISION,
+} from '../../mcp/revisions.js';
 import { initializeAnswer, negotiatedRevision } from '../eras/up/wire.js';
 import { subscriptionIdOf } from './eras/up-listens.js';
 import { StdioUpAdapter } from './eras/up.js';

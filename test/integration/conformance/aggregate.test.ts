@@ -2,13 +2,12 @@
  * The official MCP conformance suite (0.2.0-alpha.12, both requirement sets) through an aggregate
  * of one backend (issue 32): no scenario may pass against the baseline directly and fail through
  * Moat's proxy in front of an aggregator whose only member is one conformance fixture, as in the
- * product reached through its own Moat proxy. The aggregator is a 2025-era server, so the
- * aggregate's proxy bridges 2026-07-28 clients to it, and it speaks 2025 to its member.
+ * product reached through its own Moat proxy. The aggregator speaks both eras (a 2026-07-28
+ * request goes to the member in 2026-07-28, as the client wrote it).
  *   - 2025-11-25: each fixture (2025-era v1 SDK, 2026-era v2 SDK) directly, and as the member;
  *   - 2026-07-28: the 2026-era fixture directly (the baseline the 2026-07-28 cells of
- *     eras.test.ts hold Moat to), and the 2025-era fixture as the member, as eras.test.ts holds
- *     Moat in front of a 2025-11-25 server to it: a member behind a 2025-era aggregator is a
- *     2025 server to its clients, whatever era it also speaks.
+ *     eras.test.ts hold Moat to), with each fixture as the member: the 2026-era one reached in its
+ *     own era, the 2025-era one through its Moat proxy's bridge.
  * The counts per cell are printed and written to .test-state/conformance-aggregate.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +45,7 @@ const CELLS: Cell[] = [
   { set: '2025-11-25', direct: '2025', member: '2025' },
   { set: '2025-11-25', direct: '2026', member: '2026' },
   { set: '2026-07-28', direct: '2026', member: '2025' },
+  { set: '2026-07-28', direct: '2026', member: '2026' },
 ];
 const directName = (c: Cell) => `direct ${c.direct}-era fixture`;
 const aggregateName = (c: Cell) => `aggregate of the ${c.member}-era fixture`;
@@ -84,9 +84,20 @@ async function serve(fixture: Fixture): Promise<{ fixture: HttpFixture; aggregat
 }
 
 /** The baseline first, then the aggregate (a scenario that passed directly is re-run once when it fails there). */
+/** Each baseline runs once, whichever cells compare against it. */
+const baselines = new Map<string, Promise<Map<string, ScenarioResult>>>();
+
 async function runCell(c: Cell, served: Map<Fixture, { fixture: HttpFixture; aggregateUrl: string }>) {
-  const direct = await runSuite(served.get(c.direct)!.fixture.url, c.set);
-  await record(c.set, directName(c), direct);
+  const key = `${c.set} ${directName(c)}`;
+  let baseline = baselines.get(key);
+  if (!baseline) {
+    baseline = runSuite(served.get(c.direct)!.fixture.url, c.set).then(async (run) => {
+      await record(c.set, directName(c), run);
+      return run;
+    });
+    baselines.set(key, baseline);
+  }
+  const direct = await baseline;
   const passed = new Set(passing(direct));
   const through = await runSuite(served.get(c.member)!.aggregateUrl, c.set, (s) => passed.has(s));
   await record(c.set, aggregateName(c), through);

@@ -21,14 +21,8 @@ import {
   type UpstreamResponse,
 } from '../upstream-client.js';
 import { upstreamTimeoutMessage, UpstreamTimeout } from '../../pipeline/upstream-timeout.js';
-import {
-  BackendEras,
-  discoverProbe,
-  discoverShowsStateless,
-  eraOfMessage,
-  protocolVersionOf,
-} from '../../eras/decision.js';
-import { LATEST_SESSION_REVISION, STATELESS_REVISION } from '../../../mcp/revisions.js';
+import { BackendEras, discoverShowsStateless, eraOfMessage, protocolVersionOf } from '../../eras/decision.js';
+import { discoverProbe, LATEST_SESSION_REVISION, STATELESS_REVISION } from '../../../mcp/revisions.js';
 import {
   BackendSessions,
   bridgeSessionId,
