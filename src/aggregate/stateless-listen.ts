@@ -21,6 +21,9 @@ import { withTimeout } from '../util/timeout.js';
 import { CONNECT_TIMEOUT_MS } from './member-client.js';
 import { sendToMember } from './stateless-wire.js';
 
+/** A comment on an idle client stream this often (the proxy's own keep-alive interval). */
+const KEEP_ALIVE_MS = 25_000;
+
 export interface ListenFilter {
   toolsListChanged?: true;
   promptsListChanged?: true;
@@ -58,6 +61,7 @@ export class MergedListen {
   /** Member name → its listen (URL, and what ends it). */
   private readonly streams = new Map<string, { url: string; stop: AbortController }>();
   private readonly pending = new Set<ListKind>();
+  private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
   /** Resolves when the client's stream ends. */
   readonly done: Promise<void>;
@@ -83,6 +87,11 @@ export class MergedListen {
       method: 'notifications/subscriptions/acknowledged',
       params: { notifications: this.filter },
     });
+    // An idle stream still shows it is alive (the member listens' own comments end here).
+    this.keepAlive = setInterval(() => {
+      if (!this.res.destroyed) this.res.write(':\n\n');
+    }, KEEP_ALIVE_MS);
+    this.keepAlive.unref();
   }
 
   /** Members joined or left: their lists are withdrawn or added, and the member listens follow. */
@@ -111,6 +120,7 @@ export class MergedListen {
 
   private stop(): void {
     this.closed = true;
+    clearInterval(this.keepAlive);
     for (const stream of this.streams.values()) stream.stop.abort();
     this.streams.clear();
   }

@@ -2,13 +2,15 @@
  * `moat group serve` end to end with the real `moat` binary on real Podman: a group of three
  * workloads of different kinds (a stdio server in a container, a streamable-HTTP server in a
  * container, and a real MCP SDK server on loopback run as a remote URL) served as one endpoint,
- * which a real MCP SDK client lists and calls; the aggregate is a workload like any other (`moat
+ * which real MCP SDK clients of both eras list and call; the aggregate is a workload like any other (`moat
  * list` shows it with its URL, stop, start, export and `moat run --from-config`, rm, --foreground)
  * whose proxy applies the front's policies.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { STATELESS_REVISION } from '../../../src/mcp/revisions.js';
 import { groupOfThreeNames, runGroupOfThree } from '../../support/aggregate-group.js';
 import { testHostServer } from '../../support/host-server.js';
 import { testServerImage } from '../../support/images.js';
@@ -53,6 +55,24 @@ describe('moat group serve', { timeout: 300_000 }, () => {
     expect(await toolNames(url)).toEqual(expect.arrayContaining(expected));
     for (const member of [stdio, http, far])
       expect(await callTool(url, `${member}__echo`, { text: `via ${member}` })).toBe(`via ${member}`);
+    // A 2026-07-28 client too: the aggregate answers it itself and reaches each member in that era.
+    const modern = new Client(
+      { name: 'moat-test-2026', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: STATELESS_REVISION } } },
+    );
+    await modern.connect(new StreamableHTTPClientTransport(new URL(url)));
+    try {
+      expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(expected));
+      for (const member of [stdio, http, far]) {
+        const answer = await modern.callTool({
+          name: `${member}__echo`,
+          arguments: { text: `2026 ${member}` },
+        });
+        expect(answer.content).toEqual([{ type: 'text', text: `2026 ${member}` }]);
+      }
+    } finally {
+      await modern.close();
+    }
 
     // A workload of the group it serves, listed with its URL; it never serves itself.
     expect(await workload(home, name)).toMatchObject({ status: 'running', url, group, remote: false });
