@@ -54,8 +54,15 @@ async function pinnedClient(url: string): Promise<{ client: Client; asked: strin
   const asked: string[] = [];
   const client = new Client(
     { name: 'stateless', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: STATELESS_REVISION } }, capabilities: { sampling: {} } },
+    {
+      versionNegotiation: { mode: { pin: STATELESS_REVISION } },
+      capabilities: { sampling: {}, elicitation: {} },
+    },
   );
+  client.setRequestHandler('elicitation/create', (request) => {
+    asked.push(`elicitation:${String(request.params.message)}`);
+    return { action: 'accept' as const, content: { answer: 'yes' } };
+  });
   client.setRequestHandler('sampling/createMessage', (request) => {
     asked.push(JSON.stringify(request.params.messages));
     return { role: 'assistant' as const, content: { type: 'text' as const, text: 'sampled' }, model: 'test' };
@@ -126,6 +133,11 @@ describe('aggregate: MCP 2026-07-28 clients', () => {
     );
     expect(asked).toHaveLength(1);
     expect(asked[0]).toContain('sure?');
+    // alpha (a v2 SDK server) asks on its session's GET stream; its proxy's bridge carries that too.
+    expect(textOf(await client.callTool({ name: 'alpha__confirm', arguments: { question: 'ok?' } }))).toBe(
+      'alpha got accept:yes',
+    );
+    expect(asked[1]).toBe('elicitation:ok?');
     const prompt = await client.getPrompt({ name: 'alpha__greet', arguments: { who: 'ann' } });
     expect(JSON.stringify(prompt.messages)).toContain('alpha greets ann');
     const read = await client.readResource({ uri: 'mem://alpha/items/7' });

@@ -4,7 +4,10 @@
  * (`resources/subscribe`, counted per URI in this process), opens the session's GET stream (one
  * per session in this process), and hands every list_changed / resources/updated the session
  * receives — on that stream or on a bridged request's stream — to the session's listen streams
- * whose filter asks for it, stamped with their subscriptionId.
+ * whose filter asks for it, stamped with their subscriptionId. The same GET stream is open while
+ * bridged calls run on the session: servers built on the v2 SDK send a call's sampling,
+ * elicitation and roots requests there rather than on the call's own stream, and such a request
+ * goes to the newest call running on the session.
  */
 import type { Logger } from 'pino';
 import type { EdgeRequest } from '../../types.js';
@@ -22,7 +25,12 @@ import {
 import { messagesOf } from '../backend-messages.js';
 import { discard, type UpstreamResponse } from '../upstream-client.js';
 import { errorMessage } from '../../../util/errors.js';
-import { isNotification, type JsonRpcNotification, type JsonRpcRequest } from '../../../mcp/jsonrpc.js';
+import {
+  isNotification,
+  isRequest,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../../../mcp/jsonrpc.js';
 
 /** What the hub needs from the bridge: requests on the principal's backend session and its GET stream. */
 export interface ListenBackend {
@@ -35,12 +43,25 @@ export interface ListenBackend {
 }
 
 type Listener = (notification: JsonRpcNotification) => void;
+/** A bridged call running on the session, taking a server request that came on the GET stream. */
+type CallHolder = (request: JsonRpcRequest) => void;
 
 interface SessionListeners {
   listeners: Set<Listener>;
+  calls: CallHolder[];
   uris: Map<string, number>;
   stream: AbortController;
+  /** Settles once the backend answered the GET (open, or refused); `answered` then. */
+  opened: Promise<void>;
+  answered: boolean;
+  /** Ends an idle stream a while after its last call (calls come in runs). */
+  linger?: NodeJS.Timeout;
 }
+
+/** How long the GET stream stays open after the session's last call and listen ended. */
+const LINGER_MS = 30_000;
+/** How long a call waits for the GET stream to open before it is sent anyway. */
+const OPEN_WAIT_MS = 5_000;
 
 const CHANGE_NOTIFICATIONS = new Set([
   'notifications/tools/list_changed',
@@ -100,13 +121,65 @@ export class HttpListenHub {
     await closed;
   }
 
-  #add(listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
+  /**
+   * A bridged call starts on the session: its GET stream is opened (and waited for, so nothing the
+   * server sends there is missed) and kept open until the call is released.
+   */
+  async hold(backend: ListenBackend, onRequest: CallHolder): Promise<() => void> {
+    const entry = this.#entry(backend);
+    entry.calls.push(onRequest);
+    if (!entry.answered) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        entry.opened,
+        new Promise((resolve) => (timer = setTimeout(resolve, OPEN_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    }
+    return () => {
+      const at = entry.calls.indexOf(onRequest);
+      if (at !== -1) entry.calls.splice(at, 1);
+      this.#endIfIdle(backend.key, entry);
+    };
+  }
+
+  #entry(backend: ListenBackend): SessionListeners {
     let entry = this.#sessions.get(backend.key);
     if (!entry) {
-      entry = { listeners: new Set(), uris: new Map(), stream: new AbortController() };
-      this.#sessions.set(backend.key, entry);
-      void this.#relayStream(entry, backend);
+      let resolve = () => {};
+      const created: SessionListeners = {
+        listeners: new Set(),
+        calls: [],
+        uris: new Map(),
+        stream: new AbortController(),
+        opened: new Promise<void>((r) => (resolve = r)),
+        answered: false,
+      };
+      this.#sessions.set(backend.key, created);
+      void this.#relayStream(created, backend, () => {
+        created.answered = true;
+        resolve();
+      });
+      entry = created;
     }
+    clearTimeout(entry.linger);
+    return entry;
+  }
+
+  /** No listen and no call on the session: its stream ends after LINGER_MS unless one comes. */
+  #endIfIdle(key: string, entry: SessionListeners): void {
+    if (entry.listeners.size > 0 || entry.calls.length > 0) return;
+    clearTimeout(entry.linger);
+    entry.linger = setTimeout(() => {
+      if (this.#sessions.get(key) !== entry || entry.listeners.size > 0 || entry.calls.length > 0) return;
+      this.#sessions.delete(key);
+      entry.stream.abort();
+    }, LINGER_MS);
+    entry.linger.unref();
+  }
+
+  #add(listener: Listener, filter: ListenFilter, backend: ListenBackend): void {
+    const entry = this.#entry(backend);
     entry.listeners.add(listener);
     for (const uri of filter.resourceSubscriptions ?? []) {
       const count = entry.uris.get(uri) ?? 0;
@@ -127,9 +200,7 @@ export class HttpListenHub {
       entry.uris.delete(uri);
       void this.#sendInBackground(backend, this.#request('resources/unsubscribe', uri));
     }
-    if (entry.listeners.size > 0) return;
-    this.#sessions.delete(backend.key);
-    entry.stream.abort();
+    this.#endIfIdle(backend.key, entry);
   }
 
   /** (Un)subscribing happens in the background: a failure is logged, never an unhandled rejection. */
@@ -148,10 +219,11 @@ export class HttpListenHub {
     return { jsonrpc: '2.0', id: `moat-listen-${this.#nextId++}`, method, params: { uri } };
   }
 
-  /** Reads the session's GET stream while it has listeners (a server may refuse it: 405/409). */
-  async #relayStream(entry: SessionListeners, backend: ListenBackend): Promise<void> {
+  /** Reads the session's GET stream while it has listeners or calls (a server may refuse it: 405/409). */
+  async #relayStream(entry: SessionListeners, backend: ListenBackend, opened: () => void): Promise<void> {
     try {
       const upstream = await backend.stream(entry.stream.signal);
+      opened();
       if (upstream.statusCode >= 300) {
         discard(upstream.body);
         this.logger.debug({ status: upstream.statusCode }, 'the MCP backend opened no GET stream for listen');
@@ -159,11 +231,14 @@ export class HttpListenHub {
       }
       for await (const message of messagesOf(upstream, null)) {
         if (isNotification(message)) this.publish(backend.key, message);
+        else if (isRequest(message)) entry.calls.at(-1)?.(message);
       }
     } catch (err) {
       if (!entry.stream.signal.aborted) {
         this.logger.debug({ err: errorMessage(err) }, 'the GET stream of a bridged session ended');
       }
+    } finally {
+      opened();
     }
   }
 }

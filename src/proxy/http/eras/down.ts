@@ -12,7 +12,7 @@ import { readMessage } from '../../pipeline/message.js';
 import { applyClientPolicies } from '../../pipeline/client-policies.js';
 import { messageContext, touchSession, withStore, type ForwarderContext } from '../context.js';
 import { messagesOf, screenedMessages } from '../backend-messages.js';
-import { HttpListenHub } from './down-listen.js';
+import { HttpListenHub, type ListenBackend } from './down-listen.js';
 import {
   discard,
   headerValue,
@@ -107,29 +107,34 @@ export class HttpDownAdapter {
     if (message.method === 'subscriptions/listen') {
       const session = await this.#session(request);
       const sessionId = session.backendSessionId;
-      await this.#listens.serve(request, message, session, {
-        key: listenKey(request.identity, sessionId),
-        touch: () => touchSession(this.fc, bridgeSessionId(request.identity)),
-        send: async (sent) => void (await this.#request(request, sessionId, sent)),
-        stream: (signal) =>
-          this.fc.client.send({
-            url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
-            method: 'GET',
-            headers: {
-              accept: 'text/event-stream',
-              ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
-              'mcp-protocol-version': LATEST_SESSION_REVISION,
-            },
-            identity: request.identity,
-            signal,
-          }),
-      });
+      await this.#listens.serve(request, message, session, this.#listenBackend(request, sessionId));
       return;
     }
     const sink = new PostSink(request, accepts, this.fc.options.keepAliveMs);
     const answer = await this.#answer(request, message, ctx, sink);
     sink.respond(answer.response, answer.httpStatus);
     await sink.finished;
+  }
+
+  /** The principal's backend session as the listen hub uses it: its requests and its GET stream. */
+  #listenBackend(request: EdgeRequest, sessionId: string): ListenBackend {
+    return {
+      key: listenKey(request.identity, sessionId),
+      touch: () => touchSession(this.fc, bridgeSessionId(request.identity)),
+      send: async (sent) => void (await this.#request(request, sessionId, sent)),
+      stream: (signal) =>
+        this.fc.client.send({
+          url: upstreamUrl(this.fc.backend, request.req.url ?? '/'),
+          method: 'GET',
+          headers: {
+            accept: 'text/event-stream',
+            ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+            'mcp-protocol-version': LATEST_SESSION_REVISION,
+          },
+          identity: request.identity,
+          signal,
+        }),
+    };
   }
 
   async #answer(
@@ -185,16 +190,25 @@ export class HttpDownAdapter {
     const timeoutMs = this.fc.options.upstreamTimeoutMs;
     const timer = setTimeout(() => call.abort(new UpstreamTimeout(timeoutMs)), timeoutMs);
     const level = requestedLogLevel(message);
+    let release = () => {};
     const run = async () => {
       if (level) await this.#applyLogLevel(request, current, level);
+      // What the server asks during the call may come on the session's GET stream instead.
+      const hold = (session: BackendSession) =>
+        this.#listens.hold(this.#listenBackend(request, session.backendSessionId), (received) =>
+          this.#onServerRequest(call, request, session, received),
+        );
+      release = await hold(current);
       let upstream: UpstreamResponse;
       try {
         upstream = await this.#post(request, current.backendSessionId, legacy, call.signal);
       } catch (err) {
         if (!(err instanceof SessionGone)) throw err;
+        release();
         await this.sessions.forget(request.identity, current.backendSessionId);
         current = await this.#session(request);
         if (level) await this.#applyLogLevel(request, current, level);
+        release = await hold(current);
         upstream = await this.#post(request, current.backendSessionId, legacy, call.signal);
       }
       const answerServer = (answer: JsonRpcResponse) =>
@@ -234,7 +248,10 @@ export class HttpDownAdapter {
           timedOut ? 504 : 502,
         );
       })
-      .finally(() => clearTimeout(timer));
+      .finally(() => {
+        clearTimeout(timer);
+        release();
+      });
     return call;
   }
 
