@@ -10,6 +10,7 @@ import { isResponse, tryParseJsonRpc, type JsonRpcMessage } from '../mcp/jsonrpc
 import { discoverProbe, STATELESS_REVISION } from '../mcp/revisions.js';
 import { SseParser } from '../mcp/sse.js';
 import { log } from '../util/log.js';
+import { withTimeout } from '../util/timeout.js';
 import { Catalog } from './catalog.js';
 import { CONNECT_TIMEOUT_MS, connectMember, fetchLists, memberError } from './member-client.js';
 import type { MemberSet } from './members.js';
@@ -21,6 +22,9 @@ export interface StatelessMembersOptions {
   available: () => MemberSet;
   onCatalog: (catalog: Catalog) => void;
 }
+
+/** How long a request waits for a member's era to be known before going on without it. */
+const ERA_WAIT_MS = 2_000;
 
 const DISCOVER = discoverProbe('moat-aggregate-discover', { name: 'moat-aggregate', version: '1.0.0' });
 
@@ -72,6 +76,8 @@ async function speaksStateless(url: string): Promise<boolean | undefined> {
 export class StatelessMembers {
   /** Member URL → whether it speaks 2026-07-28 (only answers are kept). */
   private readonly eras = new Map<string, boolean>();
+  /** Member URL → its `server/discover` under way (one at a time per member). */
+  private readonly asking = new Map<string, Promise<boolean | undefined>>();
   private readonly clients = new Map<string, Promise<Client>>();
   private cached: Promise<Catalog> | undefined;
 
@@ -80,16 +86,27 @@ export class StatelessMembers {
   /** The first available member that does not speak 2026-07-28, if any (members that could not be asked do not count). */
   async sessionOnlyMember(): Promise<string | undefined> {
     const members = [...this.options.available()];
-    const answers = await Promise.all(
-      members.map(async ([, url]) => {
-        const known = this.eras.get(url);
-        if (known !== undefined) return known;
-        const asked = await speaksStateless(url);
+    const answers = await Promise.all(members.map(([, url]) => this.era(url)));
+    return members.find((_, i) => answers[i] === false)?.[0];
+  }
+
+  /**
+   * Whether the member at `url` speaks 2026-07-28, asked once; a member that has not answered
+   * within ERA_WAIT_MS counts as unknown for this request (and is still being asked).
+   */
+  private async era(url: string): Promise<boolean | undefined> {
+    const known = this.eras.get(url);
+    if (known !== undefined) return known;
+    let pending = this.asking.get(url);
+    if (!pending) {
+      pending = speaksStateless(url).then((asked) => {
+        this.asking.delete(url);
         if (asked !== undefined) this.eras.set(url, asked);
         return asked;
-      }),
-    );
-    return members.find((_, i) => answers[i] === false)?.[0];
+      });
+      this.asking.set(url, pending);
+    }
+    return withTimeout(pending, ERA_WAIT_MS, 'server/discover').catch(() => undefined);
   }
 
   /** The merged catalog: as built last, or built now when `fresh` or nothing is kept. */
