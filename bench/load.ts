@@ -7,6 +7,8 @@
  *     that connected, as an MCP host does before its first call)
  *   {"target":"sdk","url":...,"concurrency":n,"requests":n,"maxMs":n}        tools/call through the official
  *     MCP SDK client (v2), one client and session per worker: what an MCP host does
+ *   {"target":"stateless","url":...,"concurrency":n,"requests":n,"maxMs":n}  tools/call as MCP 2026-07-28
+ *     (no session: each request carries the `_meta` envelope and the Mcp-Method/Mcp-Name headers)
  * Optional "headers" are sent on every request (the policy cells' bearer token); optional "toolName"
  * is the tool called (default `echo`; an aggregate exposes it as `<member>__echo`). The HTTP target
  * opens one session and every worker sends on it (its Mcp-Session-Id).
@@ -19,7 +21,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Pool } from 'undici';
 
 interface Job {
-  target: 'http' | 'stdio' | 'sessions' | 'sdk';
+  target: 'http' | 'stdio' | 'sessions' | 'sdk' | 'stateless';
   url?: string;
   command?: string[];
   concurrency: number;
@@ -54,6 +56,27 @@ const callBody = (id: number) =>
     id,
     method: 'tools/call',
     params: { name: TOOL, arguments: { n: id } },
+  });
+
+const STATELESS_HEADERS: Record<string, string> = {
+  ...HEADERS,
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': TOOL,
+};
+const statelessCallBody = (id: number) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: TOOL,
+      arguments: { n: id },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
   });
 
 /** Sends call `id` from worker `worker` (0 … concurrency-1). */
@@ -99,6 +122,11 @@ async function httpSender(
   }
   if (sessions)
     return { send: (id) => post(initBody(id), HEADERS).then(() => undefined), close: () => pool.close() };
+  if (job.target === 'stateless')
+    return {
+      send: (id) => post(statelessCallBody(id), STATELESS_HEADERS).then(() => undefined),
+      close: () => pool.close(),
+    };
   const headers = await open(0);
   return { send: (id) => post(callBody(id), headers).then(() => undefined), close: () => pool.close() };
 }
