@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { InvalidMessage, parseJsonRpc, tryParseJsonRpc, type JsonRpcMessage } from '../src/mcp/jsonrpc.js';
-import { SseParser, withData, type SseEvent } from '../src/proxy/pipeline/sse.js';
+import { SseParser, withData, type SseEvent } from '../src/mcp/sse.js';
 import { clientHeaders, upstreamHeaders } from '../src/proxy/http/upstream-client.js';
 import { chunked, hostileServer } from './fuzz-hostile-server.js';
 

@@ -1,6 +1,6 @@
 /** The JSON-RPC messages of a backend answer, for the era bridge (which reads every one of them). */
 import { reject } from '../pipeline/errors.js';
-import { SseParser } from '../pipeline/sse.js';
+import { SseParser } from '../../mcp/sse.js';
 import { answerBody } from './relay.js';
 import { headerValue, type UpstreamResponse } from './upstream-client.js';
 import {

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseWriter, withData, type SseEvent } from '../pipeline/sse.js';
+import { withData, type SseEvent } from '../../mcp/sse.js';
+import { SseWriter } from '../pipeline/sse.js';
 import { relaySse } from './relay.js';
 import type { BodyFlow, BodySink } from './undici-pool.js';
 

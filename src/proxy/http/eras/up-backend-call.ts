@@ -16,7 +16,7 @@ import {
 } from '../../../mcp/jsonrpc.js';
 import { errorMessage } from '../../../util/errors.js';
 import { ProxyRejection } from '../../pipeline/errors.js';
-import { SseParser } from '../../pipeline/sse.js';
+import { SseParser } from '../../../mcp/sse.js';
 import { discard, headerValue, wholeBody, type UpstreamClient } from '../upstream-client.js';
 import { standardHeaders } from '../../eras/up/wire.js';
 
