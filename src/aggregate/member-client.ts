@@ -8,6 +8,7 @@ import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type ClientCapabilities,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/client';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { MemberLists } from './catalog.js';
@@ -36,6 +37,33 @@ export function memberError(member: string, err: unknown): Error {
   if (err instanceof ProtocolError) return err;
   const reason = err instanceof Error ? err.message : String(err);
   return new ProtocolError(INTERNAL_ERROR, `aggregate member ${member} is unreachable or failed: ${reason}`);
+}
+
+/** A member session the SDK client opened, as the direct `tools/call` path (direct-call.ts) sends on it. */
+export interface MemberSession {
+  url: URL;
+  /** Every POST on the session carries these (its id, its protocol version, the media types). */
+  headers: Record<string, string>;
+  /** Hands a message to the session's SDK client, as if it had come on the client's own stream. */
+  deliver(message: JSONRPCMessage): void;
+}
+
+/** The session of a connected client, when it speaks streamable HTTP (the legacy transport has no such session). */
+export function memberSession(url: string, client: Client): MemberSession | undefined {
+  const transport = client.transport;
+  if (!(transport instanceof StreamableHTTPClientTransport)) return undefined;
+  const { sessionId, protocolVersion } = transport;
+  if (!sessionId || !protocolVersion) return undefined;
+  return {
+    url: new URL(url),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': protocolVersion,
+    },
+    deliver: (message) => transport.onmessage?.(message),
+  };
 }
 
 export async function connectMember(
