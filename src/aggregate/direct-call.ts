@@ -226,8 +226,8 @@ export class DirectCalls {
 
   private post(session: MemberSession, message: object, signal?: AbortSignal) {
     return undiciRequest.call(this.deps.agent, {
-      origin: session.url.origin,
-      path: `${session.url.pathname}${session.url.search}`,
+      origin: session.origin,
+      path: session.path,
       method: 'POST',
       headers: session.headers,
       body: JSON.stringify(message),

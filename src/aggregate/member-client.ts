@@ -41,7 +41,9 @@ export function memberError(member: string, err: unknown): Error {
 
 /** A member session the SDK client opened, as the direct `tools/call` path (direct-call.ts) sends on it. */
 export interface MemberSession {
-  url: URL;
+  /** The member's URL as undici's request takes it (strings: every member session keeps one). */
+  origin: string;
+  path: string;
   /** Every POST on the session carries these (its id, its protocol version, the media types). */
   headers: Record<string, string>;
   /** Hands a message to the session's SDK client, as if it had come on the client's own stream. */
@@ -54,8 +56,10 @@ export function memberSession(url: string, client: Client): MemberSession | unde
   if (!(transport instanceof StreamableHTTPClientTransport)) return undefined;
   const { sessionId, protocolVersion } = transport;
   if (!sessionId || !protocolVersion) return undefined;
+  const { origin, pathname, search } = new URL(url);
   return {
-    url: new URL(url),
+    origin,
+    path: `${pathname}${search}`,
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
