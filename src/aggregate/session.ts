@@ -57,8 +57,10 @@ export interface SessionHooks {
 interface MemberConnection {
   url: string;
   client: Promise<Client>;
-  /** Its session once connected, for direct tools/calls (undefined on the legacy transport). */
-  session?: MemberSession;
+  /** The client once connected. */
+  ready?: Client;
+  /** Its session for direct tools/calls, made at the first (null on the legacy transport). */
+  session?: MemberSession | null;
 }
 
 const INTERNAL_ERROR = -32603;
@@ -289,7 +291,7 @@ export class FrontSession {
     const connection: MemberConnection = { url, client };
     this.connections.set(name, connection);
     void client.then(
-      (c) => (connection.session = memberSession(url, c)),
+      (c) => (connection.ready = c),
       () => {},
     );
     // A failed connect is tried again next time.
@@ -302,8 +304,10 @@ export class FrontSession {
   /** The open session with `name` for a direct call, if it is current (a stale one takes the SDK path, which replaces it). */
   private memberSession(name: string): MemberSession | undefined {
     const connection = this.connections.get(name);
-    if (this.closed || !connection || this.hooks.available().get(name) !== connection.url) return undefined;
-    return connection.session;
+    if (this.closed || !connection?.ready || this.hooks.available().get(name) !== connection.url)
+      return undefined;
+    connection.session ??= memberSession(connection.url, connection.ready) ?? null;
+    return connection.session ?? undefined;
   }
 
   /** What a member sends of its own accord reaches this session's client. */
