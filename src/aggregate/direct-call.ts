@@ -12,6 +12,7 @@
  * is not open yet or is gone (404), takes the SDK path (session.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import {
   ProtocolError,
@@ -100,6 +101,11 @@ interface Call {
 const MEMBER_ID = 'moat-aggregate-call-';
 const FORWARD_ID = 'moat-aggregate-ask-';
 const STREAM_ID = 'moat-aggregate-direct-';
+
+/** Resumptions of a member's stream in a row that brought no event before the call fails (the SDK client's bound). */
+const MEMBER_RESUMES = 2;
+/** The wait before resuming a member's stream when it gave no `retry` hint (the SDK client's default). */
+const MEMBER_RETRY_MS = 1_000;
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -225,13 +231,22 @@ export class DirectCalls {
   }
 
   private post(session: MemberSession, message: object, signal?: AbortSignal) {
-    return undiciRequest.call(this.deps.agent, {
-      origin: session.origin,
-      path: session.path,
+    return this.request(session, {
       method: 'POST',
       headers: session.headers,
       body: JSON.stringify(message),
       signal,
+    });
+  }
+
+  private request(
+    session: MemberSession,
+    init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+  ) {
+    return undiciRequest.call(this.deps.agent, {
+      origin: session.origin,
+      path: session.path,
+      ...init,
       // CALL_TIMEOUT_MS bounds the call; a member's stream may be quiet for long.
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -246,16 +261,47 @@ export class DirectCalls {
     );
   }
 
-  /** The member's event stream, message by message; it ends after the answer. */
-  private async relay(call: Call, body: AsyncIterable<Buffer>): Promise<void> {
+  /**
+   * The member's event stream, message by message, until it ends after the answer. One that ends
+   * before (a server that polls: it closes the stream and the client comes back) is resumed with
+   * `Last-Event-ID` after the member's `retry` hint, as the SDK client would.
+   */
+  private async relay(call: Call, first: AsyncIterable<Buffer>): Promise<void> {
     this.stream(call);
-    const parser = new SseParser();
-    for await (const chunk of body) {
-      for (const event of parser.push(chunk)) {
-        const message = event.data ? parseJson(event.data) : undefined;
-        if (message) await this.fromMember(call, message);
+    let body = first;
+    let lastEventId: string | undefined;
+    let retryMs = MEMBER_RETRY_MS;
+    let barren = 0;
+    for (;;) {
+      const parser = new SseParser();
+      let fresh = false;
+      for await (const chunk of body) {
+        for (const event of parser.push(chunk)) {
+          if (event.id !== undefined) [lastEventId, fresh] = [event.id, true];
+          if (event.retry !== undefined) retryMs = event.retry;
+          const message = event.data ? parseJson(event.data) : undefined;
+          if (message) await this.fromMember(call, message);
+        }
       }
+      barren = fresh ? 0 : barren + 1;
+      if (call.answered || lastEventId === undefined || barren > MEMBER_RESUMES) return;
+      await sleep(retryMs, undefined, { signal: call.abort.signal });
+      body = await this.resumeMember(call, lastEventId);
     }
+  }
+
+  private async resumeMember(call: Call, lastEventId: string): Promise<AsyncIterable<Buffer>> {
+    const { 'content-type': _json, ...headers } = call.session.headers;
+    const answer = await this.request(call.session, {
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
+      signal: call.abort.signal,
+    });
+    if (answer.statusCode !== 200)
+      throw new Error(
+        `Failed to reconnect SSE stream: HTTP ${answer.statusCode} ${await answer.body.text()}`,
+      );
+    return answer.body;
   }
 
   /** One message from the member on the call's answer: the answer, or what the member says or asks meanwhile. */
@@ -288,24 +334,26 @@ export class DirectCalls {
       send: (request, options) =>
         new Promise((resolve, reject) => {
           if (call.answered) return reject(new Error('the call it came with was answered'));
-          const id = this.ask(call, request, (answer) => {
-            clear();
-            if (answer.error)
-              reject(new ProtocolError(answer.error.code, answer.error.message, answer.error.data));
-            else resolve(answer.result as never);
-          });
-          const stop = (err: Error) => {
-            this.asked.delete(idKey(id));
-            clear();
-            reject(err);
-          };
-          const timer = setTimeout(() => stop(new Error('Request timed out')), options.timeout);
-          const onAbort = () => stop(new Error('the member cancelled its request'));
-          options.signal.addEventListener('abort', onAbort, { once: true });
-          const clear = () => {
+          let id = '';
+          const settle = (outcome: () => void) => {
             clearTimeout(timer);
             options.signal.removeEventListener('abort', onAbort);
+            this.asked.delete(idKey(id));
+            outcome();
           };
+          const onAbort = () => settle(() => reject(new Error('the member cancelled its request')));
+          const timer = setTimeout(
+            () => settle(() => reject(new Error('Request timed out'))),
+            options.timeout,
+          );
+          options.signal.addEventListener('abort', onAbort, { once: true });
+          id = this.ask(call, request, (answer) =>
+            settle(() =>
+              answer.error
+                ? reject(new ProtocolError(answer.error.code, answer.error.message, answer.error.data))
+                : resolve(answer.result as never),
+            ),
+          );
         }),
       notify: (notification) => (call.answered ? Promise.resolve() : this.emit(call, notification)),
     };

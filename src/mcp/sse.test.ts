@@ -18,6 +18,16 @@ describe('SseParser', () => {
     expect(parser.flush()).toMatchObject({ raw: 'data: tail', data: 'tail' });
   });
 
+  it("reads an event's id and a numeric retry hint (where a client resumes, and after how long)", () => {
+    const [priming, message, odd] = new SseParser().push(
+      'id: s::1\nretry: 500\ndata: \n\nid: s::2\ndata: {}\n\nretry: soon\n\n',
+    );
+    expect(priming).toMatchObject({ id: 's::1', retry: 500, data: '' });
+    expect(message).toMatchObject({ id: 's::2', data: '{}' });
+    expect(message?.retry).toBeUndefined();
+    expect(odd?.retry).toBeUndefined();
+  });
+
   it('reads bare-CR line ends and a leading byte order mark, split anywhere', () => {
     const text = '\uFEFFdata: a\r\rid: 2\rdata: b\r\n\rdata: c\r\n\r\ndata: d\n\r: x\r\r';
     const bytes = Buffer.from(text);

@@ -11,6 +11,10 @@ export interface SseEvent {
   event?: string;
   /** The data lines joined with '\n'; undefined when the event has no data field. */
   data?: string;
+  /** Its `id` field: where a client that lost the stream resumes it. */
+  id?: string;
+  /** Its `retry` field (milliseconds), when it is a number. */
+  retry?: number;
   /** A line that is neither a comment nor a field of the standard (data, event, id, retry). */
   stray?: true;
 }
@@ -122,7 +126,10 @@ function parseEvent(raw: string): SseEvent {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') data.push(value);
     else if (field === 'event') event.event = value;
-    else if (field !== 'id' && field !== 'retry') event.stray = true;
+    else if (field === 'id') event.id = value;
+    else if (field === 'retry') {
+      if (/^\d+$/.test(value)) event.retry = Number(value);
+    } else event.stray = true;
   }
   if (data.length > 0) event.data = data.join('\n');
   return event;
