@@ -15,6 +15,7 @@ import type { AggregateNaming } from '../config/aggregate.js';
 import type { MemberResolver } from '../mcp/members.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { log } from '../util/log.js';
+import { UndiciAgent } from '../util/undici-parts.js';
 import type { Catalog } from './catalog.js';
 import { sessionEventStore } from './events.js';
 import { MemberIndex } from './member-index.js';
@@ -23,7 +24,6 @@ import type { NameClaims, ShadowedEntry } from './names.js';
 import { FrontSession, type ListKind, type SessionHooks } from './session.js';
 import { SessionIds, type SessionSeed } from './session-id.js';
 import type { AggregateMember } from './types.js';
-import { UndiciAgent } from '../util/undici-parts.js';
 
 export type { ShadowedEntry } from './names.js';
 export type { AggregateMember } from './types.js';
