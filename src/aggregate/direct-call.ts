@@ -2,9 +2,9 @@
  * `tools/call` through the aggregate without the MCP SDK (issue 32; docs/aggregation.md, "Cost"):
  * the SDK's server transport and client cost the aggregate most of its CPU per call, so a call
  * whose member session is open goes on that session as JSON, with only its id and tool name
- * rewritten, and the member's answer comes back with the front id restored: as JSON while nothing
- * else had to go first, else on an event stream whose events are stored for `Last-Event-ID` like
- * the SDK transport's. A member session belongs to one front session, so progress tokens pass
+ * rewritten, and the member's answer comes back with the front id restored: as JSON when it came
+ * within STREAM_AFTER_MS and nothing else had to go first, else on an event stream whose events
+ * are stored for `Last-Event-ID` like the SDK transport's. A member session belongs to one front session, so progress tokens pass
  * unchanged. What a member asks during the call (sampling, elicitation, roots; on the call's own
  * stream or, as the SDK path routes it, on its session's stream) goes on the call's stream under an
  * id of the aggregate's, and the client's answer is routed back; the client's cancellation
@@ -102,6 +102,11 @@ const MEMBER_ID = 'moat-aggregate-call-';
 const FORWARD_ID = 'moat-aggregate-ask-';
 const STREAM_ID = 'moat-aggregate-direct-';
 
+/**
+ * A call its member has not answered within this long gets its event stream (and the priming
+ * event a client resumes from), as every call has on the SDK path; a quicker one is answered JSON.
+ */
+const STREAM_AFTER_MS = 1_000;
 /** Resumptions of a member's stream in a row that brought no event before the call fails (the SDK client's bound). */
 const MEMBER_RESUMES = 2;
 /** The wait before resuming a member's stream when it gave no `retry` hint (the SDK client's default). */
@@ -201,7 +206,10 @@ export class DirectCalls {
     const key = idKey(call.frontId);
     this.calls.set(key, call);
     const release = this.deps.waiting(call.member, this.related(call));
-    const timer = setTimeout(() => this.cut(call, 'timeout'), CALL_TIMEOUT_MS);
+    let timer = setTimeout(() => {
+      if (!call.answered) this.stream(call);
+      timer = setTimeout(() => this.cut(call, 'timeout'), CALL_TIMEOUT_MS - STREAM_AFTER_MS);
+    }, STREAM_AFTER_MS);
     try {
       const answer = await this.post(call.session, message, call.abort.signal);
       if (answer.statusCode === 404 && !call.stream) {

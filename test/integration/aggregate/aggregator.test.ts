@@ -685,4 +685,29 @@ describe('aggregator: tools/call on an open member session (direct, without the 
     expect(replayed).toContain('notifications/progress');
     expect(replayed).toContain('alpha:released');
   });
+
+  it('a call its member (answering JSON) takes over a second turns into a resumable event stream', async () => {
+    const beta = await member(() => startV2Member('beta', { json: true }));
+    const agg = await aggregate(listed(beta));
+    const raw = await rawSession(agg.url);
+    await (await raw.post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).text();
+
+    const lost = new AbortController();
+    const started = once(beta.events, 'started');
+    const call = await raw.post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'beta__gated' } },
+      lost.signal,
+    );
+    expect(call.headers.get('content-type')).toContain('text/event-stream');
+    const [priming] = eventIds(await readUntil(call.body!, (t) => t.includes('id: ')));
+    await within(started, 'the member to start the call');
+    lost.abort();
+
+    const resumed = await raw.resume(priming!);
+    beta.events.emit('release');
+    const after = await readUntil(resumed.body!, () => false);
+    const answer = JSON.parse(/^data: (.*"result".*)$/m.exec(after)![1]!) as { id: number; result: object };
+    expect(answer.id).toBe(3);
+    expect(textOf(answer.result)).toBe('beta:released');
+  });
 });
