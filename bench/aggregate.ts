@@ -6,7 +6,10 @@
  * of `moat group serve` runs both (bench/proxy.ts, backend kind `aggregate`).
  *   1. `tools/call` of `m0__echo` through the aggregate against `echo` at member m0's own proxy
  *      (the workload's own endpoint), interleaved in the same rounds, at concurrency 1 and 32;
- *      with the aggregate process's CPU per call (steadier than throughput on a shared machine);
+ *      with the aggregate process's CPU per call (steadier than throughput on a shared machine).
+ *      In the same rounds, the ceiling of reaching members through their own proxies: a chain of
+ *      two plain Moat proxies (a front proxy whose backend is m0's proxy, no aggregator) calling
+ *      `echo`, with the front proxy's CPU per call;
  *   2. memory per connected client: the aggregate process's RSS and heap (after a forced GC)
  *      before and after CLIENTS sessions are initialized and have listed their tools (each such
  *      session holds one member session per member), per client = delta / CLIENTS. Read before
@@ -22,6 +25,8 @@ const WARM_CLIENTS = 10;
 const MB = 1024 * 1024;
 
 export const AGGREGATE_PATH = `aggregate of ${MEMBERS} members (Moat proxy + aggregator) → member's Moat proxy, vs the member's proxy`;
+export const CHAIN_PATH =
+  "Moat proxy → member's Moat proxy (two plain proxies, the aggregate's ceiling), vs the member's proxy";
 
 export interface AggregateBench {
   rows: Row[];
@@ -42,6 +47,7 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
     { kind: 'aggregate', members: members.map((m) => ({ name: m.name, url: m.proxy.url })) },
     'supervisor',
   );
+  const chain = await startProxy({ kind: 'http', url: members[0]!.proxy.url }, 'supervisor');
   try {
     const memberIdle = await members[0]!.proxy.memory();
     const sessions = async (requests: number): Promise<LoadResult> => {
@@ -59,20 +65,31 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
     const after = await front.memory();
 
     const rows: Row[] = [];
-    /** The aggregate process's user+system CPU per call (warm-ups included), by concurrency. */
-    const cpu = new Map<number, number>();
+    /** User+system CPU per call (warm-ups included) of the aggregate process and of the chain's front proxy, by concurrency. */
+    const cpu = new Map<number, { aggregate: number; chain: number }>();
     for (const concurrency of [1, 32]) {
-      const cpuBefore = cpuSeconds(front.pid);
-      const [row] = await kit.compare(concurrency, { target: 'http', url: members[0]!.proxy.url }, [
-        [AGGREGATE_PATH, { target: 'http', url: front.url, toolName: 'm0__echo' }],
-      ]);
-      const calls = row!.proxied.requests + kit.warmups(row!);
-      cpu.set(concurrency, ((cpuSeconds(front.pid) - cpuBefore) * 1e6) / calls);
-      rows.push(row!);
+      const before = { aggregate: cpuSeconds(front.pid), chain: cpuSeconds(chain.pid) };
+      const [aggregate, chained] = await kit.compare(
+        concurrency,
+        { target: 'http', url: members[0]!.proxy.url },
+        [
+          [AGGREGATE_PATH, { target: 'http', url: front.url, toolName: 'm0__echo' }],
+          [CHAIN_PATH, { target: 'http', url: chain.url }],
+        ],
+      );
+      const perCall = (pid: number, since: number, row: Row) =>
+        ((cpuSeconds(pid) - since) * 1e6) / (row.proxied.requests + kit.warmups(row));
+      cpu.set(concurrency, {
+        aggregate: perCall(front.pid, before.aggregate, aggregate!),
+        chain: perCall(chain.pid, before.chain, chained!),
+      });
+      rows.push(aggregate!, chained!);
     }
     const perClient = (pick: (m: Memory) => number) => (pick(after) - pick(before)) / CLIENTS / 1024;
-    const at = (c: number) => rows.find((r) => r.concurrency === c)!;
+    const at = (c: number, path = AGGREGATE_PATH) =>
+      rows.find((r) => r.concurrency === c && r.path === path)!;
     const throughput32 = at(32).proxied.rps / at(32).direct.rps;
+    const ofCeiling = (c: number) => at(c).proxied.rps / at(c, CHAIN_PATH).proxied.rps;
     const p50At1 = at(1).proxied.p50Ms / at(1).direct.p50Ms;
     const m = (x: Memory) => `${mb(x.rss)} (heap ${mb(x.heapUsed)})`;
     const lines = [
@@ -80,9 +97,11 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
       '',
       ...kit.rowTable(rows),
       '',
-      '| concurrency | CPU per call, aggregate process (proxy + aggregator) |',
-      '|---|---|',
-      ...[...cpu].map(([c, us]) => `| ${c} | ${fmt(us, 0)} µs |`),
+      "| concurrency | CPU per call, aggregate process (proxy + aggregator) | CPU per call, the chain's front proxy | aggregate throughput ÷ the chain's |",
+      '|---|---|---|---|',
+      ...[...cpu].map(
+        ([c, us]) => `| ${c} | ${fmt(us.aggregate, 0)} µs | ${fmt(us.chain, 0)} µs | ${fmt(ofCeiling(c))}× |`,
+      ),
       '',
       `| memory (after GC) | RSS (heap) |`,
       '|---|---|',
@@ -104,6 +123,12 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
         met: throughput32 >= 0.8,
       },
       {
+        target:
+          "aggregate tools/call throughput against its ceiling (two plain Moat proxies, front → member's proxy), concurrency 1 / 32",
+        measured: `${fmt(ofCeiling(1), 3)}× / ${fmt(ofCeiling(32), 3)}×`,
+        met: undefined,
+      },
+      {
         target: "aggregate tools/call p50 at concurrency 1 against the member's own endpoint",
         measured: `${fmt(p50At1, 3)}× (${fmt(at(1).proxied.p50Ms, 3)} / ${fmt(at(1).direct.p50Ms, 3)} ms)`,
         met: undefined,
@@ -122,7 +147,7 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
     ];
     return { rows, targets, lines };
   } finally {
-    await front.stop();
+    await Promise.all([front.stop(), chain.stop()]);
     await Promise.all(members.map((x) => x.proxy.stop()));
   }
 }

@@ -19,15 +19,17 @@ interface Stored {
   bytes: number;
 }
 
-/** One session's store: event ids are `<streamId>::<counter>`, so an id names its stream. */
+/** The stream an event id of this store names (ids are `<streamId>::<counter>`). */
+export function streamOf(eventId: string): string | undefined {
+  const at = eventId.lastIndexOf('::');
+  return at < 0 ? undefined : eventId.slice(0, at);
+}
+
+/** One session's store: event ids name their stream (streamOf). */
 export function sessionEventStore(kept = KEPT_EVENTS, keptBytes = KEPT_BYTES): EventStore {
   const events: Stored[] = [];
   let counter = 0;
   let bytes = 0;
-  const streamOf = (eventId: string) => {
-    const at = eventId.lastIndexOf('::');
-    return at < 0 ? undefined : eventId.slice(0, at);
-  };
   return {
     storeEvent(streamId, message) {
       const id = `${streamId}::${String(++counter).padStart(12, '0')}`;

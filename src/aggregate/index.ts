@@ -18,6 +18,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { isStatelessRevisionName } from '../mcp/revisions.js';
 import { isObject } from '../util/is-object.js';
 import { log } from '../util/log.js';
+import { UndiciAgent } from '../util/undici-parts.js';
 import type { Catalog } from './catalog.js';
 import { sessionEventStore } from './events.js';
 import { MemberIndex } from './member-index.js';
@@ -92,21 +93,19 @@ interface Tracked {
   lastSeen: number;
 }
 
-const TOO_LARGE = Symbol('too large');
-
-/** The JSON body of a request, at most MAX_BODY_BYTES; undefined when it is not JSON. */
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The JSON body of a request, at most MAX_BODY_BYTES; undefined when it is not, answered as the SDK transport would. */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) return TOO_LARGE;
+    if (size > MAX_BODY_BYTES) return void jsonRpcError(res, 413, -32000, 'Request body too large');
     chunks.push(chunk);
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
   } catch {
-    return undefined;
+    return void jsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
   }
 }
 
@@ -163,7 +162,11 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
     for (const session of sessions()) session.membersChanged(now);
     stateless.membersChanged(now);
   });
+  // Direct tools/calls to members (direct-call.ts): one keep-alive pool per member, for every session.
+  const agent = new UndiciAgent();
   const hooks: SessionHooks = {
+    agent,
+    retryMs: RETRY_INTERVAL_MS,
     naming: options.naming,
     claims,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
@@ -183,12 +186,13 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
 
   /** A front session on a transport whose session id is `id` once it is initialized. */
   const createSession = async (id: string | undefined) => {
-    const session = new FrontSession(hooks);
+    const events = sessionEventStore();
+    const session = new FrontSession(hooks, events);
     const transport = new NodeStreamableHTTPServerTransport({
       // An initialize openSession did not read as one (it cannot happen) gets an id only this replica knows.
       sessionIdGenerator: () => id ?? randomUUID(),
       // Resumable, as its members are: priming events, a retry hint, Last-Event-ID replays.
-      eventStore: sessionEventStore(),
+      eventStore: events,
       retryInterval: RETRY_INTERVAL_MS,
     });
     session.server.onclose = () => {
@@ -205,9 +209,9 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
   };
 
   const sessionless = async (req: IncomingMessage, res: ServerResponse) => {
-    const body = await readJson(req);
-    if (body === TOO_LARGE) return jsonRpcError(res, 413, -32000, 'Request body too large');
-    if (body === undefined) return jsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    const read = await readJson(req, res);
+    if (!read) return;
+    const { body } = read;
     // Without a session only `initialize` is a session's (unless sent as 2026-07-28, which has
     // none): anything else is a 2026-07-28 request.
     const version = req.headers['mcp-protocol-version'];
@@ -293,7 +297,16 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
       entry.open--;
       entry.lastSeen = Date.now();
     });
-    await (entry.session.server.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res);
+    const transport = entry.session.server.transport as NodeStreamableHTTPServerTransport;
+    if (req.method === 'POST') {
+      // Read here so the direct path (direct-call.ts) can take what it serves; the rest goes to the SDK.
+      const read = await readJson(req, res);
+      if (read && !(await entry.session.direct.take(req, res, read.body)))
+        await transport.handleRequest(req, res, read.body);
+      return;
+    }
+    if (req.method === 'GET' && entry.session.direct.resume(req, res)) return;
+    await transport.handleRequest(req, res);
     if (req.method === 'DELETE' && res.statusCode < 300) {
       ended.add(id);
       if (ended.size > MAX_ENDED) ended.delete(ended.values().next().value as string);
@@ -340,6 +353,7 @@ export async function startAggregator(options: AggregatorOptions): Promise<Aggre
       await stateless.close();
       await Promise.all(sessions().map((s) => s.close()));
       tracked.clear();
+      await agent.destroy();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

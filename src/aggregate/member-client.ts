@@ -8,6 +8,7 @@ import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type ClientCapabilities,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/client';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { MemberLists } from './catalog.js';
@@ -36,6 +37,37 @@ export function memberError(member: string, err: unknown): Error {
   if (err instanceof ProtocolError) return err;
   const reason = err instanceof Error ? err.message : String(err);
   return new ProtocolError(INTERNAL_ERROR, `aggregate member ${member} is unreachable or failed: ${reason}`);
+}
+
+/** A member session the SDK client opened, as the direct `tools/call` path (direct-call.ts) sends on it. */
+export interface MemberSession {
+  /** The member's URL as undici's request takes it (strings: every member session keeps one). */
+  origin: string;
+  path: string;
+  /** Every POST on the session carries these (its id, its protocol version, the media types). */
+  headers: Record<string, string>;
+  /** Hands a message to the session's SDK client, as if it had come on the client's own stream. */
+  deliver(message: JSONRPCMessage): void;
+}
+
+/** The session of a connected client, when it speaks streamable HTTP (the legacy transport has no such session). */
+export function memberSession(url: string, client: Client): MemberSession | undefined {
+  const transport = client.transport;
+  if (!(transport instanceof StreamableHTTPClientTransport)) return undefined;
+  const { sessionId, protocolVersion } = transport;
+  if (!sessionId || !protocolVersion) return undefined;
+  const { origin, pathname, search } = new URL(url);
+  return {
+    origin,
+    path: `${pathname}${search}`,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': protocolVersion,
+    },
+    deliver: (message) => transport.onmessage?.(message),
+  };
 }
 
 /** A client on a member; `pinned`: the stateless revision it speaks (none: a 2025-era session). */

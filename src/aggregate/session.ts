@@ -7,6 +7,7 @@ import type { Client, RequestOptions } from '@modelcontextprotocol/client';
 import {
   ProtocolError,
   Server,
+  type EventStore,
   type LoggingLevel,
   type Notification,
   type Prompt,
@@ -15,10 +16,12 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
+import type { Dispatcher } from 'undici';
 import type { AggregateNaming } from '../config/aggregate.js';
 import { log } from '../util/log.js';
 import { withTimeout } from '../util/timeout.js';
 import { Catalog } from './catalog.js';
+import { DirectCalls, type Related } from './direct-call.js';
 import {
   CALL_TIMEOUT_MS,
   CONNECT_TIMEOUT_MS,
@@ -26,6 +29,8 @@ import {
   fetchLists,
   forwardedCapabilities,
   memberError,
+  memberSession,
+  type MemberSession,
 } from './member-client.js';
 import type { MemberSet } from './members.js';
 import type { NameClaims } from './names.js';
@@ -43,11 +48,19 @@ export interface SessionHooks {
   onCatalog: (catalog: Catalog) => void;
   /** A member said one of its lists changed: every session is told. */
   onListChanged: (kind: ListKind) => void;
+  /** Carries direct tools/calls to members (direct-call.ts). */
+  agent: Dispatcher;
+  /** The `retry` hint on the front's event streams. */
+  retryMs: number;
 }
 
 interface MemberConnection {
   url: string;
   client: Promise<Client>;
+  /** The client once connected. */
+  ready?: Client;
+  /** Its session for direct tools/calls, made at the first (null on the legacy transport). */
+  session?: MemberSession | null;
 }
 
 const INTERNAL_ERROR = -32603;
@@ -79,18 +92,43 @@ export const AGGREGATE_CAPABILITIES = {
 
 export class FrontSession {
   readonly server: Server;
+  /** tools/call without the SDK on member sessions that are open (the SDK path takes the rest). */
+  readonly direct: DirectCalls;
   private readonly connections = new Map<string, MemberConnection>();
   private cached: Promise<Catalog> | undefined;
   /** Front requests now waiting on each member, latest last: what a member asks or logs meanwhile goes on their stream. */
-  private readonly inFlight = new Map<string, ServerContext[]>();
+  private readonly inFlight = new Map<string, Related[]>();
   /** URI → the member it was subscribed at: a new session with that member subscribes again. */
   private readonly subscriptions = new Map<string, string>();
   private logLevel: LoggingLevel | undefined;
   private readonly pendingKinds = new Set<ListKind>();
   private closed = false;
 
-  constructor(private readonly hooks: SessionHooks) {
+  constructor(
+    private readonly hooks: SessionHooks,
+    events: EventStore,
+  ) {
     this.server = new Server(SERVER_INFO, { capabilities: AGGREGATE_CAPABILITIES });
+    this.direct = new DirectCalls(
+      {
+        // A name no member serves is the SDK path's to refuse.
+        tool: (name) =>
+          this.catalog()
+            .then((c) => c.tool(name))
+            .then(
+              (t) => ({ member: t.member, name: t.name }),
+              () => undefined,
+            ),
+        memberSession: (member) => this.memberSession(member),
+        drop: (member) => this.drop(member),
+        waiting: (member, related) => this.waiting(member, related),
+        clientCapabilities: () => this.server.getClientCapabilities(),
+        events,
+        agent: hooks.agent,
+        retryMs: hooks.retryMs,
+      },
+      () => this.server.transport?.sessionId,
+    );
     this.registerLists();
     this.registerRouted();
     this.server.setNotificationHandler('notifications/roots/list_changed', async () => {
@@ -191,9 +229,10 @@ export class FrontSession {
     ctx: ServerContext,
     call: (client: Client, options: RequestOptions) => Promise<T>,
   ): Promise<T> {
-    const waiting = this.inFlight.get(member) ?? [];
-    waiting.push(ctx);
-    this.inFlight.set(member, waiting);
+    const done = this.waiting(member, {
+      send: (request, o) => ctx.mcpReq.send(request, o),
+      notify: (notification) => ctx.mcpReq.notify(notification),
+    });
     const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: CALL_TIMEOUT_MS };
     const token = ctx.mcpReq._meta?.progressToken;
     if (token !== undefined) {
@@ -212,12 +251,20 @@ export class FrontSession {
         throw memberError(member, again);
       });
     } finally {
-      waiting.splice(waiting.indexOf(ctx), 1);
+      done();
     }
   }
 
+  /** Marks a front request as waiting on `member` until the returned function is called. */
+  private waiting(member: string, related: Related): () => void {
+    const waiting = this.inFlight.get(member) ?? [];
+    waiting.push(related);
+    this.inFlight.set(member, waiting);
+    return () => void waiting.splice(waiting.indexOf(related), 1);
+  }
+
   /** The front request waiting on `member` most recently, if any. */
-  private relatedRequest(member: string): ServerContext | undefined {
+  private relatedRequest(member: string): Related | undefined {
     return this.inFlight.get(member)?.at(-1);
   }
 
@@ -242,13 +289,26 @@ export class FrontSession {
       }
       return c;
     });
-    const connection = { url, client };
+    const connection: MemberConnection = { url, client };
     this.connections.set(name, connection);
+    void client.then(
+      (c) => (connection.ready = c),
+      () => {},
+    );
     // A failed connect is tried again next time.
     client.catch(() => {
       if (this.connections.get(name) === connection) this.connections.delete(name);
     });
     return client;
+  }
+
+  /** The open session with `name` for a direct call, if it is current (a stale one takes the SDK path, which replaces it). */
+  private memberSession(name: string): MemberSession | undefined {
+    const connection = this.connections.get(name);
+    if (this.closed || !connection?.ready || this.hooks.available().get(name) !== connection.url)
+      return undefined;
+    connection.session ??= memberSession(connection.url, connection.ready) ?? null;
+    return connection.session ?? undefined;
   }
 
   /** What a member sends of its own accord reaches this session's client. */
@@ -270,7 +330,7 @@ export class FrontSession {
         const request = { method, params: req.params };
         const related = this.relatedRequest(member);
         // On the stream of the front request that caused it, else the session's own stream.
-        return related ? related.mcpReq.send(request, options) : this.server.request(request, options);
+        return related ? related.send(request, options) : this.server.request(request, options);
       });
     if (front?.sampling) forward('sampling/createMessage');
     if (front?.elicitation) forward('elicitation/create');
@@ -290,9 +350,7 @@ export class FrontSession {
 
   private relayNotification(member: string, notification: Notification): void {
     const related = this.relatedRequest(member);
-    void (related ? related.mcpReq.notify(notification) : this.server.notification(notification)).catch(
-      () => {},
-    );
+    void (related ? related.notify(notification) : this.server.notification(notification)).catch(() => {});
   }
 
   private async connectedClients(): Promise<Client[]> {
@@ -369,6 +427,7 @@ export class FrontSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.direct.close();
     const clients = await this.connectedClients();
     this.connections.clear();
     await Promise.all(clients.map(closeBounded));

@@ -1,6 +1,7 @@
 /**
- * Server-Sent Events parsing, shared by the proxy and the aggregator: an incremental parser of
- * SSE-framed JSON-RPC messages from a server, and the rewrite of one event's data.
+ * Server-Sent Events as text: an incremental parser and event formatting, shared by the proxy's
+ * transports (src/proxy/pipeline/sse.ts writes the streams) and the aggregator's direct
+ * `tools/call` path, which reads a member's event stream without the MCP SDK.
  */
 import { StringDecoder } from 'node:string_decoder';
 
@@ -10,6 +11,10 @@ export interface SseEvent {
   event?: string;
   /** The data lines joined with '\n'; undefined when the event has no data field. */
   data?: string;
+  /** Its `id` field: where a client that lost the stream resumes it. */
+  id?: string;
+  /** Its `retry` field (milliseconds), when it is a number. */
+  retry?: number;
   /** A line that is neither a comment nor a field of the standard (data, event, id, retry). */
   stray?: true;
 }
@@ -121,7 +126,10 @@ function parseEvent(raw: string): SseEvent {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') data.push(value);
     else if (field === 'event') event.event = value;
-    else if (field !== 'id' && field !== 'retry') event.stray = true;
+    else if (field === 'id') event.id = value;
+    else if (field === 'retry') {
+      if (/^\d+$/.test(value)) event.retry = Number(value);
+    } else event.stray = true;
   }
   if (data.length > 0) event.data = data.join('\n');
   return event;
@@ -134,4 +142,11 @@ const LINE_END = /\r\n|\r|\n/;
 export function withData(event: SseEvent, data: string): string {
   const kept = event.raw.split(LINE_END).filter((line) => /^(event|id|retry)(:|$)/.test(line));
   return `${[...kept, ...data.split('\n').map((d) => `data: ${d}`)].join('\n')}\n\n`;
+}
+
+export function formatEvent(event: string, data: string): string {
+  return `event: ${event}\n${data
+    .split('\n')
+    .map((d) => `data: ${d}`)
+    .join('\n')}\n\n`;
 }

@@ -5,7 +5,7 @@
  * member's name, so a test sees where a call went; `events` reports what a test waits on.
  */
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import {
   createServer,
   type IncomingMessage,
@@ -100,10 +100,16 @@ async function serveSessions(
 
 /**
  * The v2 member: `echo`, `whoami`, `progress` (progress + a log line), `slow` (waits for its
- * cancellation), `ask` (sampling), `confirm` (elicitation), `roots` (roots/list), `extra` more tools `t0…`; prompt `greet` (completable `name`);
+ * cancellation), `gated` (one progress notification, `started`, then waits for `release` on its
+ * events), `requestId` (the JSON-RPC id its call came with), `ask` (sampling), `confirm`
+ * (elicitation), `roots` (roots/list), `extra` more tools `t0…`; prompt `greet` (completable `name`);
  * resource `mem://<name>/doc` (subscribable) and template `mem://<name>/items/{id}` (completable).
+ * With `json`, it answers requests with JSON rather than an event stream.
  */
-export async function startV2Member(name: string, options: { extra?: number } = {}): Promise<MemberServer> {
+export async function startV2Member(
+  name: string,
+  options: { extra?: number; json?: boolean } = {},
+): Promise<MemberServer> {
   const events = new EventEmitter();
   const servers = new Set<McpServerV2>();
   const subscribed = new Map<McpServerV2, Set<string>>();
@@ -137,6 +143,19 @@ export async function startV2Member(name: string, options: { extra?: number } = 
       events.emit('cancelled', 'slow');
       return text('aborted');
     });
+    server.registerTool('gated', {}, async (ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (token !== undefined)
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: 1 },
+        });
+      const released = once(events, 'release');
+      events.emit('started', 'gated');
+      await released;
+      return text(`${name}:released`);
+    });
+    server.registerTool('requestId', {}, (ctx) => text(String(ctx.mcpReq.id)));
     server.registerTool('ask', { inputSchema: { question: z.string() } }, async ({ question }, ctx) => {
       const answer = await ctx.mcpReq.requestSampling({
         messages: [{ role: 'user', content: { type: 'text', text: question } }],
@@ -199,6 +218,7 @@ export async function startV2Member(name: string, options: { extra?: number } = 
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: onInitialized,
+      enableJsonResponse: options.json === true,
     });
     await build().connect(transport);
     return transport;

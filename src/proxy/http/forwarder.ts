@@ -37,7 +37,8 @@ import {
   type ServerSide,
 } from './relay.js';
 import { answerLabel } from '../pipeline/media-type.js';
-import { formatEvent, SseWriter } from '../pipeline/sse.js';
+import { formatEvent } from '../../mcp/sse.js';
+import { SseWriter } from '../pipeline/sse.js';
 import { deadlineFailure, startDeadline, timeoutRejection, type UpstreamDeadline } from './deadline.js';
 import { UpstreamTimeout } from '../pipeline/upstream-timeout.js';
 import {

@@ -3,9 +3,8 @@
  * otherwise message by message (JSON or SSE-framed) through the server-side policies.
  */
 import type { ServerResponse } from 'node:http';
-import type { SseWriter } from '../pipeline/sse.js';
 import { SseParser, withData, type SseEvent } from '../../mcp/sse.js';
-import { drained, endsWithBlankLine } from '../pipeline/sse.js';
+import { drained, endsWithBlankLine, type SseWriter } from '../pipeline/sse.js';
 import { BrokenJsonAnswer, JsonFrameSplitter, type JsonFrame } from '../pipeline/json-frames.js';
 import { answerLabel } from '../pipeline/media-type.js';
 import { clientHeaders, MAX_ANSWER_BYTES, wholeBody, type UpstreamResponse } from './upstream-client.js';

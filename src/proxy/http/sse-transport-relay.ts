@@ -24,8 +24,8 @@ import {
 import { policyRewriter, relayAnswer, relaySse, type EventRewriter } from './relay.js';
 import { answerLabel } from '../pipeline/media-type.js';
 import { withDeadline } from './deadline.js';
-import { withData, type SseEvent } from '../../mcp/sse.js';
-import { formatEvent, SseWriter } from '../pipeline/sse.js';
+import { formatEvent, withData, type SseEvent } from '../../mcp/sse.js';
+import { SseWriter } from '../pipeline/sse.js';
 import { clientHeaders, upstreamHeaders, upstreamUrl } from './upstream-client.js';
 import { isRequest, RPC, type JsonRpcMessage } from '../../mcp/jsonrpc.js';
 import { ownerFields } from '../sessions/binding.js';

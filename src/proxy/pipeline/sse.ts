@@ -1,12 +1,13 @@
 /**
- * Server-Sent Events the proxy sends, for every transport (the parser is `mcp/sse.ts`): event
- * formatting, and the writer of every event stream the proxy sends a client. The writer honours backpressure: a relay awaits
+ * Server-Sent Events, the one writer of every event stream the proxy sends a client (the parser
+ * and formatting, which policies use to see SSE-framed JSON-RPC messages, are src/mcp/sse.ts). The writer honours backpressure: a relay awaits
  * it; a source that pushes (the stdio bridge) is cut off when the client stops reading and too
  * much is buffered, rather than growing memory without bound. Idle streams get `:` keep-alive
  * comments, only ever between events.
  */
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from '../../mcp/jsonrpc.js';
+import { formatEvent } from '../../mcp/sse.js';
 
 /** The headers of every event stream the proxy starts itself (no caching, no proxy buffering). */
 export const SSE_HEADERS = {
@@ -23,13 +24,6 @@ export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 export function startEventStream(res: ServerResponse, headers: Record<string, string> = {}): void {
   res.writeHead(200, { ...SSE_HEADERS, ...headers });
   res.flushHeaders();
-}
-
-export function formatEvent(event: string, data: string): string {
-  return `event: ${event}\n${data
-    .split('\n')
-    .map((d) => `data: ${d}`)
-    .join('\n')}\n\n`;
 }
 
 export interface SseWriterOptions {

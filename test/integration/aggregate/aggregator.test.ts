@@ -96,6 +96,48 @@ async function clientV1(url: string, answer = 'v1'): Promise<ClientV1> {
   return client;
 }
 
+/** A v2 client answering elicitation (accept, answer yes) and roots/list (file:///work), not sampling. */
+async function askedClient(url: string): Promise<Client> {
+  const client = new Client(
+    { name: 'front-elicit', version: '1.0.0' },
+    { capabilities: { elicitation: {}, roots: { listChanged: true } } },
+  );
+  client.setRequestHandler('elicitation/create', () => ({
+    action: 'accept' as const,
+    content: { answer: 'yes' },
+  }));
+  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  stops.push(() => client.close());
+  return client;
+}
+
+/** Calls the member's `progress` tool: both progress notifications and its log line reach the client. */
+async function expectProgress(client: Client, events: EventEmitter, tool: string): Promise<void> {
+  const progress: number[] = [];
+  const logged = once(events, 'message');
+  const result = await client.callTool(
+    { name: tool, arguments: { tag: 'p' } },
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  expect(textOf(result)).toBe('alpha:done:p');
+  expect(progress).toEqual([1, 2]);
+  expect(await within(logged, 'the member log line')).toEqual(['log:p']);
+}
+
+/** Calls the member's `slow` tool and gives up: the member's tool sees its cancellation. */
+async function expectCancellation(client: Client, member: MemberServer, tool: string): Promise<void> {
+  const abort = new AbortController();
+  const started = once(member.events, 'started');
+  const cancelled = once(member.events, 'cancelled');
+  const call = client.callTool({ name: tool, arguments: {} }, { signal: abort.signal });
+  call.catch(() => {});
+  await within(started, 'the member to start the call');
+  abort.abort('the user gave up');
+  expect(await within(cancelled, 'the member to see the cancellation')).toEqual(['slow']);
+  await expect(call).rejects.toThrow();
+}
+
 const textOf = (result: object) =>
   ((result as { content?: unknown }).content as Array<{ type: string; text?: string }>)
     .map((c) => c.text ?? c.type)
@@ -124,7 +166,9 @@ describe('aggregator: merged lists and routing', () => {
         'alpha__ask',
         'alpha__confirm',
         'alpha__echo',
+        'alpha__gated',
         'alpha__progress',
+        'alpha__requestId',
         'alpha__roots',
         'alpha__slow',
         'alpha__whoami',
@@ -162,7 +206,9 @@ describe('aggregator: merged lists and routing', () => {
       'ask',
       'confirm',
       'echo',
+      'gated',
       'progress',
+      'requestId',
       'roots',
       'secret',
       'slow',
@@ -196,7 +242,9 @@ describe('aggregator: merged lists and routing', () => {
       'beta__whoami',
       'confirm',
       'echo',
+      'gated',
       'progress',
+      'requestId',
       'roots',
       'slow',
       'whoami',
@@ -258,16 +306,7 @@ describe('aggregator: merged lists and routing', () => {
     const alpha = await member(() => startV2Member('alpha'));
     const agg = await aggregate(listed(alpha));
     const { client, events } = await clientV2(agg.url);
-
-    const progress: number[] = [];
-    const logged = once(events, 'message');
-    const result = await client.callTool(
-      { name: 'alpha__progress', arguments: { tag: 'p' } },
-      { onprogress: (p) => progress.push(p.progress) },
-    );
-    expect(textOf(result)).toBe('alpha:done:p');
-    expect(progress).toEqual([1, 2]);
-    expect(await within(logged, 'the member log line')).toEqual(['log:p']);
+    await expectProgress(client, events, 'alpha__progress');
 
     // logging/setLevel reaches the member: its info line no longer comes (it would precede the result).
     await client.setLoggingLevel('error');
@@ -277,16 +316,7 @@ describe('aggregator: merged lists and routing', () => {
       'alpha:done:q',
     );
     expect(lines).toEqual([]);
-
-    const abort = new AbortController();
-    const started = once(alpha.events, 'started');
-    const cancelled = once(alpha.events, 'cancelled');
-    const call = client.callTool({ name: 'alpha__slow', arguments: {} }, { signal: abort.signal });
-    call.catch(() => {});
-    await within(started, 'the member to start the call');
-    abort.abort('the user gave up');
-    expect(await within(cancelled, 'the member to see the cancellation')).toEqual(['slow']);
-    await expect(call).rejects.toThrow();
+    await expectCancellation(client, alpha, 'alpha__slow');
   });
 
   it('sends a member sampling request to the client whose call caused it, with two clients connected', async () => {
@@ -314,17 +344,7 @@ describe('aggregator: merged lists and routing', () => {
   it('forwards elicitation and roots/list to the client, and offers members only the capabilities it declared', async () => {
     const alpha = await member(() => startV2Member('alpha'));
     const agg = await aggregate(listed(alpha));
-    const client = new Client(
-      { name: 'front-elicit', version: '1.0.0' },
-      { capabilities: { elicitation: {}, roots: { listChanged: true } } },
-    );
-    client.setRequestHandler('elicitation/create', () => ({
-      action: 'accept' as const,
-      content: { answer: 'yes' },
-    }));
-    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
-    await client.connect(new StreamableHTTPClientTransport(new URL(agg.url)));
-    stops.push(() => client.close());
+    const client = await askedClient(agg.url);
 
     const confirmed = await client.callTool({ name: 'alpha__confirm', arguments: { question: 'ok?' } });
     expect(textOf(confirmed)).toBe('alpha got accept:yes');
@@ -353,10 +373,10 @@ describe('aggregator: merged lists and routing', () => {
       cursor = page.nextCursor;
       pages++;
     } while (cursor && pages < 20);
-    expect(seen).toHaveLength(11 + 4);
+    expect(seen).toHaveLength(13 + 4);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.slice(-4)).toEqual(['beta__echo', 'beta__whoami', 'beta__secret', 'beta__ask']);
-    expect(pages).toBe(5);
+    expect(pages).toBe(6);
     const bogus = client.request({ method: 'tools/list', params: { cursor: 'bogus' } });
     expect((await errorOf(bogus)).code).toBe(-32602);
   });
@@ -512,5 +532,182 @@ describe('aggregator: live membership', () => {
     // sealed id, as on a replica that never saw it (replicas.test.ts).
     expect(answer.status).toBe(200);
     expect(agg.report().sessions).toBe(1);
+  });
+});
+
+/** The id the member saw on a call: the direct path's ids are the aggregate's own strings. */
+const DIRECT_ID = /^moat-aggregate-call-\d+$/;
+
+/** Raw streamable HTTP on one front session, to see the event streams themselves. */
+async function rawSession(url: string) {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  };
+  const post = (message: object, signal?: AbortSignal) =>
+    fetch(url, { method: 'POST', headers, body: JSON.stringify(message), signal });
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
+  await init.text();
+  await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+  const resume = (lastEventId: string) =>
+    fetch(url, { headers: { ...headers, 'last-event-id': lastEventId } });
+  return { post, resume };
+}
+
+/** Reads an event stream until `done` holds for what was read so far (bounded). */
+async function readUntil(body: ReadableStream<Uint8Array>, done: (text: string) => boolean): Promise<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const read = async () => {
+    while (!done(text)) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  };
+  await within(read(), 'the event stream');
+  reader.releaseLock();
+  return text;
+}
+
+const eventIds = (text: string) => [...text.matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
+
+describe('aggregator: tools/call on an open member session (direct, without the SDK)', () => {
+  it('carries the call with its own id, answers JSON or an event stream; sampling, elicitation and roots reach the client that caused them', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const beta = await member(() => startV2Member('beta', { json: true }));
+    const agg = await aggregate(listed(alpha, beta));
+    const one = await clientV2(agg.url, 'one');
+    const two = await clientV2(agg.url, 'two');
+    // Listing opens the member sessions, so the calls below go direct.
+    await Promise.all([one.client.listTools(), two.client.listTools()]);
+    expect(textOf(await one.client.callTool({ name: 'alpha__requestId' }))).toMatch(DIRECT_ID);
+    expect(textOf(await one.client.callTool({ name: 'beta__requestId' }))).toMatch(DIRECT_ID);
+
+    const answers = await Promise.all([
+      one.client.callTool({ name: 'alpha__ask', arguments: { question: 'q' } }),
+      two.client.callTool({ name: 'alpha__ask', arguments: { question: 'q' } }),
+      one.client.callTool({ name: 'beta__ask', arguments: { question: 'q' } }),
+      two.client.callTool({ name: 'beta__ask', arguments: { question: 'q' } }),
+    ]);
+    expect(answers.map(textOf)).toEqual([
+      'alpha heard one',
+      'alpha heard two',
+      'beta heard one',
+      'beta heard two',
+    ]);
+
+    const asker = await askedClient(agg.url);
+    await asker.listTools();
+    expect(textOf(await asker.callTool({ name: 'alpha__confirm', arguments: { question: 'ok?' } }))).toBe(
+      'alpha got accept:yes',
+    );
+    // A member answering JSON asks on its session's own stream: the SDK client forwards that.
+    expect(textOf(await asker.callTool({ name: 'beta__confirm', arguments: { question: 'ok?' } }))).toBe(
+      'beta got accept:yes',
+    );
+    expect(textOf(await asker.callTool({ name: 'alpha__roots' }))).toBe('alpha sees file:///work');
+    // Sampling it did not declare: the member session's SDK client answers -32601, as on the SDK path.
+    const refused = await asker
+      .callTool({ name: 'alpha__ask', arguments: { question: 'q' } })
+      .catch((e: unknown) => e);
+    expect(JSON.stringify(refused)).toMatch(/Method not found/);
+  });
+
+  it('relays progress and log lines, and the client’s cancellation reaches the member’s tool', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const { client, events } = await clientV2(agg.url);
+    await client.listTools();
+    expect(textOf(await client.callTool({ name: 'alpha__requestId' }))).toMatch(DIRECT_ID);
+    await expectProgress(client, events, 'alpha__progress');
+    await expectCancellation(client, alpha, 'alpha__slow');
+    // The session serves on.
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+  });
+
+  it('a member that restarted (404 on its session): the call is answered on a new member session, then goes direct again', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const { client } = await clientV2(agg.url);
+    await client.listTools();
+    expect(textOf(await client.callTool({ name: 'alpha__requestId' }))).toMatch(DIRECT_ID);
+    await alpha.dropSessions();
+    expect(textOf(await client.callTool({ name: 'alpha__whoami' }))).toBe('alpha');
+    expect(textOf(await client.callTool({ name: 'alpha__requestId' }))).toMatch(DIRECT_ID);
+  });
+
+  it('a client that lost the stream of a running call resumes it with Last-Event-ID, and a finished one is replayed', async () => {
+    const alpha = await member(() => startV2Member('alpha'));
+    const agg = await aggregate(listed(alpha));
+    const raw = await rawSession(agg.url);
+    await (await raw.post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).text();
+
+    const lost = new AbortController();
+    const started = once(alpha.events, 'started');
+    const call = await raw.post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'alpha__gated', _meta: { progressToken: 'tok' } },
+      },
+      lost.signal,
+    );
+    expect(call.headers.get('content-type')).toContain('text/event-stream');
+    const before = await readUntil(call.body!, (t) => t.includes('notifications/progress'));
+    await within(started, 'the member to start the call');
+    lost.abort();
+    const [priming, progressed] = eventIds(before);
+    expect(priming).toBeDefined();
+    expect(progressed).toBeDefined();
+
+    // Resumed while the member still works: the answer comes on the new stream, nothing twice.
+    const resumed = await raw.resume(progressed!);
+    expect(resumed.status).toBe(200);
+    alpha.events.emit('release');
+    const after = await readUntil(resumed.body!, () => false);
+    expect(after).not.toContain('notifications/progress');
+    const answer = JSON.parse(/^data: (.*"result".*)$/m.exec(after)![1]!) as { id: number; result: object };
+    expect(answer.id).toBe(3);
+    expect(textOf(answer.result)).toBe('alpha:released');
+
+    // The call is over: its stream is replayed from the session's event store.
+    const replayed = await readUntil((await raw.resume(priming!)).body!, () => false);
+    expect(replayed).toContain('notifications/progress');
+    expect(replayed).toContain('alpha:released');
+  });
+
+  it('a call its member (answering JSON) takes over a second turns into a resumable event stream', async () => {
+    const beta = await member(() => startV2Member('beta', { json: true }));
+    const agg = await aggregate(listed(beta));
+    const raw = await rawSession(agg.url);
+    await (await raw.post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).text();
+
+    const lost = new AbortController();
+    const started = once(beta.events, 'started');
+    const call = await raw.post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'beta__gated' } },
+      lost.signal,
+    );
+    expect(call.headers.get('content-type')).toContain('text/event-stream');
+    const [priming] = eventIds(await readUntil(call.body!, (t) => t.includes('id: ')));
+    await within(started, 'the member to start the call');
+    lost.abort();
+
+    const resumed = await raw.resume(priming!);
+    beta.events.emit('release');
+    const after = await readUntil(resumed.body!, () => false);
+    const answer = JSON.parse(/^data: (.*"result".*)$/m.exec(after)![1]!) as { id: number; result: object };
+    expect(answer.id).toBe(3);
+    expect(textOf(answer.result)).toBe('beta:released');
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, withData } from '../../mcp/sse.js';
-import { formatEvent } from './sse.js';
+import { formatEvent, SseParser, withData } from './sse.js';
 
 describe('SseParser', () => {
   it('splits events across chunk boundaries and multi-byte characters, LF or CRLF', () => {
@@ -17,6 +16,16 @@ describe('SseParser', () => {
     ]);
     expect(events[0]?.raw).toBe('id: 1\nevent: message\ndata: {"a":"é"}\n\n');
     expect(parser.flush()).toMatchObject({ raw: 'data: tail', data: 'tail' });
+  });
+
+  it("reads an event's id and a numeric retry hint (where a client resumes, and after how long)", () => {
+    const [priming, message, odd] = new SseParser().push(
+      'id: s::1\nretry: 500\ndata: \n\nid: s::2\ndata: {}\n\nretry: soon\n\n',
+    );
+    expect(priming).toMatchObject({ id: 's::1', retry: 500, data: '' });
+    expect(message).toMatchObject({ id: 's::2', data: '{}' });
+    expect(message?.retry).toBeUndefined();
+    expect(odd?.retry).toBeUndefined();
   });
 
   it('reads bare-CR line ends and a leading byte order mark, split anywhere', () => {
