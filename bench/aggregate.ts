@@ -10,7 +10,10 @@
  *      In the same rounds, the ceiling of reaching members through their own proxies: a chain of
  *      two plain Moat proxies (a front proxy whose backend is m0's proxy, no aggregator) calling
  *      `echo`, with the front proxy's CPU per call;
- *   2. memory per connected client: the aggregate process's RSS and heap (after a forced GC)
+ *   2. the same calls from 2026-07-28 clients (no session, bench/load.ts `stateless`): through the
+ *      aggregate's stateless face against m0's own proxy, both of which bridge them to the 2025
+ *      backend, with the aggregate process's CPU per call;
+ *   3. memory per connected client: the aggregate process's RSS and heap (after a forced GC)
  *      before and after CLIENTS sessions are initialized and have listed their tools (each such
  *      session holds one member session per member), per client = delta / CLIENTS. Read before
  *      the load of 1, on a process that has served a few sessions (code paged in, JIT warm).
@@ -25,6 +28,7 @@ const WARM_CLIENTS = 10;
 const MB = 1024 * 1024;
 
 export const AGGREGATE_PATH = `aggregate of ${MEMBERS} members (Moat proxy + aggregator) → member's Moat proxy, vs the member's proxy`;
+export const STATELESS_PATH = `2026-07-28 clients: aggregate of ${MEMBERS} members (the stateless face) → member's Moat proxy, vs the member's proxy (both bridging to the 2025 backend)`;
 export const CHAIN_PATH =
   "Moat proxy → member's Moat proxy (two plain proxies, the aggregate's ceiling), vs the member's proxy";
 
@@ -85,11 +89,26 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
       });
       rows.push(aggregate!, chained!);
     }
+    /** The same calls from 2026-07-28 clients (no session): the aggregate's stateless face, against the member's own proxy. */
+    const statelessCpu = new Map<number, number>();
+    for (const concurrency of [1, 32]) {
+      const since = cpuSeconds(front.pid);
+      const [row] = await kit.compare(concurrency, { target: 'stateless', url: members[0]!.proxy.url }, [
+        [STATELESS_PATH, { target: 'stateless', url: front.url, toolName: 'm0__echo' }],
+      ]);
+      statelessCpu.set(
+        concurrency,
+        ((cpuSeconds(front.pid) - since) * 1e6) / (row!.proxied.requests + kit.warmups(row!)),
+      );
+      rows.push(row!);
+    }
     const perClient = (pick: (m: Memory) => number) => (pick(after) - pick(before)) / CLIENTS / 1024;
     const at = (c: number, path = AGGREGATE_PATH) =>
       rows.find((r) => r.concurrency === c && r.path === path)!;
     const throughput32 = at(32).proxied.rps / at(32).direct.rps;
     const ofCeiling = (c: number) => at(c).proxied.rps / at(c, CHAIN_PATH).proxied.rps;
+    const statelessRatio = (c: number) =>
+      at(c, STATELESS_PATH).proxied.rps / at(c, STATELESS_PATH).direct.rps;
     const p50At1 = at(1).proxied.p50Ms / at(1).direct.p50Ms;
     const m = (x: Memory) => `${mb(x.rss)} (heap ${mb(x.heapUsed)})`;
     const lines = [
@@ -102,6 +121,10 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
       ...[...cpu].map(
         ([c, us]) => `| ${c} | ${fmt(us.aggregate, 0)} µs | ${fmt(us.chain, 0)} µs | ${fmt(ofCeiling(c))}× |`,
       ),
+      '',
+      '| concurrency | CPU per call, aggregate process, 2026-07-28 clients |',
+      '|---|---|',
+      ...[...statelessCpu].map(([c, us]) => `| ${c} | ${fmt(us, 0)} µs |`),
       '',
       `| memory (after GC) | RSS (heap) |`,
       '|---|---|',
@@ -126,6 +149,12 @@ export async function aggregateCells(kit: BenchKit): Promise<AggregateBench> {
         target:
           "aggregate tools/call throughput against its ceiling (two plain Moat proxies, front → member's proxy), concurrency 1 / 32",
         measured: `${fmt(ofCeiling(1), 3)}× / ${fmt(ofCeiling(32), 3)}×`,
+        met: undefined,
+      },
+      {
+        target:
+          "2026-07-28 clients: aggregate tools/call throughput against the member's own endpoint, concurrency 1 / 32",
+        measured: `${fmt(statelessRatio(1), 3)}× / ${fmt(statelessRatio(32), 3)}×`,
         met: undefined,
       },
       {

@@ -5,6 +5,7 @@
  * the client's request id as their `subscriptionId`: each member's listen is sent with that id.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import {
   isNotification,
   tryParseJsonRpc,
@@ -51,6 +52,7 @@ export function listenFilter(request: JsonRpcRequest): ListenFilter | undefined 
 }
 
 export interface ListenDeps {
+  agent: Dispatcher;
   catalog: () => Promise<Catalog>;
   available: () => MemberSet;
   /** A member said one of its lists changed. */
@@ -180,11 +182,11 @@ export class MergedListen {
   ): Promise<void> {
     const message = { ...this.request, params: { ...this.request.params, notifications: filter } };
     try {
-      const upstream = await sendToMember(this.req, { url, message, signal });
-      if (!upstream.ok || !upstream.body) return;
+      const upstream = await sendToMember(this.req, { agent: this.deps.agent, url, message, signal });
+      if (upstream.statusCode !== 200) return void (await upstream.body.dump());
       const parser = new SseParser();
-      for await (const chunk of upstream.body as AsyncIterable<Uint8Array>) {
-        for (const event of parser.push(Buffer.from(chunk))) {
+      for await (const chunk of upstream.body) {
+        for (const event of parser.push(chunk)) {
           const received = event.data === undefined ? undefined : tryParseJsonRpc(event.data);
           if (received && isNotification(received)) this.fromMember(received);
           ready();

@@ -8,7 +8,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcId, JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { RPC } from '../mcp/jsonrpc.js';
+import type { Dispatcher } from 'undici';
 import { httpStatusOfError } from '../mcp/envelope.js';
+import { undiciRequest } from '../util/undici-parts.js';
 
 /** The request field `Mcp-Name` mirrors, per method (2026-07-28). */
 const NAME_FIELD: Record<string, 'name' | 'uri' | undefined> = {
@@ -69,7 +71,16 @@ export function answerError(
   answer(req, res, { jsonrpc: '2.0', id, error }, httpStatusOfError(code));
 }
 
+/** A member's answer: status, content type, and the body as it streams. */
+export interface MemberAnswer {
+  statusCode: number;
+  contentType: string | undefined;
+  body: AsyncIterable<Buffer> & { dump(): Promise<void> };
+}
+
 export interface Forwarded {
+  /** The aggregator's connection pools to its members. */
+  agent: Dispatcher;
   /** The member's proxy URL. */
   url: string;
   /** The request as the member gets it (its name already the member's own). */
@@ -79,11 +90,14 @@ export interface Forwarded {
 }
 
 /** Sends a client's request to a member's proxy, headers carried over and `Mcp-Method`/`Mcp-Name` matching the body. */
-export function sendToMember(req: IncomingMessage, forwarded: Forwarded): Promise<Response> {
+export async function sendToMember(req: IncomingMessage, forwarded: Forwarded): Promise<MemberAnswer> {
   const { message } = forwarded;
   const field = NAME_FIELD[message.method];
   const name = field === undefined ? undefined : message.params?.[field];
-  return fetch(forwarded.url, {
+  const { origin, pathname, search } = new URL(forwarded.url);
+  const answer = await undiciRequest.call(forwarded.agent, {
+    origin,
+    path: `${pathname}${search}`,
     method: 'POST',
     headers: {
       ...carried(req),
@@ -94,22 +108,28 @@ export function sendToMember(req: IncomingMessage, forwarded: Forwarded): Promis
     },
     body: JSON.stringify(message),
     signal: forwarded.signal,
+    // The caller's signal bounds the exchange; a listen may be quiet for long.
+    headersTimeout: 0,
+    bodyTimeout: 0,
   });
+  const type = answer.headers['content-type'];
+  return {
+    statusCode: answer.statusCode,
+    contentType: typeof type === 'string' ? type : undefined,
+    body: answer.body as MemberAnswer['body'],
+  };
 }
 
 /** Streams a member's answer to the client as it came: status, content type, every byte. */
-export async function relayAnswer(upstream: Response, res: ServerResponse): Promise<void> {
-  const type = upstream.headers.get('content-type');
-  res.writeHead(upstream.status, {
+export async function relayAnswer(upstream: MemberAnswer, res: ServerResponse): Promise<void> {
+  const type = upstream.contentType;
+  const stream = type?.startsWith('text/event-stream') === true;
+  res.writeHead(upstream.statusCode, {
     ...(type ? { 'content-type': type } : {}),
-    ...(type?.startsWith('text/event-stream') ? { 'cache-control': 'no-cache' } : {}),
+    ...(stream ? { 'cache-control': 'no-cache' } : {}),
   });
-  if (type?.startsWith('text/event-stream')) res.flushHeaders();
-  if (!upstream.body) {
-    res.end();
-    return;
-  }
-  for await (const chunk of upstream.body as AsyncIterable<Uint8Array>) {
+  if (stream) res.flushHeaders();
+  for await (const chunk of upstream.body) {
     if (res.destroyed) break;
     res.write(chunk);
   }

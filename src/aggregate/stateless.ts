@@ -9,6 +9,7 @@
  * refuses, and the aggregate's own proxy bridges 2026-07-28 clients to its session face.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { envelopeProblem } from '../mcp/envelope.js';
 import { InvalidMessage, isRequest, RPC, toJsonRpcMessage, type JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -34,6 +35,8 @@ const LISTS: Record<string, ListName> = {
 const RESULT_FIELDS = { resultType: 'complete', _meta: { [META.serverInfo]: SERVER_INFO } };
 
 export interface StatelessFaceOptions extends StatelessMembersOptions {
+  /** The aggregator's connection pools to its members. */
+  agent: Dispatcher;
   pageSize: number;
   onListChanged: (kind: ListKind) => void;
 }
@@ -144,7 +147,12 @@ export class StatelessFace {
     res.once('close', closed);
     try {
       const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]);
-      const upstream = await sendToMember(req, { url, message: { ...message, params }, signal });
+      const upstream = await sendToMember(req, {
+        agent: this.options.agent,
+        url,
+        message: { ...message, params },
+        signal,
+      });
       await relayAnswer(upstream, res);
     } catch (err) {
       if (!stop.signal.aborted) unreachable(req, res, message.id, member, err);
@@ -165,6 +173,7 @@ export class StatelessFace {
       );
     }
     const listen = new MergedListen(req, res, message, filter, {
+      agent: this.options.agent,
       catalog: () => this.members.catalog(),
       available: this.options.available,
       onListChanged: this.options.onListChanged,
