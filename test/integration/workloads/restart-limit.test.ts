@@ -25,7 +25,9 @@ describe('restart limit', { timeout: 300_000 }, () => {
       'the supervisor to give up',
       async () => {
         const w = await workload(home, name);
-        return w?.status === 'error' ? w : undefined;
+        if (w?.status === 'error') return w;
+        // What the workload says now: the timeout's message names the last state seen.
+        throw new Error(`status ${String(w?.status)} (${String(w?.status_context)})`);
       },
       240_000,
     );
